@@ -1,0 +1,13 @@
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 LITELLM_LOCAL_MODEL_COST_MAP=True
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY studio ./studio
+COPY agents_core ./agents_core
+COPY tools_app ./tools_app
+COPY frontend ./frontend
+COPY manage.py ./
+RUN pip install --no-cache-dir . && useradd --system --uid 10001 studio
+USER studio
+EXPOSE 8000
+CMD ["python", "-m", "daphne", "-b", "0.0.0.0", "-p", "8000", "studio.asgi:application"]

@@ -1,0 +1,35 @@
+# Agent Studio: `make run` starts the embedded studio, `make test` runs every test.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+HOST ?= 127.0.0.1
+
+.PHONY: run test bench lint migrations-check install services-check
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test,bench,dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+## Start the embedded studio (SQLite, in-memory layer, in-process Celery, offline model).
+run: install
+	STUDIO_EMBEDDED=1 $(PY) manage.py runstudio --host $(HOST) --port $(PORT)
+
+## Run the whole suite against PostgreSQL and Redis on 127.0.0.1 (see README).
+test: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+## Benchmarks: side-by-side ratios, never pass/fail.
+bench: install
+	$(PY) -m bench
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+migrations-check: install
+	DJANGO_SETTINGS_MODULE=studio.settings_test $(PY) manage.py makemigrations --check --dry-run

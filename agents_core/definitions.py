@@ -1,0 +1,272 @@
+"""The code-first API (DESIGN.md section 6), mirroring Mastra's.
+
+    from agents_core.definitions import Agent, create_tool
+
+    weather = create_tool(
+        id="weather_lookup",
+        description="Current weather for a city",
+        input_schema={"type": "object", "properties": {"city": {"type": "string"}},
+                      "required": ["city"]},
+        execute=lambda input, context: {"city": input["city"], "temp_c": 21},
+    )
+    assistant = Agent(id="assistant", name="Assistant", instructions="Be brief.",
+                      tools={"weather": weather})
+
+Put definitions in an installed app's `tools.py` / `agents.py` (or a module named in
+settings.STUDIO_CODE_MODULES); they are discovered when Django starts and synced into
+the database as code-owned rows (agents_core.registry).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+SNAKE_CASE = re.compile(r"^[a-z][a-z0-9_]*$")
+SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_EDITOR_KEYS = {"instructions", "tools"}
+
+Schema = Mapping[str, Any] | type | None
+
+
+class DefinitionError(ValueError):
+    """A code definition that cannot be used; raised when it is created."""
+
+
+def schema_to_json_schema(schema: Schema) -> dict[str, Any] | None:
+    """A JSON Schema dict from a dict or a pydantic model class (None stays None)."""
+    if schema is None:
+        return None
+    if isinstance(schema, Mapping):
+        return dict(schema)
+    model_json_schema = getattr(schema, "model_json_schema", None)
+    if callable(model_json_schema):
+        return model_json_schema()
+    raise DefinitionError(f"A schema must be a JSON Schema dict or a pydantic model, not {schema!r}")
+
+
+def _check_json_schema(schema: dict[str, Any] | None, what: str) -> None:
+    if schema is None:
+        return
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        raise DefinitionError(f"{what} is not a valid JSON Schema: {exc.message}") from exc
+
+
+def fingerprint(data: Any) -> str:
+    """A stable hash of the serializable part of a definition (to detect changes)."""
+    text = json.dumps(data, sort_keys=True, default=repr, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(eq=False)
+class ToolDefinition:
+    id: str
+    description: str
+    execute: Callable[..., Any] | None
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    # Validates the payload that resumes a suspended call (ask_user answers, approvals).
+    resume_schema: dict[str, Any] | None = None
+    kind: str = "code"
+    execution_mode: str = "sync"
+    timeout: float = 30.0
+    requires_approval: bool = False
+    # What the model sees instead of the raw output.
+    to_model_output: Callable[[Any], Any] | None = None
+    # What the display and the transcript see; applied to input deltas and the output.
+    transform: Callable[..., Any] | None = None
+    on_input_start: Callable[..., Any] | None = None
+    on_input_delta: Callable[..., Any] | None = None
+    on_input_available: Callable[..., Any] | None = None
+    on_output: Callable[..., Any] | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.id
+
+    def fingerprint_data(self) -> dict[str, Any]:
+        return {
+            "description": self.description,
+            "input_schema": self.input_schema,
+            "output_schema": self.output_schema,
+            "kind": self.kind,
+            "execution_mode": self.execution_mode,
+            "timeout": self.timeout,
+            "config": self.config,
+        }
+
+
+def create_tool(
+    *,
+    id: str,  # noqa: A002 - the name Mastra uses
+    description: str,
+    execute: Callable[..., Any] | None = None,
+    input_schema: Schema = None,
+    output_schema: Schema = None,
+    resume_schema: Schema = None,
+    kind: str = "code",
+    execution_mode: str = "sync",
+    timeout: float = 30.0,
+    requires_approval: bool = False,
+    to_model_output: Callable[[Any], Any] | None = None,
+    transform: Callable[..., Any] | None = None,
+    on_input_start: Callable[..., Any] | None = None,
+    on_input_delta: Callable[..., Any] | None = None,
+    on_input_available: Callable[..., Any] | None = None,
+    on_output: Callable[..., Any] | None = None,
+    config: dict[str, Any] | None = None,
+) -> ToolDefinition:
+    """Define a tool in code. `execute(input, context)` may be sync or async."""
+    if not SNAKE_CASE.match(id or ""):
+        raise DefinitionError(f"Tool id {id!r} must be snake_case (a-z, 0-9, _).")
+    if execute is None and kind == "code":
+        raise DefinitionError(f"Tool {id!r} needs an execute(input, context) callable.")
+    if execution_mode not in ("sync", "async"):
+        raise DefinitionError(f"Tool {id!r}: execution_mode must be 'sync' or 'async'.")
+    if timeout <= 0:
+        raise DefinitionError(f"Tool {id!r}: timeout must be positive.")
+    schemas = {
+        "input_schema": schema_to_json_schema(input_schema)
+        or {"type": "object", "properties": {}},
+        "output_schema": schema_to_json_schema(output_schema),
+        "resume_schema": schema_to_json_schema(resume_schema),
+    }
+    for what, schema in schemas.items():
+        _check_json_schema(schema, f"Tool {id!r} {what}")
+    return ToolDefinition(
+        id=id,
+        description=description,
+        execute=execute,
+        kind=kind,
+        execution_mode=execution_mode,
+        timeout=float(timeout),
+        requires_approval=requires_approval,
+        to_model_output=to_model_output,
+        transform=transform,
+        on_input_start=on_input_start,
+        on_input_delta=on_input_delta,
+        on_input_available=on_input_available,
+        on_output=on_output,
+        config=dict(config or {}),
+        **schemas,
+    )
+
+
+def validate_editor_policy(editor: Any) -> Any:
+    """`None` (all editable), `False` (nothing), or {"instructions": bool, "tools": ...}."""
+    if editor is None or editor is False:
+        return editor
+    if editor is True:
+        return None
+    if not isinstance(editor, Mapping):
+        raise DefinitionError("editor must be False or a dict like {'instructions': True}.")
+    unknown = set(editor) - _EDITOR_KEYS
+    if unknown:
+        raise DefinitionError(f"editor has unknown keys: {sorted(unknown)}")
+    tools = editor.get("tools", False)
+    if isinstance(tools, Mapping):
+        if set(tools) - {"description"}:
+            raise DefinitionError("editor['tools'] may only be a bool or {'description': bool}.")
+    elif not isinstance(tools, bool):
+        raise DefinitionError("editor['tools'] must be a bool or {'description': bool}.")
+    if not isinstance(editor.get("instructions", False), bool):
+        raise DefinitionError("editor['instructions'] must be a bool.")
+    return dict(editor)
+
+
+def validate_instructions(instructions: Any) -> Any:
+    """A string, a list of strings, a system message, or a list of system messages."""
+
+    def is_message(value: Any) -> bool:
+        return (
+            isinstance(value, Mapping)
+            and value.get("role", "system") == "system"
+            and isinstance(value.get("content"), str)
+            and set(value) <= {"role", "content", "providerOptions"}
+        )
+
+    if isinstance(instructions, str) or is_message(instructions):
+        return instructions
+    if isinstance(instructions, list) and (
+        all(isinstance(item, str) for item in instructions)
+        or all(is_message(item) for item in instructions)
+    ):
+        return instructions
+    raise DefinitionError(
+        "instructions must be a string, a list of strings, a system message "
+        "{role: 'system', content, providerOptions?}, or a list of system messages."
+    )
+
+
+@dataclass(eq=False)
+class Agent:
+    """An agent defined in code."""
+
+    id: str
+    name: str
+    instructions: Any = ""
+    model: str | None = None
+    description: str = ""
+    tools: dict[str, ToolDefinition] = field(default_factory=dict)
+    agents: dict[str, Agent] = field(default_factory=dict)
+    hooks: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    default_options: dict[str, Any] = field(default_factory=dict)
+    editor: Any = None
+    notification_policy: Any = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not SLUG.match(self.id or ""):
+            raise DefinitionError(f"Agent id {self.id!r} must be a slug (a-z, 0-9, - and _).")
+        self.instructions = validate_instructions(self.instructions)
+        self.editor = validate_editor_policy(self.editor)
+        if self.model is not None and not valid_model_string(self.model):
+            raise DefinitionError(f"Agent {self.id!r}: model must look like 'provider/model'.")
+        for key, tool in self.tools.items():
+            if not isinstance(tool, ToolDefinition):
+                raise DefinitionError(f"Agent {self.id!r}: tools[{key!r}] is not a tool.")
+        for key, agent in self.agents.items():
+            if not isinstance(agent, Agent):
+                raise DefinitionError(f"Agent {self.id!r}: agents[{key!r}] is not an Agent.")
+        unknown_hooks = set(self.hooks) - {"before_tool_call", "after_tool_call"}
+        if unknown_hooks:
+            raise DefinitionError(f"Agent {self.id!r}: unknown hooks {sorted(unknown_hooks)}.")
+
+    def resolved_model(self) -> str:
+        from django.conf import settings
+
+        return self.model or settings.STUDIO_DEFAULT_MODEL
+
+    def fingerprint_data(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "instructions": self.instructions,
+            "model": self.resolved_model(),
+            "tools": {key: tool.id for key, tool in self.tools.items()},
+            "agents": {key: agent.id for key, agent in self.agents.items()},
+            "default_options": self.default_options,
+            "editor": self.editor,
+            "notification_policy": self.notification_policy
+            if not callable(self.notification_policy)
+            else "callable",
+            "metadata": self.metadata,
+        }
+
+
+MODEL_STRING = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/\S+$")
+
+
+def valid_model_string(value: str) -> bool:
+    """litellm model strings are `provider/model` (the model part may contain slashes)."""
+    return bool(MODEL_STRING.match(value or ""))

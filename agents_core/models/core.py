@@ -1,0 +1,279 @@
+"""Agents, their bindings, threads, messages, runs, tool calls and the event log.
+
+Tables for later features (signals, the inbox, tasks, editor overrides and locks) live
+here too, so that every part of the studio shares one picture of the domain
+(DESIGN.md section 5).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class Source(models.TextChoices):
+    CODE = "code", "Code"
+    STUDIO = "studio", "Studio"
+
+
+class AgentQuerySet(models.QuerySet["Agent"]):
+    def live(self) -> AgentQuerySet:
+        """Agents whose definition still exists (code agents removed from code are gone)."""
+        return self.filter(gone_at__isnull=True)
+
+    def visible_to(self, user) -> AgentQuerySet:
+        """Code agents are shared with every signed-in user; studio agents with their owner."""
+        return self.filter(models.Q(source=Source.CODE) | models.Q(owner=user))
+
+
+class Agent(models.Model):
+    slug = models.SlugField(max_length=100, unique=True, help_text="The agent's id.")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    model = models.CharField(max_length=200, help_text="A litellm model string: provider/model.")
+    # A string, a list of strings, a system message {role, content, providerOptions},
+    # or a list of system messages (DESIGN.md section 6).
+    instructions = models.JSONField(default=str, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    # maxSteps, toolChoice, activeTools, temperature, autoResume ...
+    default_options = models.JSONField(default=dict, blank=True)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.STUDIO)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="agents",
+        help_text="Owner of a studio agent; code agents have none.",
+    )
+    # None: instructions and tools editable; False: nothing; or a dict (DESIGN.md 6, 10).
+    editor_policy = models.JSONField(null=True, blank=True)
+    notification_policy = models.JSONField(default=dict, blank=True)
+    code_hash = models.CharField(max_length=64, blank=True)
+    gone_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set when a code definition disappeared from code."
+    )
+    # Bumped on every edit; saves name the version they started from (DESIGN.md 10).
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = AgentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name", "slug"]
+        permissions = [("break_editlock", "Can break another editor's live edit lock")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.slug})"
+
+    @property
+    def is_code(self) -> bool:
+        return self.source == Source.CODE
+
+
+class AgentTool(models.Model):
+    """A tool bound to an agent under the key the model sees (the events' toolName)."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="tool_bindings")
+    tool = models.ForeignKey("tools_app.Tool", on_delete=models.CASCADE, related_name="bindings")
+    key = models.CharField(max_length=64)
+    description_override = models.TextField(blank=True)
+    requires_approval = models.BooleanField(default=False)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.STUDIO)
+    position = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "key"], name="agenttool_unique_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent.slug}.{self.key}"
+
+
+class SubAgent(models.Model):
+    """A sub-agent binding; the model sees it as the tool `agent-<key>`."""
+
+    parent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="subagent_bindings")
+    child = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="parent_bindings")
+    key = models.CharField(max_length=64)
+    description_override = models.TextField(blank=True)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.STUDIO)
+    position = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["parent", "key"], name="subagent_unique_key"),
+            models.CheckConstraint(
+                condition=~models.Q(parent=models.F("child")), name="subagent_not_self"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.parent.slug} -> agent-{self.key}"
+
+    @property
+    def tool_name(self) -> str:
+        return f"agent-{self.key}"
+
+
+class Thread(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="threads")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="threads"
+    )
+    # Mastra's resource id: who the thread belongs to (the owner's id unless set).
+    resource_id = models.CharField(max_length=200, db_index=True)
+    title = models.CharField(max_length=200, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    # The last stream-event sequence number handed out; bumped with an atomic update.
+    last_seq = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+
+    def __str__(self) -> str:
+        return self.title or str(self.id)
+
+
+class MessageRole(models.TextChoices):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    SIGNAL = "signal"
+
+
+class Message(models.Model):
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages")
+    run = models.ForeignKey(
+        "Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="messages"
+    )
+    role = models.CharField(max_length=16, choices=MessageRole.choices)
+    # A list of parts: {"type": "text", "text": ...}, {"type": "tool-call", ...}, ...
+    parts = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.role} #{self.pk}"
+
+
+class RunStatus(models.TextChoices):
+    RUNNING = "running"
+    SUSPENDED = "suspended"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    ABORTED = "aborted"
+
+
+class Run(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="runs")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="runs")
+    status = models.CharField(
+        max_length=16, choices=RunStatus.choices, default=RunStatus.RUNNING, db_index=True
+    )
+    # Per-run options: toolChoice, activeTools, maxSteps, hooks ...
+    options = models.JSONField(default=dict, blank=True)
+    step = models.PositiveIntegerField(default=0)
+    # What a suspended run needs to continue after a restart.
+    state = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    usage = models.JSONField(default=dict, blank=True)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            # At most one run is active on a thread at a time.
+            models.UniqueConstraint(
+                fields=["thread"],
+                condition=models.Q(status="running"),
+                name="run_one_running_per_thread",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.id} ({self.status})"
+
+
+class ToolCallStatus(models.TextChoices):
+    STREAMING = "streaming"
+    RUNNING = "running"
+    PENDING = "pending"
+    SUSPENDED = "suspended"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+class ToolCall(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="tool_calls")
+    call_id = models.CharField(max_length=100, help_text="The model's toolCallId.")
+    tool_name = models.CharField(max_length=100, help_text="The binding key the model used.")
+    tool = models.ForeignKey(
+        "tools_app.Tool", null=True, blank=True, on_delete=models.SET_NULL, related_name="calls"
+    )
+    step = models.PositiveIntegerField(default=0)
+    status = models.CharField(
+        max_length=16, choices=ToolCallStatus.choices, default=ToolCallStatus.STREAMING
+    )
+    input_text = models.TextField(blank=True, help_text="The raw argument text the model wrote.")
+    input = models.JSONField(null=True, blank=True)
+    output = models.JSONField(null=True, blank=True)
+    model_output = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    suspend_payload = models.JSONField(null=True, blank=True)
+    resume_payload = models.JSONField(null=True, blank=True)
+    hook_decisions = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "call_id"], name="toolcall_unique_per_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} ({self.status})"
+
+
+class StreamEvent(models.Model):
+    """Every event a run published, with its per-thread sequence number."""
+
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="events")
+    run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.CASCADE, related_name="events"
+    )
+    seq = models.BigIntegerField()
+    type = models.CharField(max_length=40)
+    payload = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["thread", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["thread", "seq"], name="streamevent_unique_seq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type} #{self.seq}"

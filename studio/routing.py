@@ -1,0 +1,8 @@
+"""Websocket routes of every app, gathered in one list for studio/asgi.py."""
+
+from __future__ import annotations
+
+from agents_core.routing import websocket_urlpatterns as agents_ws
+from tools_app.routing import websocket_urlpatterns as tools_ws
+
+websocket_urlpatterns = [*agents_ws, *tools_ws]

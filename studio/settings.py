@@ -1,0 +1,222 @@
+"""Agent Studio settings: one env-driven file with safe defaults.
+
+Two ways to run (DESIGN.md section 3):
+- embedded (STUDIO_EMBEDDED=1, what `make run` sets): SQLite file, in-memory channel
+  layer, Celery with an in-process broker, offline model; a local secret is generated;
+- services: DATABASE_URL (PostgreSQL), REDIS_URL (Celery broker and channels_redis);
+  SECRET_KEY and STUDIO_ENCRYPTION_KEYS must be given.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from studio.env import envbool, envint, envlist, envsecret, local_secret
+
+# litellm must never fetch its price map from the network (it is imported lazily).
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+EMBEDDED = envbool("STUDIO_EMBEDDED", False)
+DATA_DIR = Path(os.environ.get("STUDIO_DATA_DIR") or BASE_DIR / ".studio")
+
+DEBUG = envbool("DEBUG", EMBEDDED)
+
+SECRET_KEY = envsecret("SECRET_KEY") or ""
+if not SECRET_KEY:
+    if not EMBEDDED:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. Set SECRET_KEY (or SECRET_KEY_FILE), "
+            "or run the embedded studio with STUDIO_EMBEDDED=1 (make run)."
+        )
+    SECRET_KEY = local_secret(DATA_DIR / "secret_key")
+
+# Keys for credentials at rest, apart from SECRET_KEY: comma-separated Fernet keys, the
+# first one encrypts, all of them decrypt (rotation: put the new key first).
+_encryption_keys = envsecret("STUDIO_ENCRYPTION_KEYS") or ""
+if not _encryption_keys and EMBEDDED:
+    from cryptography.fernet import Fernet
+
+    _path = DATA_DIR / "encryption_key"
+    if not _path.exists():
+        _path.parent.mkdir(parents=True, exist_ok=True)
+        _path.write_text(Fernet.generate_key().decode())
+        _path.chmod(0o600)
+    _encryption_keys = _path.read_text().strip()
+STUDIO_ENCRYPTION_KEYS = [k.strip() for k in _encryption_keys.split(",") if k.strip()]
+
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "channels",
+    "agents_core",
+    "tools_app",
+    "frontend",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "frontend.middleware.LoginRequiredEverywhereMiddleware",
+]
+
+ROOT_URLCONF = "studio.urls"
+ASGI_APPLICATION = "studio.asgi.application"
+WSGI_APPLICATION = None
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASE_URL = os.environ.get("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'db.sqlite3'}"
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The embedded studio writes from the web thread and the worker thread at once.
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "frontend:home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or DATA_DIR / "static")
+# Daphne serves /static/ itself (through Django's ASGI static handler) unless a front
+# proxy does it.
+STUDIO_SERVE_STATIC = envbool("STUDIO_SERVE_STATIC", True)
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", False)
+X_FRAME_OPTIONS = "DENY"
+
+# --- Redis, channel layer, Celery -------------------------------------------------------
+REDIS_URL = os.environ.get("REDIS_URL") or ""
+
+# The default capacity (100) silently drops events when a sender outruns a consumer.
+CHANNEL_CAPACITY = envint("STUDIO_CHANNEL_CAPACITY", 5000)
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                "hosts": [REDIS_URL],
+                "capacity": CHANNEL_CAPACITY,
+                "expiry": 60,
+                "prefix": os.environ.get("STUDIO_CHANNEL_PREFIX", "studio"),
+            },
+        }
+    }
+else:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels.layers.InMemoryChannelLayer",
+            "CONFIG": {"capacity": CHANNEL_CAPACITY, "expiry": 60},
+        }
+    }
+
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+# Results of studio tasks live in the database rows they update; the backend only serves
+# tasks that opt in (ignore_result=False), such as the health-check ping.
+CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = envint("CELERY_TASK_TIME_LIMIT", 15 * 60)
+CELERY_TASK_SOFT_TIME_LIMIT = envint("CELERY_TASK_SOFT_TIME_LIMIT", 14 * 60)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 3600)}
+CELERY_TIMEZONE = TIME_ZONE
+CELERY_BEAT_SCHEDULE: dict = {}
+# In the embedded studio a worker thread runs inside the web process.
+CELERY_EMBEDDED_WORKER = EMBEDDED and not REDIS_URL
+
+# --- REST API -----------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Token first so that an anonymous API call gets 401 with WWW-Authenticate.
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "studio.exceptions.exception_handler",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 100,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Agent Studio API",
+    "DESCRIPTION": "Build, test and chat with LLM agents.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+}
+
+# --- Models -------------------------------------------------------------------------------
+# The model demo agents use. With no provider key configured it is the offline provider.
+STUDIO_OFFLINE_MODEL = "studio/scripted"
+STUDIO_DEFAULT_MODEL = os.environ.get("STUDIO_DEFAULT_MODEL") or STUDIO_OFFLINE_MODEL
+STUDIO_LOAD_DEMO = envbool("STUDIO_LOAD_DEMO", True)
+STUDIO_CODE_MODULES = envlist("STUDIO_CODE_MODULES", [])
+
+# --- Tools --------------------------------------------------------------------------------
+# Test-only: lets web_fetch and outbound tool calls reach servers on 127.0.0.1.
+STUDIO_ALLOW_LOOPBACK_FETCH = False
+STUDIO_PYTHON_EXECUTABLE = os.environ.get("STUDIO_PYTHON_EXECUTABLE", "/usr/bin/python3")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {
+        "LiteLLM": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+        "daphne": {"level": "WARNING"},
+    },
+}

@@ -1,0 +1,46 @@
+"""Test settings: real PostgreSQL and Redis, fast hashers, in-memory email and layer.
+
+Tests that need the Redis channel layer or a Celery worker ask for it with fixtures
+(tests/conftest.py). Give each concurrent test run its own DATABASE_URL database and
+REDIS_URL db number so that runs do not share rows or queues.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/studio")
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
+# Two fixed Fernet keys: the first encrypts, both decrypt.
+os.environ.setdefault(
+    "STUDIO_ENCRYPTION_KEYS",
+    "u7n3TqGx2YqXb4bqQWk8hJm2FJvOqkU5a6Zp0E3nL1Y=,"
+    "x0cYkGqfR6h1wT5zv9mZk2nQ3bL7pA4sD8eJ1uV6yW0=",
+)
+
+from studio.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels.layers.InMemoryChannelLayer",
+        "CONFIG": {"capacity": 5000, "expiry": 60},
+    }
+}
+STUDIO_SERVE_STATIC = True
+
+# Servers and workers that tests start as separate processes share events through Redis.
+if os.environ.get("STUDIO_TEST_REDIS_LAYER") == "1":
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                "hosts": [REDIS_URL],  # noqa: F405
+                "capacity": 5000,
+                "expiry": 60,
+                "prefix": os.environ.get("STUDIO_CHANNEL_PREFIX", "studio-test"),
+            },
+        }
+    }

@@ -1,0 +1,227 @@
+"""Fixtures shared by the whole suite: the named cast, API clients, and real processes
+(a Celery worker, a Daphne server) and headless Chromium for the tests that need them.
+
+Real parts: the database is PostgreSQL and the broker Redis (studio/settings_test.py).
+Processes started here read the *test* database, so tests that use them must commit
+their rows: mark them `@pytest.mark.django_db(transaction=True)`.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("STUDIO_CHROMIUM", "/usr/bin/chromium")
+
+
+# --- the cast ---------------------------------------------------------------------------
+def _user(username: str, **extra):
+    return get_user_model().objects.create_user(
+        username=username, password="password", email=f"{username}@example.com", **extra
+    )
+
+
+@pytest.fixture
+def owner(db):
+    return _user("owner")
+
+
+@pytest.fixture
+def teammate(db):
+    return _user("teammate")
+
+
+@pytest.fixture
+def outsider(db):
+    return _user("outsider")
+
+
+@pytest.fixture
+def admin_user(db):
+    return _user("admin", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def anon_client() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def api(owner) -> APIClient:
+    """An API client signed in as `owner` (session auth)."""
+    client = APIClient()
+    client.force_authenticate(owner)
+    return client
+
+
+@pytest.fixture
+def token_client(owner) -> APIClient:
+    token = Token.objects.create(user=owner)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+@pytest.fixture
+def outsider_api(outsider) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(outsider)
+    return client
+
+
+# --- real processes -----------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, *, timeout: float = 30.0, proc: subprocess.Popen | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode} before listening")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError(f"nothing listened on 127.0.0.1:{port} within {timeout}s")
+
+
+def child_process_env(**extra: str) -> dict[str, str]:
+    """Environment for a child process that must use this test run's database and Redis."""
+    from django.conf import settings
+    from django.db import connection
+
+    db = connection.settings_dict
+    url = f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "studio.settings_test",
+        "DATABASE_URL": url,
+        "REDIS_URL": settings.REDIS_URL,
+        "STUDIO_TEST_REDIS_LAYER": "1",
+        "PYTHONPATH": str(ROOT),
+        "DJANGO_ALLOW_ASYNC_UNSAFE": "true",
+    }
+    env.update(extra)
+    return env
+
+
+def stop_process(proc: subprocess.Popen, *, timeout: float = 10.0) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@contextmanager
+def celery_worker_process(*extra_args: str, **env: str) -> Iterator[subprocess.Popen]:
+    """A real `celery worker` process against Redis, reading the test database."""
+    from studio.celery import app
+
+    app.control.purge()
+    log = open(ROOT / ".studio" / f"test-worker-{os.getpid()}.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "studio", "worker", "--pool=solo",
+         "--concurrency=1", "--without-gossip", "--without-mingle", "--loglevel=INFO",
+         f"--hostname=test-{os.getpid()}-{time.monotonic_ns()}@%h", *extra_args],
+        cwd=ROOT, env=child_process_env(**env), stdout=log, stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"celery worker exited with {proc.returncode}; see {log.name}")
+            if app.control.ping(timeout=0.5):
+                break
+        else:
+            raise TimeoutError("celery worker did not answer a ping within 60s")
+        yield proc
+    finally:
+        stop_process(proc)
+        log.close()
+
+
+@pytest.fixture
+def celery_worker(transactional_db) -> Iterator[subprocess.Popen]:
+    (ROOT / ".studio").mkdir(exist_ok=True)
+    with celery_worker_process() as proc:
+        yield proc
+
+
+@contextmanager
+def daphne_process(**env: str) -> Iterator[str]:
+    """A real Daphne server on a free port; yields its base URL."""
+    port = free_port()
+    (ROOT / ".studio").mkdir(exist_ok=True)
+    log = open(ROOT / ".studio" / f"test-daphne-{port}.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+         "studio.asgi:application"],
+        cwd=ROOT, env=child_process_env(**env), stdout=log, stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_for_port(port, proc=proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_process(proc)
+        log.close()
+
+
+@pytest.fixture
+def studio_server(transactional_db) -> Iterator[str]:
+    """A Daphne process serving the studio (HTTP and websockets) over the test database."""
+    with daphne_process() as url:
+        yield url
+
+
+# --- headless Chromium --------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium driven by Playwright (it cannot download its own browser here)."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (see .ci/run)")
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests
+    # make around it are still plain synchronous calls.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync"],
+        )
+        yield browser
+        browser.close()
+
+
+def browser_login(browser, base_url: str, username: str, password: str = "password"):
+    """A new browser context signed in through the real login form; returns the page."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(f"{base_url}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base_url}/**")
+    return page

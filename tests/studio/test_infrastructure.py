@@ -1,0 +1,29 @@
+"""The real parts the suite stands on: PostgreSQL, Redis, a Celery worker, Daphne, Chromium."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from django.db import connection
+
+from tests.conftest import browser_login
+
+
+def test_the_suite_runs_on_postgresql(db):
+    assert connection.vendor == "postgresql"
+
+
+@pytest.mark.celery_worker
+def test_a_real_worker_process_runs_a_task_from_redis(celery_worker):
+    from studio.celery import app
+
+    result = app.send_task("studio.ping", args=["hello"])
+    assert result.get(timeout=30) == "hello"
+
+
+@pytest.mark.browser
+def test_daphne_serves_the_login_page_and_chromium_signs_in(studio_server, browser, owner):
+    assert httpx.get(f"{studio_server}/", follow_redirects=False).status_code == 302
+    page = browser_login(browser, studio_server, "owner")
+    assert page.locator("#agents-heading").is_visible()
+    page.context.close()

@@ -1,0 +1,9 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class ToolsAppConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "tools_app"
+    verbose_name = "Tools"

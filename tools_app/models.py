@@ -1,0 +1,121 @@
+"""Tools and the record of every tool run."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from agents_core.models import Source
+
+
+class ToolKind(models.TextChoices):
+    CODE = "code", "Defined in Python code"
+    PYTHON = "python", "Python code (sandboxed)"
+    HTTP = "http", "HTTP request"
+    OPENAPI = "openapi", "OpenAPI operation"
+    MCP = "mcp", "MCP server tool"
+    A2A = "a2a", "A2A agent"
+    AGENT = "agent", "Agent as tool"
+    CLIENT = "client", "Client function (runs in the browser)"
+    SYSTEM = "system", "Built-in system tool"
+
+
+class ExecutionMode(models.TextChoices):
+    SYNC = "sync", "Sync (the caller waits)"
+    ASYNC = "async", "Async (a Celery worker runs it)"
+
+
+class ToolQuerySet(models.QuerySet["Tool"]):
+    def live(self) -> ToolQuerySet:
+        return self.filter(gone_at__isnull=True)
+
+    def visible_to(self, user) -> ToolQuerySet:
+        """Code and built-in tools are shared; studio tools belong to their owner."""
+        return self.filter(models.Q(source=Source.CODE) | models.Q(owner=user))
+
+
+class Tool(models.Model):
+    name = models.CharField(max_length=64, unique=True, help_text="snake_case, unique.")
+    description = models.TextField(blank=True)
+    kind = models.CharField(max_length=16, choices=ToolKind.choices)
+    input_schema = models.JSONField(default=dict, blank=True)
+    output_schema = models.JSONField(null=True, blank=True)
+    execution_mode = models.CharField(
+        max_length=8, choices=ExecutionMode.choices, default=ExecutionMode.SYNC
+    )
+    timeout_seconds = models.FloatField(default=30.0)
+    # Type-specific configuration (URL template, code body, server id, system tool name...).
+    config = models.JSONField(default=dict, blank=True)
+    # Fernet token of a JSON object; see tools_app.crypto. Never serialized.
+    credentials_encrypted = models.TextField(blank=True, editable=False)
+    # to_model_output / transform settings for tools configured in the studio.
+    model_output = models.JSONField(default=dict, blank=True)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.STUDIO)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="tools",
+    )
+    code_hash = models.CharField(max_length=64, blank=True)
+    gone_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ToolQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ToolRunStatus(models.TextChoices):
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class ToolRun(models.Model):
+    """One execution of a tool from the test console, the API, the CLI or a run."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="runs")
+    status = models.CharField(
+        max_length=16, choices=ToolRunStatus.choices, default=ToolRunStatus.PENDING, db_index=True
+    )
+    mode = models.CharField(max_length=8, choices=ExecutionMode.choices)
+    input = models.JSONField(null=True, blank=True)
+    output = models.JSONField(null=True, blank=True)
+    model_output = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    # [{"path": "$.city", "message": ...}] for input/output validation failures.
+    errors = models.JSONField(default=list, blank=True)
+    logs = models.TextField(blank=True)
+    duration_ms = models.FloatField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    # The agent run's tool call this execution serves, when it came from a chat.
+    tool_call = models.ForeignKey(
+        "agents_core.ToolCall",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="tool_runs",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.tool.name} {self.status}"
