@@ -16,10 +16,16 @@ from .core import (
     ToolCall,
     ToolCallStatus,
 )
+from .editor import EditLock, EditorOverride, LockEnd, Revision, RevisionKind
 
 __all__ = [
     "Agent",
     "AgentTool",
+    "EditLock",
+    "EditorOverride",
+    "LockEnd",
+    "Revision",
+    "RevisionKind",
     "Message",
     "MessageRole",
     "Run",
