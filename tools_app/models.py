@@ -119,3 +119,7 @@ class ToolRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool.name} {self.status}"
+
+
+# External tool sources (OpenAPI, MCP, A2A) live in their own module.
+from tools_app.models_sources import SourceKind, ToolSource  # noqa: E402,F401
