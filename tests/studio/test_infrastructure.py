@@ -22,8 +22,11 @@ def test_a_real_worker_process_runs_a_task_from_redis(celery_worker):
 
 
 @pytest.mark.browser
-def test_daphne_serves_the_login_page_and_chromium_signs_in(studio_server, browser, owner):
+def test_chromium_signs_in_through_daphne_and_sees_the_demo_agents(studio_server, browser, owner):
     assert httpx.get(f"{studio_server}/", follow_redirects=False).status_code == 302
     page = browser_login(browser, studio_server, "owner")
-    assert page.locator("#agents-heading").is_visible()
+    agents = page.locator("#agent-list .agent-name")
+    assert set(agents.all_inner_texts()) >= {"Weather assistant", "Supervisor", "Researcher"}
+    supervisor = page.locator('.agent-card[data-agent="supervisor"]')
+    assert "agent-researcher" in supervisor.inner_text()
     page.context.close()
