@@ -16,6 +16,15 @@ from .core import (
     ToolCall,
     ToolCallStatus,
 )
+from .signals import (
+    NotificationPriority,
+    NotificationRecord,
+    NotificationStatus,
+    Signal,
+    SignalDecision,
+    SignalStatus,
+    SignalType,
+)
 from .editor import EditLock, EditorOverride, LockEnd, Revision, RevisionKind
 
 __all__ = [
@@ -28,8 +37,15 @@ __all__ = [
     "RevisionKind",
     "Message",
     "MessageRole",
+    "NotificationPriority",
+    "NotificationRecord",
+    "NotificationStatus",
     "Run",
     "RunStatus",
+    "Signal",
+    "SignalDecision",
+    "SignalStatus",
+    "SignalType",
     "Source",
     "StreamEvent",
     "SubAgent",
