@@ -1,5 +1,41 @@
 from __future__ import annotations
 
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from agents_core.api import agents
+from agents_core.api import editor as editor_api
 
 urlpatterns: list = []
+
+# Agents, tool bindings and sub-agent bindings (issue 2).
+urlpatterns += [
+    path("agents/", agents.AgentListApi.as_view(), name="agent-list"),
+    path("agents/<slug:slug>/", agents.AgentDetailApi.as_view(), name="agent-detail"),
+    path("agents/<slug:slug>/tools/", agents.AgentToolListApi.as_view(), name="agent-tool-list"),
+    path(
+        "agents/<slug:slug>/tools/<str:key>/",
+        agents.AgentToolDetailApi.as_view(),
+        name="agent-tool-detail",
+    ),
+    path(
+        "agents/<slug:slug>/subagents/",
+        agents.AgentSubAgentListApi.as_view(),
+        name="agent-subagent-list",
+    ),
+    path(
+        "agents/<slug:slug>/subagents/<str:key>/",
+        agents.AgentSubAgentDetailApi.as_view(),
+        name="agent-subagent-detail",
+    ),
+]
+
+# Editor overrides, locks and revisions (issue 5).
+urlpatterns += [
+    path("agents/<slug:slug>/overrides/", editor_api.EditorOverridesApi.as_view(), name="agent-overrides"),
+    path("agents/<slug:slug>/overrides/reset", editor_api.EditorResetApi.as_view(), name="agent-overrides-reset"),
+    path("agents/<slug:slug>/lock/", editor_api.EditLockApi.as_view(), name="agent-lock"),
+    path("agents/<slug:slug>/lock/break", editor_api.EditLockBreakApi.as_view(), name="agent-lock-break"),
+    path("agents/<slug:slug>/revisions/", editor_api.RevisionListApi.as_view(), name="agent-revisions"),
+    path("agents/<slug:slug>/revisions/<int:revision_id>/", editor_api.RevisionDetailApi.as_view(), name="agent-revision"),
+    path("agents/<slug:slug>/revisions/<int:revision_id>/restore", editor_api.RevisionRestoreApi.as_view(), name="agent-revision-restore"),
+]

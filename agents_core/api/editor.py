@@ -1,0 +1,192 @@
+"""REST for the editor: overrides with ETag/If-Match, the edit lock, revisions, restore.
+
+A write names the version it started from, either as `If-Match: "<version>"` (a stale one
+gets 412) or as `version` in the body (a stale one gets 409 with the current values);
+a write naming neither gets 428.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents_core.editor import selectors, services
+from agents_core.models import Agent, Revision
+from agents_core.selectors import agent_get
+from studio.exceptions import ApplicationError, Conflict, NotFound
+
+
+def _agent(request: Request, slug: str) -> Agent:
+    agent = agent_get(user=request.user, slug=slug)
+    if agent is None:
+        raise NotFound(f"No agent {slug!r}.", code="not_found")
+    return agent
+
+
+def _etag(version: int) -> str:
+    return f'"{version}"'
+
+
+def _if_match(request: Request) -> int | None:
+    header = request.headers.get("If-Match")
+    if header is None:
+        return None
+    value = header.strip().removeprefix("W/").strip('"')
+    if not value.isdigit():
+        raise ApplicationError(
+            'If-Match must name the version you started from, like If-Match: "3".',
+            status_code=status.HTTP_428_PRECONDITION_REQUIRED,
+            code="precondition_required",
+        )
+    return int(value)
+
+
+def write_version(request: Request) -> tuple[int, bool]:
+    """(version, from_if_match). The body's `version` and If-Match must agree."""
+    header = _if_match(request)
+    body = request.data.get("version") if isinstance(request.data, dict) else None
+    if body is not None and (isinstance(body, bool) or not isinstance(body, int)):
+        raise ApplicationError(
+            "version must be an integer.", extra={"version": ["Not an integer."]}
+        )
+    if header is not None and body is not None and header != body:
+        raise ApplicationError("If-Match and the body's version disagree.", code="version_mismatch")
+    if header is None and body is None:
+        raise ApplicationError(
+            'Name the version you started from: If-Match: "<version>" or a `version` field.',
+            status_code=status.HTTP_428_PRECONDITION_REQUIRED,
+            code="precondition_required",
+        )
+    return (header, True) if header is not None else (body, False)
+
+
+def run_versioned(request: Request, call) -> services.SaveResult:  # noqa: ANN001
+    """Call a versioned service; a stale If-Match becomes 412, a stale body version 409."""
+    version, from_header = write_version(request)
+    try:
+        return call(version)
+    except Conflict as exc:
+        if from_header:
+            exc.status_code = status.HTTP_412_PRECONDITION_FAILED
+            exc.code = "precondition_failed"
+        raise
+
+
+def saved_response(result: services.SaveResult) -> Response:
+    body: dict[str, Any] = selectors.editor_state(agent=result.agent)
+    body["stripped"] = result.stripped
+    body["revision"] = selectors.revision_info(result.revision) if result.revision else None
+    return Response(body, headers={"ETag": _etag(body["version"])})
+
+
+def _data(request: Request) -> dict[str, Any]:
+    if not isinstance(request.data, dict):
+        raise ApplicationError("Send a JSON object.", code="invalid")
+    return {k: v for k, v in request.data.items() if k != "version"}
+
+
+class EditorOverridesApi(APIView):
+    def get(self, request: Request, slug: str) -> Response:
+        state = selectors.editor_state(agent=_agent(request, slug))
+        return Response(state, headers={"ETag": _etag(state["version"])})
+
+    def put(self, request: Request, slug: str) -> Response:
+        return self._save(request, slug, partial=False)
+
+    def patch(self, request: Request, slug: str) -> Response:
+        return self._save(request, slug, partial=True)
+
+    def _save(self, request: Request, slug: str, *, partial: bool) -> Response:
+        agent = _agent(request, slug)
+        data = _data(request)
+        result = run_versioned(
+            request,
+            lambda version: services.override_save(
+                agent=agent, user=request.user, data=data, version=version, partial=partial
+            ),
+        )
+        return saved_response(result)
+
+
+class EditorResetApi(APIView):
+    """POST {"field": "instructions" | "tool_descriptions" | "tools", "key"?: "<tool key>"}."""
+
+    def post(self, request: Request, slug: str) -> Response:
+        agent = _agent(request, slug)
+        data = _data(request)
+        result = run_versioned(
+            request,
+            lambda version: services.override_reset(
+                agent=agent,
+                user=request.user,
+                field=str(data.get("field", "")),
+                key=data.get("key"),
+                version=version,
+            ),
+        )
+        return saved_response(result)
+
+
+class EditLockApi(APIView):
+    def get(self, request: Request, slug: str) -> Response:
+        lock = selectors.lock_current(agent=_agent(request, slug))
+        return Response({"lock": selectors.lock_info(lock)})
+
+    def post(self, request: Request, slug: str) -> Response:
+        lock = services.lock_take(agent=_agent(request, slug), user=request.user)
+        return Response({"lock": selectors.lock_info(lock)})
+
+    def put(self, request: Request, slug: str) -> Response:
+        lock = services.lock_renew(agent=_agent(request, slug), user=request.user)
+        return Response({"lock": selectors.lock_info(lock)})
+
+    def delete(self, request: Request, slug: str) -> Response:
+        services.lock_release(agent=_agent(request, slug), user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class EditLockBreakApi(APIView):
+    def post(self, request: Request, slug: str) -> Response:
+        lock = services.lock_break(agent=_agent(request, slug), user=request.user)
+        return Response({"lock": selectors.lock_info(lock)})
+
+
+def _readable_agent(request: Request, slug: str) -> Agent:
+    agent = _agent(request, slug)
+    if not services.can_view_revisions(user=request.user, agent=agent):
+        raise services.Forbidden(
+            "Reading revisions needs the view permission on agents.", code="permission_denied"
+        )
+    return agent
+
+
+class RevisionListApi(APIView):
+    def get(self, request: Request, slug: str) -> Response:
+        agent = _readable_agent(request, slug)
+        revisions = selectors.revision_list(agent=agent)
+        return Response({"results": [selectors.revision_info(r) for r in revisions]})
+
+
+class RevisionDetailApi(APIView):
+    def get(self, request: Request, slug: str, revision_id: int) -> Response:
+        agent = _readable_agent(request, slug)
+        revision = get_object_or_404(Revision, agent=agent, pk=revision_id)
+        return Response(selectors.revision_detail(revision))
+
+
+class RevisionRestoreApi(APIView):
+    def post(self, request: Request, slug: str, revision_id: int) -> Response:
+        agent = _readable_agent(request, slug)
+        revision = get_object_or_404(Revision, agent=agent, pk=revision_id)
+        result = run_versioned(
+            request,
+            lambda version: services.revision_restore(
+                revision=revision, user=request.user, version=version
+            ),
+        )
+        return saved_response(result)

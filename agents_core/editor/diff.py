@@ -1,0 +1,65 @@
+"""Line diffs of editor documents: a unified diff, and a per-line form for the UI."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
+
+
+def as_text(value: Any) -> str:
+    """Strings stay as they are; anything else is shown as indented JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def line_diff(old: str, new: str, *, label: str = "") -> dict[str, Any]:
+    """{"unified": "...", "lines": [{"op", "old", "new", "text"}]} with 1-based line numbers.
+
+    `op` is "equal", "delete" (only in old) or "insert" (only in new); a replaced block
+    shows its deletions before its insertions, as a reader expects.
+    """
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    unified = "\n".join(
+        difflib.unified_diff(
+            old_lines, new_lines, fromfile=f"a/{label}", tofile=f"b/{label}", lineterm=""
+        )
+    )
+    lines: list[dict[str, Any]] = []
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            lines += [
+                {"op": "equal", "old": i1 + n + 1, "new": j1 + n + 1, "text": old_lines[i1 + n]}
+                for n in range(i2 - i1)
+            ]
+            continue
+        lines += [
+            {"op": "delete", "old": i + 1, "new": None, "text": old_lines[i]} for i in range(i1, i2)
+        ]
+        lines += [
+            {"op": "insert", "old": None, "new": j + 1, "text": new_lines[j]} for j in range(j1, j2)
+        ]
+    return {"unified": unified, "lines": lines}
+
+
+def document_diff(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """One entry per changed field; dict fields (tool descriptions) diff per key."""
+    entries = []
+    for field in sorted(set(before) | set(after)):
+        old, new = before.get(field), after.get(field)
+        if old == new:
+            continue
+        if field == "tool_descriptions":
+            old, new = old or {}, new or {}
+            for key in sorted(set(old) | set(new)):
+                if old.get(key) != new.get(key):
+                    path = f"tool_descriptions.{key}"
+                    diff = line_diff(as_text(old.get(key)), as_text(new.get(key)), label=path)
+                    entries.append({"field": path, **diff})
+            continue
+        entries.append({"field": field, **line_diff(as_text(old), as_text(new), label=field)})
+    return entries
