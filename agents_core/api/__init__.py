@@ -1,0 +1,1 @@
+"""DRF views of agents_core, one module per area (agents.py, threads.py, ...)."""

@@ -1,0 +1,214 @@
+"""REST endpoints for agents and their bindings:
+/api/agents/, /api/agents/<slug>/, /api/agents/<slug>/tools/[<key>/],
+/api/agents/<slug>/subagents/[<key>/].
+"""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents_core.models import Agent, AgentTool, SubAgent
+from agents_core.selectors import agent_get, agent_list
+from agents_core.serializers import (
+    AgentInputSerializer,
+    AgentOutputSerializer,
+    SubAgentInputSerializer,
+    SubAgentOutputSerializer,
+    ToolBindingInputSerializer,
+    ToolBindingOutputSerializer,
+)
+from agents_core.services.agents import (
+    agent_create,
+    agent_delete,
+    agent_ensure_editable,
+    agent_update,
+    binding_create,
+    binding_delete,
+    binding_ensure_editable,
+    binding_update,
+    subagent_create,
+    subagent_delete,
+    subagent_update,
+)
+from studio.exceptions import NotFound
+
+TAG = ["agents"]
+
+
+def agent_or_404(request: Request, slug: str) -> Agent:
+    agent = agent_get(user=request.user, slug=slug)
+    if agent is None:
+        raise NotFound(f"No agent with the slug {slug!r}.", code="not_found")
+    return agent
+
+
+def tool_binding_or_404(agent: Agent, key: str) -> AgentTool:
+    binding = agent.tool_bindings.select_related("tool", "agent").filter(key=key).first()
+    if binding is None:
+        raise NotFound(f"Agent {agent.slug!r} has no tool with the key {key!r}.", code="not_found")
+    return binding
+
+
+def subagent_or_404(agent: Agent, key: str) -> SubAgent:
+    binding = agent.subagent_bindings.select_related("child", "parent").filter(key=key).first()
+    if binding is None:
+        raise NotFound(
+            f"Agent {agent.slug!r} has no sub-agent with the key {key!r}.", code="not_found"
+        )
+    return binding
+
+
+# --- agents ---------------------------------------------------------------------------------
+@extend_schema(tags=TAG)
+class AgentListApi(generics.ListAPIView):
+    """Agents the caller can use: code agents, and their own studio agents."""
+
+    serializer_class = AgentOutputSerializer
+
+    @extend_schema(parameters=[OpenApiParameter("source", str, enum=["code", "studio"])])
+    def get(self, request: Request, *args: object, **kwargs: object) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> QuerySet[Agent]:
+        agents = agent_list(user=self.request.user).select_related("owner")
+        if source := self.request.query_params.get("source"):
+            agents = agents.filter(source=source)
+        return agents
+
+    @extend_schema(request=AgentInputSerializer, responses={201: AgentOutputSerializer})
+    def post(self, request: Request) -> Response:
+        serializer = AgentInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        agent = agent_create(owner=request.user, **serializer.validated_data)
+        return Response(AgentOutputSerializer(agent).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=TAG)
+class AgentDetailApi(APIView):
+    @extend_schema(responses=AgentOutputSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(AgentOutputSerializer(agent_or_404(request, slug)).data)
+
+    @extend_schema(request=AgentInputSerializer, responses=AgentOutputSerializer)
+    def put(self, request: Request, slug: str) -> Response:
+        return self._update(request, slug, partial=False)
+
+    @extend_schema(request=AgentInputSerializer(partial=True), responses=AgentOutputSerializer)
+    def patch(self, request: Request, slug: str) -> Response:
+        return self._update(request, slug, partial=True)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, slug: str) -> Response:
+        agent_delete(agent=agent_or_404(request, slug))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def _update(self, request: Request, slug: str, *, partial: bool) -> Response:
+        agent = agent_or_404(request, slug)
+        agent_ensure_editable(agent)  # a code agent answers 403 before any field is judged
+        serializer = AgentInputSerializer(agent, data=request.data, partial=partial)
+        serializer.is_valid(raise_exception=True)
+        agent = agent_update(agent=agent, data=serializer.validated_data)
+        return Response(AgentOutputSerializer(agent).data)
+
+
+# --- tool bindings --------------------------------------------------------------------------
+@extend_schema(tags=TAG)
+class AgentToolListApi(APIView):
+    @extend_schema(responses=ToolBindingOutputSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        bindings = agent_or_404(request, slug).tool_bindings.select_related("tool")
+        return Response(ToolBindingOutputSerializer(bindings, many=True).data)
+
+    @extend_schema(request=ToolBindingInputSerializer, responses={201: ToolBindingOutputSerializer})
+    def post(self, request: Request, slug: str) -> Response:
+        agent = agent_or_404(request, slug)
+        serializer = ToolBindingInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        binding = binding_create(agent=agent, user=request.user, **serializer.validated_data)
+        return Response(ToolBindingOutputSerializer(binding).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=TAG)
+class AgentToolDetailApi(APIView):
+    @extend_schema(responses=ToolBindingOutputSerializer)
+    def get(self, request: Request, slug: str, key: str) -> Response:
+        binding = tool_binding_or_404(agent_or_404(request, slug), key)
+        return Response(ToolBindingOutputSerializer(binding).data)
+
+    @extend_schema(request=ToolBindingInputSerializer, responses=ToolBindingOutputSerializer)
+    def put(self, request: Request, slug: str, key: str) -> Response:
+        return self._update(request, slug, key, partial=False)
+
+    @extend_schema(
+        request=ToolBindingInputSerializer(partial=True), responses=ToolBindingOutputSerializer
+    )
+    def patch(self, request: Request, slug: str, key: str) -> Response:
+        return self._update(request, slug, key, partial=True)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, slug: str, key: str) -> Response:
+        binding_delete(binding=tool_binding_or_404(agent_or_404(request, slug), key))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def _update(self, request: Request, slug: str, key: str, *, partial: bool) -> Response:
+        binding = tool_binding_or_404(agent_or_404(request, slug), key)
+        binding_ensure_editable(binding)
+        serializer = ToolBindingInputSerializer(data=request.data, partial=partial)
+        serializer.is_valid(raise_exception=True)
+        binding = binding_update(binding=binding, user=request.user, data=serializer.validated_data)
+        return Response(ToolBindingOutputSerializer(binding).data)
+
+
+# --- sub-agent bindings ---------------------------------------------------------------------
+@extend_schema(tags=TAG)
+class AgentSubAgentListApi(APIView):
+    @extend_schema(responses=SubAgentOutputSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        bindings = agent_or_404(request, slug).subagent_bindings.select_related("child")
+        return Response(SubAgentOutputSerializer(bindings, many=True).data)
+
+    @extend_schema(request=SubAgentInputSerializer, responses={201: SubAgentOutputSerializer})
+    def post(self, request: Request, slug: str) -> Response:
+        parent = agent_or_404(request, slug)
+        serializer = SubAgentInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        binding = subagent_create(parent=parent, user=request.user, **serializer.validated_data)
+        return Response(SubAgentOutputSerializer(binding).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=TAG)
+class AgentSubAgentDetailApi(APIView):
+    @extend_schema(responses=SubAgentOutputSerializer)
+    def get(self, request: Request, slug: str, key: str) -> Response:
+        binding = subagent_or_404(agent_or_404(request, slug), key)
+        return Response(SubAgentOutputSerializer(binding).data)
+
+    @extend_schema(request=SubAgentInputSerializer, responses=SubAgentOutputSerializer)
+    def put(self, request: Request, slug: str, key: str) -> Response:
+        return self._update(request, slug, key, partial=False)
+
+    @extend_schema(
+        request=SubAgentInputSerializer(partial=True), responses=SubAgentOutputSerializer
+    )
+    def patch(self, request: Request, slug: str, key: str) -> Response:
+        return self._update(request, slug, key, partial=True)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, slug: str, key: str) -> Response:
+        subagent_delete(binding=subagent_or_404(agent_or_404(request, slug), key))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def _update(self, request: Request, slug: str, key: str, *, partial: bool) -> Response:
+        binding = subagent_or_404(agent_or_404(request, slug), key)
+        binding_ensure_editable(binding)
+        serializer = SubAgentInputSerializer(data=request.data, partial=partial)
+        serializer.is_valid(raise_exception=True)
+        binding = subagent_update(
+            binding=binding, user=request.user, data=serializer.validated_data
+        )
+        return Response(SubAgentOutputSerializer(binding).data)

@@ -1,0 +1,295 @@
+"""Writes of agents made in the studio and of the tool and sub-agent bindings of any agent.
+
+Code agents are synced from code (agents_core.registry): their fields and their
+code-owned bindings are read-only here; users may add and remove studio bindings on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Max
+
+from agents_core.models import Agent, AgentTool, Source, SubAgent
+from studio.exceptions import ApplicationError
+from tools_app.selectors import tool_get
+
+AGENT_FIELDS = (
+    "name",
+    "description",
+    "model",
+    "instructions",
+    "metadata",
+    "default_options",
+    "notification_policy",
+)
+SUBAGENT_PREFIX = "agent-"
+# Any fixed number: the lock that serialises changes of the sub-agent graph (PostgreSQL).
+SUBAGENT_GRAPH_LOCK = 0x5E_A6E7
+
+
+def _defined_in_code(what: str) -> ApplicationError:
+    return ApplicationError(
+        f"{what} is defined in code; edit its overrides instead.",
+        status_code=403,
+        code="defined_in_code",
+    )
+
+
+def agent_ensure_editable(agent: Agent) -> None:
+    if agent.source == Source.CODE:
+        raise _defined_in_code(f"Agent {agent.slug!r}")
+
+
+def binding_ensure_editable(binding: AgentTool | SubAgent) -> None:
+    if binding.source == Source.CODE:
+        raise _defined_in_code(f"Binding {binding.key!r}")
+
+
+def _save_or_field_error(instance: Any, field: str, message: str, **save_kwargs: Any) -> None:
+    """Save in a savepoint; a unique constraint lost to a concurrent request becomes the
+    same field error the up-front check gives."""
+    try:
+        with transaction.atomic():
+            instance.save(**save_kwargs)
+    except IntegrityError as exc:
+        raise ValidationError({field: message}) from exc
+
+
+# --- agents ---------------------------------------------------------------------------------
+def _slug_taken(slug: str) -> str:
+    return f"An agent with the slug {slug!r} already exists; pick another one."
+
+
+@transaction.atomic
+def agent_create(*, owner: Any, slug: str, name: str, **fields: Any) -> Agent:
+    unknown = set(fields) - set(AGENT_FIELDS)
+    if unknown:
+        raise TypeError(f"agent_create() got unexpected fields {sorted(unknown)}")
+    if Agent.objects.filter(slug=slug).exists():
+        raise ValidationError({"slug": _slug_taken(slug)})
+    agent = Agent(slug=slug, name=name, owner=owner, source=Source.STUDIO, **fields)
+    _save_or_field_error(agent, "slug", _slug_taken(slug), force_insert=True)
+    return agent
+
+
+@transaction.atomic
+def agent_update(*, agent: Agent, data: dict[str, Any]) -> Agent:
+    """Apply the given fields (a PUT sends all of them, a PATCH some); bumps the version."""
+    agent_ensure_editable(agent)
+    data = {field: value for field, value in data.items() if field != "slug"}
+    for field in data:
+        if field not in AGENT_FIELDS:
+            raise TypeError(f"agent_update() cannot set {field!r}")
+    # The row lock makes concurrent saves bump the version one after the other.
+    locked = Agent.objects.select_for_update().get(pk=agent.pk)
+    for field, value in data.items():
+        setattr(locked, field, value)
+    locked.version += 1
+    locked.save()
+    return locked
+
+
+@transaction.atomic
+def agent_delete(*, agent: Agent) -> None:
+    """Delete a studio agent with its threads, runs and bindings."""
+    agent_ensure_editable(agent)
+    agent.delete()
+
+
+# --- tool bindings --------------------------------------------------------------------------
+def _check_key_free(
+    agent: Agent, key: str, *, field: str = "key", exclude_pk: int | None = None
+) -> None:
+    """A tool key must be unique on the agent, also against sub-agents' `agent-<key>`."""
+    taken = AgentTool.objects.filter(agent=agent, key=key).exclude(pk=exclude_pk).exists()
+    if taken:
+        raise ValidationError({field: f"The agent already has a tool with the key {key!r}."})
+    if (
+        key.startswith(SUBAGENT_PREFIX)
+        and SubAgent.objects.filter(parent=agent, key=key.removeprefix(SUBAGENT_PREFIX)).exists()
+    ):
+        raise ValidationError(
+            {field: f"{key!r} is the tool name of one of the agent's sub-agents."}
+        )
+
+
+def _next_position(bindings: Iterable[Any]) -> int:
+    top = bindings.aggregate(top=Max("position"))["top"]  # type: ignore[attr-defined]
+    return 0 if top is None else top + 1
+
+
+def _bindable_tool(*, user: Any, name: str) -> Any:
+    # The selector only sees the user's own tools and shared code/system tools: another
+    # user's tool reads as missing, so its name is not revealed either.
+    tool = tool_get(user=user, name=name)
+    if tool is None:
+        raise ValidationError({"tool": f"No tool named {name!r} that you can use."})
+    return tool
+
+
+@transaction.atomic
+def binding_create(
+    *,
+    agent: Agent,
+    user: Any,
+    tool: str,
+    key: str | None = None,
+    description_override: str = "",
+    requires_approval: bool = False,
+    position: int | None = None,
+) -> AgentTool:
+    """Bind a tool (by name) to an agent; the binding is studio-owned, also on code agents."""
+    tool_row = _bindable_tool(user=user, name=tool)
+    key = key or tool_row.name
+    _check_key_free(agent, key)
+    binding = AgentTool(
+        agent=agent,
+        tool=tool_row,
+        key=key,
+        description_override=description_override,
+        requires_approval=requires_approval,
+        source=Source.STUDIO,
+        position=_next_position(agent.tool_bindings) if position is None else position,
+    )
+    _save_or_field_error(binding, "key", f"The agent already has a tool with the key {key!r}.")
+    return binding
+
+
+@transaction.atomic
+def binding_update(*, binding: AgentTool, user: Any, data: dict[str, Any]) -> AgentTool:
+    binding_ensure_editable(binding)
+    if "tool" in data:
+        binding.tool = _bindable_tool(user=user, name=data["tool"])
+    if "key" in data and data["key"] != binding.key:
+        _check_key_free(binding.agent, data["key"], exclude_pk=binding.pk)
+        binding.key = data["key"]
+    for field in ("description_override", "requires_approval", "position"):
+        if field in data:
+            setattr(binding, field, data[field])
+    _save_or_field_error(
+        binding, "key", f"The agent already has a tool with the key {binding.key!r}."
+    )
+    return binding
+
+
+@transaction.atomic
+def binding_delete(*, binding: AgentTool) -> None:
+    binding_ensure_editable(binding)
+    binding.delete()
+
+
+# --- sub-agent bindings ---------------------------------------------------------------------
+def _check_subagent_key_free(parent: Agent, key: str, *, exclude_pk: int | None = None) -> None:
+    if SubAgent.objects.filter(parent=parent, key=key).exclude(pk=exclude_pk).exists():
+        raise ValidationError({"key": f"The agent already has a sub-agent with the key {key!r}."})
+    if AgentTool.objects.filter(agent=parent, key=f"{SUBAGENT_PREFIX}{key}").exists():
+        raise ValidationError(
+            {"key": f"The agent already has a tool with the key '{SUBAGENT_PREFIX}{key}'."}
+        )
+
+
+def _path_between(start: Agent, goal: Agent) -> list[int] | None:
+    """Agent ids along sub-agent bindings from start to goal, or None if goal is unreachable."""
+    came_from: dict[int, int | None] = {start.pk: None}
+    frontier = [start.pk]
+    while frontier:
+        if goal.pk in came_from:
+            break
+        edges = SubAgent.objects.filter(parent_id__in=frontier).values_list("parent_id", "child_id")
+        frontier = []
+        for parent_id, child_id in edges:
+            if child_id not in came_from:
+                came_from[child_id] = parent_id
+                frontier.append(child_id)
+    if goal.pk not in came_from:
+        return None
+    path, node = [], goal.pk
+    while node is not None:
+        path.append(node)
+        node = came_from[node]
+    return path[::-1]
+
+
+def _check_no_cycle(parent: Agent, child: Agent) -> None:
+    if parent.pk == child.pk:
+        raise ValidationError({"agent": "An agent cannot be its own sub-agent."})
+    if connection.vendor == "postgresql":
+        # Two concurrent requests (A gets B, B gets A) would each see no cycle; one lock
+        # for all changes of the graph makes the second one see the first.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [SUBAGENT_GRAPH_LOCK])
+    path = _path_between(child, parent)
+    if path is not None:
+        slugs = dict(Agent.objects.filter(pk__in=path).values_list("pk", "slug"))
+        loop = " → ".join([parent.slug, *(slugs[pk] for pk in path)])
+        raise ValidationError(
+            {
+                "agent": f"{child.slug!r} cannot be a sub-agent of {parent.slug!r}: "
+                f"that would make a cycle ({loop})."
+            }
+        )
+
+
+def _subagent_child(*, user: Any, slug: str) -> Agent:
+    from agents_core.selectors import agent_get
+
+    child = agent_get(user=user, slug=slug)
+    if child is None:
+        raise ValidationError({"agent": f"No agent with the slug {slug!r} that you can use."})
+    return child
+
+
+@transaction.atomic
+def subagent_create(
+    *,
+    parent: Agent,
+    user: Any,
+    agent: str,
+    key: str | None = None,
+    description_override: str = "",
+    position: int | None = None,
+) -> SubAgent:
+    """Bind another agent (by slug) as a sub-agent; the model sees it as `agent-<key>`."""
+    child = _subagent_child(user=user, slug=agent)
+    key = key or child.slug
+    _check_subagent_key_free(parent, key)
+    _check_no_cycle(parent, child)
+    binding = SubAgent(
+        parent=parent,
+        child=child,
+        key=key,
+        description_override=description_override,
+        source=Source.STUDIO,
+        position=_next_position(parent.subagent_bindings) if position is None else position,
+    )
+    _save_or_field_error(binding, "key", f"The agent already has a sub-agent with the key {key!r}.")
+    return binding
+
+
+@transaction.atomic
+def subagent_update(*, binding: SubAgent, user: Any, data: dict[str, Any]) -> SubAgent:
+    binding_ensure_editable(binding)
+    if "agent" in data and data["agent"] != binding.child.slug:
+        child = _subagent_child(user=user, slug=data["agent"])
+        _check_no_cycle(binding.parent, child)
+        binding.child = child
+    if "key" in data and data["key"] != binding.key:
+        _check_subagent_key_free(binding.parent, data["key"], exclude_pk=binding.pk)
+        binding.key = data["key"]
+    for field in ("description_override", "position"):
+        if field in data:
+            setattr(binding, field, data[field])
+    _save_or_field_error(
+        binding, "key", f"The agent already has a sub-agent with the key {binding.key!r}."
+    )
+    return binding
+
+
+@transaction.atomic
+def subagent_delete(*, binding: SubAgent) -> None:
+    binding_ensure_editable(binding)
+    binding.delete()

@@ -1,0 +1,1 @@
+"""Writes of tools_app, one module per area (tools.py, runs.py, ...)."""
