@@ -30,12 +30,16 @@ urlpatterns += [
 ]
 
 # Editor overrides, locks and revisions (issue 5).
+_agent = "agents/<slug:slug>"
+_revision = f"{_agent}/revisions/<int:revision_id>"
 urlpatterns += [
-    path("agents/<slug:slug>/overrides/", editor_api.EditorOverridesApi.as_view(), name="agent-overrides"),
-    path("agents/<slug:slug>/overrides/reset", editor_api.EditorResetApi.as_view(), name="agent-overrides-reset"),
-    path("agents/<slug:slug>/lock/", editor_api.EditLockApi.as_view(), name="agent-lock"),
-    path("agents/<slug:slug>/lock/break", editor_api.EditLockBreakApi.as_view(), name="agent-lock-break"),
-    path("agents/<slug:slug>/revisions/", editor_api.RevisionListApi.as_view(), name="agent-revisions"),
-    path("agents/<slug:slug>/revisions/<int:revision_id>/", editor_api.RevisionDetailApi.as_view(), name="agent-revision"),
-    path("agents/<slug:slug>/revisions/<int:revision_id>/restore", editor_api.RevisionRestoreApi.as_view(), name="agent-revision-restore"),
+    path(f"{_agent}/overrides/", editor_api.EditorOverridesApi.as_view(), name="agent-overrides"),
+    path(f"{_agent}/overrides/reset", editor_api.EditorResetApi.as_view(),
+         name="agent-overrides-reset"),
+    path(f"{_agent}/lock/", editor_api.EditLockApi.as_view(), name="agent-lock"),
+    path(f"{_agent}/lock/break", editor_api.EditLockBreakApi.as_view(), name="agent-lock-break"),
+    path(f"{_agent}/revisions/", editor_api.RevisionListApi.as_view(), name="agent-revisions"),
+    path(f"{_revision}/", editor_api.RevisionDetailApi.as_view(), name="agent-revision"),
+    path(f"{_revision}/restore", editor_api.RevisionRestoreApi.as_view(),
+         name="agent-revision-restore"),
 ]

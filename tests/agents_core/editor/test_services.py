@@ -18,12 +18,18 @@ def _binding(agent: Agent, key: str):
 
 def test_a_save_strips_code_owned_fields_and_says_which(code_agent, editor):
     result = services.override_save(
-        agent=code_agent, user=editor, version=code_agent.version,
+        agent=code_agent,
+        user=editor,
+        version=code_agent.version,
         data={"instructions": "New text.", "name": "Renamed", "model": "openai/gpt-4o", "id": "x"},
     )
     assert result.stripped == ["id", "model", "name"]
     agent = Agent.objects.get(pk=code_agent.pk)
-    assert (agent.name, agent.model, agent.slug) == (code_agent.name, "studio/scripted", "editor-agent")
+    assert (agent.name, agent.model, agent.slug) == (
+        code_agent.name,
+        "studio/scripted",
+        "editor-agent",
+    )
     assert overrides.effective_instructions(agent) == "New text."
     assert result.revision.fields == ["instructions"]
     assert result.revision.stripped == ["id", "model", "name"]
@@ -32,7 +38,9 @@ def test_a_save_strips_code_owned_fields_and_says_which(code_agent, editor):
 def test_a_save_never_drops_an_allowed_field_it_cannot_store(code_agent, editor):
     with pytest.raises(ApplicationError) as exc:
         services.override_save(
-            agent=code_agent, user=editor, version=code_agent.version,
+            agent=code_agent,
+            user=editor,
+            version=code_agent.version,
             data={"instructions": "ok", "instructions_typo": "lost?"},
         )
     assert exc.value.extra["unknown"] == ["instructions_typo"]
@@ -46,10 +54,15 @@ def test_invalid_instructions_are_refused_with_a_field_error(code_agent, editor)
 
 
 def test_every_save_bumps_the_version_and_records_a_revision(code_agent, editor):
-    first = services.override_save(agent=code_agent, user=editor, version=1,
-                                   data={"instructions": "One."})
-    second = services.override_save(agent=code_agent, user=editor, version=2,
-                                    data={"tool_descriptions": {"lookup": "Find a word."}})
+    first = services.override_save(
+        agent=code_agent, user=editor, version=1, data={"instructions": "One."}
+    )
+    second = services.override_save(
+        agent=code_agent,
+        user=editor,
+        version=2,
+        data={"tool_descriptions": {"lookup": "Find a word."}},
+    )
     assert second.agent.version == 3
     assert [r.version for r in Revision.objects.filter(agent=code_agent)] == [3, 2]
     assert first.revision.before["instructions"] is None
@@ -64,8 +77,9 @@ def test_a_stale_save_is_refused_with_the_current_values_and_who_changed_them(
 ):
     services.override_save(agent=code_agent, user=editor, version=1, data={"instructions": "Mine."})
     with pytest.raises(Conflict) as exc:
-        services.override_save(agent=code_agent, user=second_editor, version=1,
-                               data={"instructions": "Theirs."})
+        services.override_save(
+            agent=code_agent, user=second_editor, version=1, data={"instructions": "Theirs."}
+        )
     current = exc.value.extra["current"]
     assert current["instructions"]["effective"] == "Mine."
     assert current["last_change"]["by"] == "owner"
@@ -75,8 +89,9 @@ def test_a_stale_save_is_refused_with_the_current_values_and_who_changed_them(
 
 def test_an_unchanged_save_records_nothing(code_agent, editor):
     services.override_save(agent=code_agent, user=editor, version=1, data={"instructions": "A."})
-    result = services.override_save(agent=code_agent, user=editor, version=2,
-                                    data={"instructions": "A."})
+    result = services.override_save(
+        agent=code_agent, user=editor, version=2, data={"instructions": "A."}
+    )
     assert result.revision is None
     assert Agent.objects.get(pk=code_agent.pk).version == 2
     assert Revision.objects.filter(agent=code_agent).count() == 1
@@ -84,11 +99,14 @@ def test_an_unchanged_save_records_nothing(code_agent, editor):
 
 def test_the_override_is_applied_at_run_time_and_survives_a_change_in_code(code_agent, editor):
     services.override_save(
-        agent=code_agent, user=editor, version=1,
+        agent=code_agent,
+        user=editor,
+        version=1,
         data={"instructions": "Overridden.", "tool_descriptions": {"lookup": "Edited lookup."}},
     )
-    sync(definition(instructions="Code changed its instructions.",
-                    tools={"lookup": LOOKUP}))  # convert removed in code
+    sync(
+        definition(instructions="Code changed its instructions.", tools={"lookup": LOOKUP})
+    )  # convert removed in code
     agent = Agent.objects.get(pk=code_agent.pk)
     assert agent.instructions == "Code changed its instructions."
     assert overrides.effective_instructions(agent) == "Overridden."
@@ -97,8 +115,12 @@ def test_the_override_is_applied_at_run_time_and_survives_a_change_in_code(code_
 
 
 def test_a_policy_tightened_in_code_makes_the_run_ignore_old_overrides(code_agent, editor):
-    services.override_save(agent=code_agent, user=editor, version=1,
-                           data={"instructions": "Overridden.", "tools_removed": ["convert"]})
+    services.override_save(
+        agent=code_agent,
+        user=editor,
+        version=1,
+        data={"instructions": "Overridden.", "tools_removed": ["convert"]},
+    )
     sync(definition(editor=False))
     agent = Agent.objects.get(pk=code_agent.pk)
     assert overrides.effective_instructions(agent) == INSTRUCTIONS
@@ -108,9 +130,14 @@ def test_a_policy_tightened_in_code_makes_the_run_ignore_old_overrides(code_agen
 def test_tool_membership_overrides_remove_and_add_tools(code_agent_factory, editor):
     agent = code_agent_factory(editor={"tools": True})
     services.override_save(
-        agent=agent, user=editor, version=1,
-        data={"tools_removed": ["convert"], "tools_added": {"extra": EXTRA.id},
-              "tool_descriptions": {"extra": "Use it for extras."}},
+        agent=agent,
+        user=editor,
+        version=1,
+        data={
+            "tools_removed": ["convert"],
+            "tools_added": {"extra": EXTRA.id},
+            "tool_descriptions": {"extra": "Use it for extras."},
+        },
     )
     bindings = overrides.effective_tool_bindings(Agent.objects.get(pk=agent.pk))
     assert [b.key for b in bindings] == ["lookup", "extra"]
@@ -120,25 +147,30 @@ def test_tool_membership_overrides_remove_and_add_tools(code_agent_factory, edit
 def test_membership_keys_are_checked(code_agent_factory, editor):
     agent = code_agent_factory(editor={"tools": True})
     with pytest.raises(ApplicationError):
-        services.override_save(agent=agent, user=editor, version=1,
-                               data={"tools_removed": ["nope"]})
+        services.override_save(
+            agent=agent, user=editor, version=1, data={"tools_removed": ["nope"]}
+        )
     with pytest.raises(ApplicationError):
-        services.override_save(agent=agent, user=editor, version=1,
-                               data={"tools_added": {"lookup": EXTRA.id}})
+        services.override_save(
+            agent=agent, user=editor, version=1, data={"tools_added": {"lookup": EXTRA.id}}
+        )
     with pytest.raises(ApplicationError):
-        services.override_save(agent=agent, user=editor, version=1,
-                               data={"tool_descriptions": {"ghost": "x"}})
+        services.override_save(
+            agent=agent, user=editor, version=1, data={"tool_descriptions": {"ghost": "x"}}
+        )
 
 
 def test_reset_to_code_drops_one_override_as_a_new_revision(code_agent, editor):
     services.override_save(
-        agent=code_agent, user=editor, version=1,
+        agent=code_agent,
+        user=editor,
+        version=1,
         data={"instructions": "X.", "tool_descriptions": {"lookup": "L", "convert": "C"}},
     )
-    services.override_reset(agent=code_agent, user=editor, field="tool_descriptions",
-                            key="lookup", version=2)
-    result = services.override_reset(agent=code_agent, user=editor, field="instructions",
-                                     version=3)
+    services.override_reset(
+        agent=code_agent, user=editor, field="tool_descriptions", key="lookup", version=2
+    )
+    result = services.override_reset(agent=code_agent, user=editor, field="instructions", version=3)
     assert result.revision.kind == "reset"
     doc = services.editor_document(result.agent)
     assert doc["instructions"] is None
@@ -147,10 +179,12 @@ def test_reset_to_code_drops_one_override_as_a_new_revision(code_agent, editor):
 
 
 def test_restore_is_a_new_version_checked_revision(code_agent, editor):
-    first = services.override_save(agent=code_agent, user=editor, version=1,
-                                   data={"instructions": "First."})
-    services.override_save(agent=code_agent, user=editor, version=2,
-                           data={"instructions": "Second."})
+    first = services.override_save(
+        agent=code_agent, user=editor, version=1, data={"instructions": "First."}
+    )
+    services.override_save(
+        agent=code_agent, user=editor, version=2, data={"instructions": "Second."}
+    )
     with pytest.raises(Conflict):
         services.revision_restore(revision=first.revision, user=editor, version=2)
     restored = services.revision_restore(revision=first.revision, user=editor, version=3)
@@ -163,22 +197,36 @@ def test_restore_is_a_new_version_checked_revision(code_agent, editor):
 
 def test_a_user_without_the_change_permission_cannot_edit_a_code_agent(code_agent, outsider):
     with pytest.raises(services.Forbidden):
-        services.override_save(agent=code_agent, user=outsider, version=1,
-                               data={"instructions": "x"})
+        services.override_save(
+            agent=code_agent, user=outsider, version=1, data={"instructions": "x"}
+        )
 
 
 def test_a_studio_agent_is_fully_editable_by_its_owner_only(code_agent, owner, outsider):
-    agent = Agent.objects.create(slug="mine", name="Mine", model="studio/scripted",
-                                 instructions="Old.", owner=owner)
+    agent = Agent.objects.create(
+        slug="mine", name="Mine", model="studio/scripted", instructions="Old.", owner=owner
+    )
     result = services.override_save(
-        agent=agent, user=owner, version=1,
-        data={"name": "Mine 2", "model": "openai/gpt-4o", "instructions": "New.",
-              "tools": {"extra": EXTRA.id}, "tool_descriptions": {"extra": "Desc."}, "id": "x"},
+        agent=agent,
+        user=owner,
+        version=1,
+        data={
+            "name": "Mine 2",
+            "model": "openai/gpt-4o",
+            "instructions": "New.",
+            "tools": {"extra": EXTRA.id},
+            "tool_descriptions": {"extra": "Desc."},
+            "id": "x",
+        },
     )
     assert result.stripped == ["id"]
     agent.refresh_from_db()
     assert (agent.slug, agent.name, agent.model, agent.instructions) == (
-        "mine", "Mine 2", "openai/gpt-4o", "New.")
+        "mine",
+        "Mine 2",
+        "openai/gpt-4o",
+        "New.",
+    )
     binding = agent.tool_bindings.get()
     assert overrides.effective_tool_description(binding) == "Desc."
     with pytest.raises(services.Forbidden):

@@ -1,0 +1,224 @@
+"""REST of the editor: overrides with ETag/If-Match, locks, revisions, restore, permissions."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from agents_core.models import Agent, EditLock
+
+from .conftest import INSTRUCTIONS, grant
+
+
+def client_for(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def editor_api(editor) -> APIClient:
+    return client_for(editor)
+
+
+def url(agent, tail: str = "overrides/") -> str:
+    return f"/api/agents/{agent.slug}/{tail}"
+
+
+def test_get_returns_the_state_with_the_version_as_etag(code_agent, editor_api):
+    response = editor_api.get(url(code_agent))
+    assert response.status_code == 200
+    assert response["ETag"] == '"1"'
+    body = response.json()
+    assert body["version"] == 1
+    assert body["instructions"]["code"] == INSTRUCTIONS
+    assert body["instructions"]["overridden"] is False
+    assert body["ownership"]["name"] == "code"
+    assert body["ownership"]["instructions"] == "editor"
+    assert [t["key"] for t in body["tools"]] == ["lookup", "convert"]
+
+
+def test_patch_with_if_match_saves_and_returns_the_new_etag(code_agent, editor_api):
+    response = editor_api.patch(
+        url(code_agent), {"instructions": "Hi.", "name": "No"}, format="json", HTTP_IF_MATCH='"1"'
+    )
+    assert response.status_code == 200, response.json()
+    assert response["ETag"] == '"2"'
+    body = response.json()
+    assert body["stripped"] == ["name"]
+    assert body["instructions"] == {
+        "code": INSTRUCTIONS,
+        "effective": "Hi.",
+        "overridden": True,
+        "stored_override": "Hi.",
+    }
+    assert body["revision"]["version"] == 2
+
+
+def test_a_failed_if_match_gets_412_and_changes_nothing(code_agent, editor_api):
+    editor_api.patch(url(code_agent), {"instructions": "First.", "version": 1}, format="json")
+    response = editor_api.patch(
+        url(code_agent), {"instructions": "Second."}, format="json", HTTP_IF_MATCH='"1"'
+    )
+    assert response.status_code == 412
+    assert response.json()["current"]["instructions"]["effective"] == "First."
+
+
+def test_a_stale_body_version_gets_409_with_the_current_text_and_who_changed_it(
+    code_agent, editor_api, second_editor
+):
+    editor_api.patch(
+        url(code_agent), {"instructions": "Owner's text.", "version": 1}, format="json"
+    )
+    response = client_for(second_editor).patch(
+        url(code_agent), {"instructions": "Teammate's text.", "version": 1}, format="json"
+    )
+    assert response.status_code == 409
+    body = response.json()
+    assert body["code"] == "stale_version"
+    assert body["current"]["instructions"]["effective"] == "Owner's text."
+    assert body["current"]["last_change"]["by"] == "owner"
+    assert "owner" in body["detail"]
+
+
+def test_a_write_naming_no_version_gets_428(code_agent, editor_api):
+    response = editor_api.patch(url(code_agent), {"instructions": "x"}, format="json")
+    assert response.status_code == 428
+    assert editor_api.put(url(code_agent), {"instructions": "x"}, format="json").status_code == 428
+    assert (
+        editor_api.patch(
+            url(code_agent), {"instructions": "x"}, format="json", HTTP_IF_MATCH="*"
+        ).status_code
+        == 428
+    )
+
+
+def test_put_replaces_the_whole_override(code_agent, editor_api):
+    editor_api.patch(
+        url(code_agent),
+        {"instructions": "X.", "tool_descriptions": {"lookup": "L"}, "version": 1},
+        format="json",
+    )
+    response = editor_api.put(
+        url(code_agent), {"tool_descriptions": {"convert": "C"}}, format="json", HTTP_IF_MATCH='"2"'
+    )
+    assert response.status_code == 200
+    assert response.json()["overrides"]["instructions"] is None
+    assert response.json()["overrides"]["tool_descriptions"] == {"convert": "C"}
+
+
+def test_reset_to_code_through_the_api(code_agent, editor_api):
+    editor_api.patch(url(code_agent), {"instructions": "X.", "version": 1}, format="json")
+    response = editor_api.post(
+        url(code_agent, "overrides/reset"), {"field": "instructions", "version": 2}, format="json"
+    )
+    assert response.status_code == 200
+    assert response.json()["instructions"]["effective"] == INSTRUCTIONS
+    assert response.json()["revision"]["kind"] == "reset"
+
+
+def test_revisions_list_detail_with_diff_and_restore(code_agent, editor_api):
+    editor_api.patch(url(code_agent), {"instructions": "a\nb\nc", "version": 1}, format="json")
+    editor_api.patch(url(code_agent), {"instructions": "a\nB\nc", "version": 2}, format="json")
+    listing = editor_api.get(url(code_agent, "revisions/")).json()["results"]
+    assert [r["version"] for r in listing] == [3, 2]
+    detail = editor_api.get(url(code_agent, f"revisions/{listing[0]['id']}/")).json()
+    (diff,) = detail["diff"]
+    assert diff["field"] == "instructions"
+    assert "-b\n+B" in diff["unified"]
+    assert [(line["op"], line["text"]) for line in diff["lines"]] == [
+        ("equal", "a"),
+        ("delete", "b"),
+        ("insert", "B"),
+        ("equal", "c"),
+    ]
+    restored = editor_api.post(
+        url(code_agent, f"revisions/{listing[1]['id']}/restore"), HTTP_IF_MATCH='"3"'
+    )
+    assert restored.status_code == 200
+    assert restored.json()["instructions"]["effective"] == "a\nb\nc"
+    assert restored.json()["revision"]["kind"] == "restore"
+    stale = editor_api.post(
+        url(code_agent, f"revisions/{listing[1]['id']}/restore"), {"version": 3}, format="json"
+    )
+    assert stale.status_code == 409
+
+
+def test_revisions_need_the_view_permission(code_agent, editor_api, teammate):
+    editor_api.patch(url(code_agent), {"instructions": "x", "version": 1}, format="json")
+    assert client_for(teammate).get(url(code_agent, "revisions/")).status_code == 403
+    viewer = grant(teammate, "view_agent")
+    assert client_for(viewer).get(url(code_agent, "revisions/")).status_code == 200
+
+
+def test_anonymous_is_refused_everywhere(code_agent, anon_client):
+    for tail in ("overrides/", "lock/", "revisions/"):
+        assert anon_client.get(url(code_agent, tail)).status_code == 401
+    assert (
+        anon_client.patch(
+            url(code_agent), {"instructions": "x", "version": 1}, format="json"
+        ).status_code
+        == 401
+    )
+    assert anon_client.post(url(code_agent, "lock/")).status_code == 401
+
+
+def test_an_outsider_cannot_edit_or_lock_a_code_agent(code_agent, outsider_api):
+    response = outsider_api.patch(
+        url(code_agent), {"instructions": "x", "version": 1}, format="json"
+    )
+    assert response.status_code == 403
+    assert outsider_api.post(url(code_agent, "lock/")).status_code == 403
+    assert Agent.objects.get(pk=code_agent.pk).version == 1
+
+
+def test_a_studio_agent_is_invisible_to_an_outsider_and_editable_by_its_owner(
+    owner, outsider_api, code_agent
+):
+    agent = Agent.objects.create(slug="owned", name="Owned", model="studio/scripted", owner=owner)
+    assert outsider_api.get(url(agent)).status_code == 404
+    assert (
+        outsider_api.patch(url(agent), {"name": "x", "version": 1}, format="json").status_code
+        == 404
+    )
+    response = client_for(owner).patch(url(agent), {"name": "Renamed", "version": 1}, format="json")
+    assert response.status_code == 200
+    assert response.json()["name"] == "Renamed"
+    assert client_for(owner).get(url(agent, "revisions/")).status_code == 200
+
+
+def test_lock_take_renew_release(code_agent, editor_api):
+    taken = editor_api.post(url(code_agent, "lock/")).json()["lock"]
+    assert taken["holder"] == "owner"
+    renewed = editor_api.put(url(code_agent, "lock/")).json()["lock"]
+    assert renewed["renew_count"] == 1
+    assert renewed["expires_at"] >= taken["expires_at"]
+    assert editor_api.delete(url(code_agent, "lock/")).status_code == 204
+    assert editor_api.get(url(code_agent, "lock/")).json()["lock"] is None
+    assert EditLock.objects.get().end_reason == "released"
+
+
+def test_a_live_lock_refuses_a_second_editor_with_who_and_since(
+    code_agent, editor_api, second_editor
+):
+    editor_api.post(url(code_agent, "lock/"))
+    response = client_for(second_editor).post(url(code_agent, "lock/"))
+    assert response.status_code == 423
+    assert response.json()["lock"]["holder"] == "owner"
+    assert client_for(second_editor).put(url(code_agent, "lock/")).status_code == 423
+
+
+def test_breaking_a_live_lock_needs_the_permission_and_is_recorded(
+    code_agent, editor_api, second_editor
+):
+    editor_api.post(url(code_agent, "lock/"))
+    teammate = client_for(second_editor)
+    assert teammate.post(url(code_agent, "lock/break")).status_code == 403
+    breaker = grant(second_editor, "break_editlock")
+    response = client_for(breaker).post(url(code_agent, "lock/break"))
+    assert response.status_code == 200
+    assert response.json()["lock"]["holder"] == "teammate"
+    broken = EditLock.objects.get(holder__username="owner")
+    assert (broken.end_reason, broken.ended_by.username) == ("broken", "teammate")
+    # The owner's heartbeat now learns that the lock is gone.
+    assert editor_api.put(url(code_agent, "lock/")).status_code == 423
