@@ -26,7 +26,10 @@ class EditorOverride(models.Model):
     tools_removed = models.JSONField(default=list, blank=True)
     tools_added = models.JSONField(default=dict, blank=True)
     updated_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="+",
     )
     updated_at = models.DateTimeField(auto_now=True)
@@ -59,7 +62,10 @@ class Revision(models.Model):
     version = models.PositiveIntegerField()
     kind = models.CharField(max_length=10, choices=RevisionKind.choices, default=RevisionKind.SAVE)
     author = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="+",
     )
     created_at = models.DateTimeField(auto_now_add=True)
@@ -94,16 +100,17 @@ class EditLock(models.Model):
     agent = models.ForeignKey(
         "agents_core.Agent", on_delete=models.CASCADE, related_name="edit_locks"
     )
-    holder = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
-    )
+    holder = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     acquired_at = models.DateTimeField()
     expires_at = models.DateTimeField()
     renewed_at = models.DateTimeField(null=True, blank=True)
     renew_count = models.PositiveIntegerField(default=0)
     ended_at = models.DateTimeField(null=True, blank=True)
     ended_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="+",
     )
     end_reason = models.CharField(max_length=12, choices=LockEnd.choices, blank=True)
@@ -113,7 +120,8 @@ class EditLock(models.Model):
         constraints = [
             # At most one open lock row per agent, whatever races happen above.
             models.UniqueConstraint(
-                fields=["agent"], condition=models.Q(ended_at__isnull=True),
+                fields=["agent"],
+                condition=models.Q(ended_at__isnull=True),
                 name="editlock_one_open_per_agent",
             ),
         ]

@@ -71,7 +71,10 @@ def test_a_writer_blocked_behind_another_transaction_rechecks_the_version(code_a
     """The check and the write are one statement: a save waiting on the row lock sees the
     other transaction's bump once it commits, and is refused instead of overwriting."""
     db = connection.settings_dict
-    dsn = f"host={db['HOST'] or '127.0.0.1'} port={db['PORT'] or 5432} user={db['USER']} dbname={db['NAME']}"
+    dsn = (
+        f"host={db['HOST'] or '127.0.0.1'} port={db['PORT'] or 5432} "
+        f"user={db['USER']} dbname={db['NAME']}"
+    )
     other = psycopg.connect(dsn)
     other.execute(
         "UPDATE agents_core_agent SET version = version + 1 WHERE id = %s", [code_agent.pk]
