@@ -1,0 +1,25 @@
+"""Two requests create an agent with the same slug at the same moment."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents_core.models import Agent
+from tests.agents_core.factories import AgentFactory
+from tests.agents_core.race import lose_the_race
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_request_that_loses_the_race_gets_the_same_friendly_error(api, outsider):
+    response = lose_the_race(
+        insert_rival=lambda: AgentFactory(slug="trip-planner", owner=outsider),
+        request=lambda: api.post(
+            "/api/agents/", {"slug": "trip-planner", "name": "Trip planner"}, format="json"
+        ),
+    )
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "slug": ["An agent with the slug 'trip-planner' already exists; pick another one."]
+    }
+    assert Agent.objects.get(slug="trip-planner").owner == outsider
