@@ -26,6 +26,7 @@ from .signals import (
     SignalType,
 )
 from .editor import EditLock, EditorOverride, LockEnd, Revision, RevisionKind
+from .tasks import TaskItem, TaskStatus
 
 __all__ = [
     "Agent",
@@ -49,6 +50,8 @@ __all__ = [
     "Source",
     "StreamEvent",
     "SubAgent",
+    "TaskItem",
+    "TaskStatus",
     "Thread",
     "ToolCall",
     "ToolCallStatus",
