@@ -173,6 +173,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 3600)}
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE["tool-runs-sweep"] = {"task": "tools_app.tool_runs_sweep", "schedule": 60.0}
 # In the embedded studio a worker thread runs inside the web process.
 CELERY_EMBEDDED_WORKER = EMBEDDED and not REDIS_URL
 
@@ -208,6 +209,7 @@ STUDIO_CODE_MODULES = envlist("STUDIO_CODE_MODULES", [])
 # Test-only: lets web_fetch and outbound tool calls reach servers on 127.0.0.1.
 STUDIO_ALLOW_LOOPBACK_FETCH = False
 STUDIO_PYTHON_EXECUTABLE = os.environ.get("STUDIO_PYTHON_EXECUTABLE", "/usr/bin/python3")
+STUDIO_SANDBOX_URL = os.environ.get("STUDIO_SANDBOX_URL", "")
 
 LOGGING = {
     "version": 1,

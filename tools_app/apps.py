@@ -7,3 +7,6 @@ class ToolsAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "tools_app"
     verbose_name = "Tools"
+
+    def ready(self) -> None:
+        import tools_app.types.builtin  # noqa: F401 - registers the built-in tool types

@@ -1,0 +1,28 @@
+"""/ws/tool-runs/: pushes `{"type": "tool-run", ...ToolRun JSON}` to the signed-in user
+when one of their async tool runs finishes (tools_app.services.runs.tool_run_notify)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from tools_app.services.runs import tool_runs_group
+
+
+class ToolRunConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=4401)
+            return
+        self.group = tool_runs_group(user.id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def tool_run(self, event: dict[str, Any]) -> None:
+        await self.send_json({"type": "tool-run", **event["run"]})

@@ -1,0 +1,77 @@
+"""Tool credentials at rest: a Fernet token of a JSON object, with keys kept apart from
+SECRET_KEY (settings.STUDIO_ENCRYPTION_KEYS: the first key encrypts, all decrypt).
+Rotation: put a new key first, then `credentials_rotate()` re-encrypts every row."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from django.conf import settings
+from django.db import transaction
+
+from studio.exceptions import ApplicationError
+from tools_app.models import Tool
+
+
+class CredentialsUnavailable(ApplicationError):
+    status_code = 503
+
+
+def _fernet() -> MultiFernet:
+    keys = list(getattr(settings, "STUDIO_ENCRYPTION_KEYS", []) or [])
+    if not keys:
+        raise CredentialsUnavailable(
+            "Tool credentials cannot be stored or read: STUDIO_ENCRYPTION_KEYS is not set "
+            "(comma-separated Fernet keys; generate one with `python -c \"from "
+            "cryptography.fernet import Fernet; print(Fernet.generate_key().decode())\"`).",
+            code="encryption_keys_missing",
+        )
+    try:
+        return MultiFernet([Fernet(key) for key in keys])
+    except ValueError as exc:
+        raise CredentialsUnavailable(
+            f"STUDIO_ENCRYPTION_KEYS holds an invalid Fernet key: {exc}",
+            code="encryption_keys_invalid",
+        ) from None
+
+
+def encrypt(data: dict[str, Any]) -> str:
+    return _fernet().encrypt(json.dumps(data).encode()).decode()
+
+
+def decrypt(token: str) -> dict[str, Any]:
+    try:
+        return json.loads(_fernet().decrypt(token.encode()))
+    except InvalidToken:
+        raise CredentialsUnavailable(
+            "The tool's credentials cannot be decrypted with the configured keys "
+            "(was a key removed from STUDIO_ENCRYPTION_KEYS?).",
+            code="credentials_undecryptable",
+        ) from None
+
+
+def credentials_get(tool: Tool) -> dict[str, Any]:
+    if not tool.credentials_encrypted:
+        return {}
+    return decrypt(tool.credentials_encrypted)
+
+
+def credentials_set(tool: Tool, data: dict[str, Any] | None) -> Tool:
+    """Store (or clear, with an empty dict/None) the tool's credentials, encrypted."""
+    tool.credentials_encrypted = encrypt(data) if data else ""
+    tool.save(update_fields=["credentials_encrypted", "updated_at"])
+    return tool
+
+
+@transaction.atomic
+def credentials_rotate() -> int:
+    """Re-encrypt every stored credential with the first key; returns how many."""
+    fernet = _fernet()
+    count = 0
+    for tool in Tool.objects.select_for_update().exclude(credentials_encrypted=""):
+        tool.credentials_encrypted = fernet.rotate(tool.credentials_encrypted.encode()).decode()
+        tool.save(update_fields=["credentials_encrypted"])
+        count += 1
+    return count

@@ -1,0 +1,191 @@
+"""HTTP request tools: method, URL template, headers and a body template filled from the
+input, sent through tools_app.net (the web_fetch address guard), with the tool's
+credentials (bearer token, API key header or basic auth) decrypted only for the request.
+
+Templates use `{field}` (or `{a.b}` for nested input). In the URL values are
+percent-encoded; in headers they are inserted as text (no newlines); in a JSON body a
+string that is exactly "{field}" becomes the input value itself (any JSON type), other
+placeholders inside strings become text. Without a body template, POST/PUT/PATCH send
+the whole input as JSON. Result: {status, headers, body} (body parsed when JSON); a
+non-2xx answer is a tool error carrying the status and the body.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from typing import Any, ClassVar
+from urllib.parse import quote
+
+from tools_app.types import ConfigError, ToolType
+
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\}")
+METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]
+MAX_BODY = 1_000_000
+
+
+class TemplateError(ValueError):
+    pass
+
+
+def _lookup(data: Any, dotted: str) -> Any:
+    value = data
+    for part in dotted.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            raise TemplateError(f"The input has no value for {{{dotted}}}.")
+    return value
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def fill_text(template: str, data: Any, *, encode: bool = False) -> str:
+    def replace(match: re.Match[str]) -> str:
+        text = _text(_lookup(data, match.group(1)))
+        return quote(text, safe="") if encode else text
+
+    return PLACEHOLDER.sub(replace, template)
+
+
+def fill_json(template: Any, data: Any) -> Any:
+    if isinstance(template, str):
+        whole = PLACEHOLDER.fullmatch(template)
+        return _lookup(data, whole.group(1)) if whole else fill_text(template, data)
+    if isinstance(template, list):
+        return [fill_json(item, data) for item in template]
+    if isinstance(template, dict):
+        return {key: fill_json(value, data) for key, value in template.items()}
+    return template
+
+
+def build_request(config: dict[str, Any], data: Any, credentials: dict[str, Any]) -> dict[str, Any]:
+    method = config.get("method", "GET").upper()
+    url = fill_text(config["url"], data, encode=True)
+    headers = {}
+    for name, template in (config.get("headers") or {}).items():
+        value = fill_text(template, data)
+        if "\r" in value or "\n" in value:
+            raise TemplateError(f"Header {name} would contain a line break.")
+        headers[name] = value
+    content = None
+    body = config.get("body")
+    body_type = config.get("body_type", "json")
+    if body not in (None, ""):
+        if body_type == "json":
+            parsed = json.loads(body) if isinstance(body, str) else body
+            content = json.dumps(fill_json(parsed, data)).encode()
+            headers.setdefault("Content-Type", "application/json")
+        else:
+            content = fill_text(body, data).encode()
+            headers.setdefault("Content-Type", "text/plain; charset=utf-8")
+    elif method in ("POST", "PUT", "PATCH"):
+        content = json.dumps(data).encode()
+        headers.setdefault("Content-Type", "application/json")
+    headers.update(_auth_headers(config.get("auth") or {}, credentials))
+    return {"method": method, "url": url, "headers": headers, "content": content}
+
+
+def _auth_headers(auth: dict[str, Any], credentials: dict[str, Any]) -> dict[str, str]:
+    kind = auth.get("type", "none")
+    if kind == "bearer" and credentials.get("token"):
+        return {"Authorization": f"Bearer {credentials['token']}"}
+    if kind == "api_key" and credentials.get("api_key"):
+        return {auth.get("header_name") or "X-API-Key": credentials["api_key"]}
+    if kind == "basic" and credentials.get("username") is not None:
+        pair = f"{credentials.get('username', '')}:{credentials.get('password', '')}"
+        return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
+    return {}
+
+
+class HttpToolType(ToolType):
+    kind = "http"
+    label = "HTTP request"
+    credential_fields: ClassVar[list[str]] = ["token", "api_key", "username", "password"]
+    config_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "method": {"type": "string", "enum": METHODS, "default": "GET"},
+            "url": {
+                "type": "string",
+                "minLength": 1,
+                "description": "http(s) URL; {field} is replaced by the input's value "
+                "(percent-encoded), e.g. https://api.example.com/cities/{city}",
+            },
+            "headers": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "Header templates, e.g. {\"Accept\": \"application/json\"}.",
+            },
+            "body_type": {"type": "string", "enum": ["json", "text"], "default": "json"},
+            "body": {
+                "type": "string",
+                "description": "Body template. JSON: a string that is exactly \"{field}\" "
+                "becomes the input value. Empty: POST/PUT/PATCH send the whole input.",
+            },
+            "auth": {
+                "type": "object",
+                "properties": {
+                    "type": {"type": "string", "enum": ["none", "bearer", "api_key", "basic"]},
+                    "header_name": {"type": "string", "description": "For api_key."},
+                },
+                "additionalProperties": False,
+            },
+        },
+        "required": ["url"],
+        "additionalProperties": False,
+    }
+
+    def validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        config = super().validate_config(config)
+        if not re.match(r"^https?://", config["url"], re.IGNORECASE):
+            raise ConfigError({"config.url": "The URL must start with http:// or https://."})
+        if config.get("body") and config.get("body_type", "json") == "json":
+            try:
+                json.loads(config["body"])
+            except ValueError as exc:
+                message = f"The body template is not JSON: {exc}"
+                raise ConfigError({"config.body": message}) from None
+        return config
+
+    async def execute(self, tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
+        from asgiref.sync import sync_to_async
+
+        from tools_app import net
+        from tools_app.crypto import credentials_get
+        from tools_app.execution import ToolError
+
+        getter = context.credentials or credentials_get
+        credentials = await sync_to_async(getter)(tool) if tool.credentials_encrypted else {}
+        try:
+            request = build_request(tool.config, input, credentials)
+        except (TemplateError, ValueError, KeyError) as exc:
+            raise ToolError(f"Cannot build the request: {exc}") from None
+        try:
+            response = await net.fetch(
+                request["url"], method=request["method"], headers=request["headers"],
+                content=request["content"], deadline_seconds=tool.timeout_seconds,
+                max_bytes=MAX_BODY,
+            )
+        except (net.BlockedURL, net.FetchError) as exc:
+            raise ToolError(str(exc)) from None
+        text, _ = response.text()
+        body: Any = text
+        if "json" in response.content_type:
+            try:
+                body = json.loads(text)
+            except ValueError:
+                pass
+        result = {"status": response.status, "headers": response.headers, "body": body}
+        if not 200 <= response.status < 300:
+            raise ToolError(f"HTTP {response.status} {response.reason}: {text[:2000]}",
+                            output=result)
+        return result
+
+
+tool_type = HttpToolType()
