@@ -173,7 +173,17 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 3600)}
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE["tool-runs-sweep"] = {"task": "tools_app.tool_runs_sweep", "schedule": 60.0}
+# Notification digests (agents_core.signals.digest): how often beat runs the job, how long
+# a digested notification waits in the inbox, and how many failed deliveries mark it failed.
+STUDIO_DIGEST_INTERVAL = envint("STUDIO_DIGEST_INTERVAL", 60)
+STUDIO_DIGEST_DELAY = envint("STUDIO_DIGEST_DELAY", 0)
+STUDIO_DIGEST_MAX_ATTEMPTS = envint("STUDIO_DIGEST_MAX_ATTEMPTS", 3)
+CELERY_BEAT_SCHEDULE["notifications-digest"] = {
+    "task": "agents_core.tasks.notifications_digest_run",
+    "schedule": float(STUDIO_DIGEST_INTERVAL),
+}
 # In the embedded studio a worker thread runs inside the web process.
 CELERY_EMBEDDED_WORKER = EMBEDDED and not REDIS_URL
 
