@@ -41,3 +41,15 @@ class ToolSource(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()}: {self.name}"
+
+
+def _register_source_types() -> None:
+    # The source kinds register themselves with the tool type registry here because this
+    # module is imported with the models, before anything executes a tool.
+    from tools_app.types import register
+
+    for kind in (SourceKind.OPENAPI, SourceKind.MCP, SourceKind.A2A):
+        register(str(kind), f"tools_app.types.{kind}")
+
+
+_register_source_types()

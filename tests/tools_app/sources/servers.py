@@ -1,0 +1,192 @@
+"""Real servers for the sources tests, on 127.0.0.1 and a free port, each in a thread
+of the test process (uvicorn), stopped when the test ends."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from tests.conftest import free_port, wait_for_port
+
+API_KEY = "pets-secret-key"
+
+
+@contextmanager
+def serve(app, *, timeout: float = 20.0) -> Iterator[str]:
+    """Run an ASGI app with uvicorn in a thread; yields its base URL."""
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                            lifespan="auto", timeout_graceful_shutdown=2)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        wait_for_port(port, timeout=timeout)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+# --- the Pets API, described by an OpenAPI spec it serves itself ---------------------------
+PETS = {"1": {"id": "1", "name": "Rex", "kind": "dog", "tags": ["good", "old"]},
+        "2": {"id": "2", "name": "Tom", "kind": "cat", "tags": ["grumpy"]}}
+
+
+def pets_spec(base: str = "/api") -> dict:
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Pets API", "version": "1.0"},
+        "servers": [{"url": base}],
+        "components": {
+            "securitySchemes": {"key": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+                                "basic": {"type": "http", "scheme": "basic"}},
+            "schemas": {
+                "Pet": {"type": "object", "required": ["id", "name"], "properties": {
+                    "id": {"type": "string"}, "name": {"type": "string"},
+                    "kind": {"type": "string", "enum": ["dog", "cat"]},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "owner": {"$ref": "#/components/schemas/Owner"}}},
+                "Owner": {"type": "object", "properties": {
+                    "name": {"type": "string"},
+                    "address": {"type": "object", "properties": {
+                        "city": {"type": "string"}, "zip": {"type": "string"}}}}},
+                "NewPet": {"type": "object", "required": ["name", "kind"], "properties": {
+                    "name": {"type": "string"}, "kind": {"type": "string", "enum": ["dog", "cat"]},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "owner": {"$ref": "#/components/schemas/Owner"}}},
+            },
+        },
+        "security": [{"key": []}],
+        "paths": {
+            "/pets": {
+                "get": {"operationId": "listPets", "summary": "List pets",
+                        "description": "Pets with all the given tags.",
+                        "parameters": [{"name": "tags", "in": "query", "schema": {
+                            "type": "array", "items": {"type": "string"}}},
+                            {"name": "limit", "in": "query", "schema": {"type": "integer"}}],
+                        "responses": {"200": {"description": "ok", "content": {
+                            "application/json": {"schema": {
+                                "type": "array", "items": {"$ref": "#/components/schemas/Pet"}}}}}}},
+                "post": {"operationId": "createPet", "summary": "Add a pet",
+                         "requestBody": {"required": True, "content": {"application/json": {
+                             "schema": {"$ref": "#/components/schemas/NewPet"}}}},
+                         "responses": {"201": {"description": "made", "content": {
+                             "application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}}}},
+            },
+            "/pets/{petId}": {
+                "parameters": [{"name": "petId", "in": "path", "required": True,
+                                "schema": {"type": "string"}}],
+                "get": {"operationId": "getPet", "summary": "One pet",
+                        "responses": {"200": {"description": "ok", "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}},
+                            "404": {"description": "no such pet"}}},
+            },
+            "/search": {"get": {
+                "operationId": "search", "summary": "Echo of the raw query string",
+                "security": [],
+                "parameters": [
+                    {"name": "ids", "in": "query", "explode": False,
+                     "schema": {"type": "array", "items": {"type": "integer"}}},
+                    {"name": "words", "in": "query", "style": "pipeDelimited", "explode": False,
+                     "schema": {"type": "array", "items": {"type": "string"}}},
+                    {"name": "filter", "in": "query", "style": "deepObject", "explode": True,
+                     "schema": {"type": "object", "properties": {"color": {"type": "string"}}}},
+                    {"name": "X-Trace", "in": "header", "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "ok"}}}},
+            "/whoami": {"get": {"operationId": "whoAmI", "security": [{"basic": []}],
+                                "responses": {"200": {"description": "ok"}}}},
+            "/boom": {"get": {"operationId": "boom", "security": [],
+                              "responses": {"200": {"description": "never"}}}},
+            "/slow": {"get": {"operationId": "slow", "security": [],
+                              "responses": {"200": {"description": "late"}}}},
+            "/moved": {"get": {"operationId": "moved", "security": [],
+                               "responses": {"200": {"description": "ok"}}}},
+        },
+    }
+
+
+def _authorized(request: Request) -> bool:
+    return request.headers.get("x-api-key") == API_KEY
+
+
+async def list_pets(request: Request) -> Response:
+    if not _authorized(request):
+        return JSONResponse({"error": "missing or wrong API key"}, status_code=401)
+    tags = request.query_params.getlist("tags")
+    pets = [p for p in PETS.values() if all(t in p["tags"] for t in tags)]
+    return JSONResponse(pets)
+
+
+async def create_pet(request: Request) -> Response:
+    if not _authorized(request):
+        return JSONResponse({"error": "missing or wrong API key"}, status_code=401)
+    body = await request.json()
+    return JSONResponse({"id": "3", **body}, status_code=201)
+
+
+async def get_pet(request: Request) -> Response:
+    if not _authorized(request):
+        return JSONResponse({"error": "missing or wrong API key"}, status_code=401)
+    pet = PETS.get(request.path_params["pet_id"])
+    if pet is None:
+        return JSONResponse({"error": f"no pet {request.path_params['pet_id']}"}, status_code=404)
+    return JSONResponse(pet)
+
+
+async def search(request: Request) -> Response:
+    return JSONResponse({"query": request.url.query, "path": request.scope["raw_path"].decode(),
+                         "trace": request.headers.get("x-trace")})
+
+
+async def whoami(request: Request) -> Response:
+    auth = request.headers.get("authorization", "")
+    if not auth.startswith("Basic "):
+        return JSONResponse({"error": "basic auth required"}, status_code=401)
+    user, _, _ = base64.b64decode(auth[6:]).decode().partition(":")
+    return JSONResponse({"user": user})
+
+
+async def boom(request: Request) -> Response:
+    return PlainTextResponse("database on fire", status_code=500)
+
+
+async def slow(request: Request) -> Response:
+    await asyncio.sleep(5)
+    return JSONResponse({"late": True})
+
+
+async def moved(request: Request) -> Response:
+    return RedirectResponse("/api/search", status_code=302)
+
+
+async def spec(request: Request) -> Response:
+    return Response(json.dumps(pets_spec()), media_type="application/json")
+
+
+async def raw_path_probe(request: Request) -> Response:
+    return JSONResponse({"path": request.scope["raw_path"].decode()})
+
+
+def pets_app() -> Starlette:
+    return Starlette(routes=[
+        Route("/openapi.json", spec),
+        Route("/api/pets", list_pets, methods=["GET"]),
+        Route("/api/pets", create_pet, methods=["POST"]),
+        Route("/api/pets/{pet_id:path}", get_pet),
+        Route("/api/search", search),
+        Route("/api/whoami", whoami),
+        Route("/api/boom", boom),
+        Route("/api/slow", slow),
+        Route("/api/moved", moved),
+    ])

@@ -1,0 +1,84 @@
+"""Helpers every source shares: guarded fetches, tool-name checks, credentials."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from studio.exceptions import ApplicationError
+from tools_app.models import Tool
+
+TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+async def fetch_text(url: str, *, max_bytes: int, timeout: float = 15.0,
+                     headers: dict[str, str] | None = None) -> str:
+    """GET a user-given URL through the web_fetch address guard (tools_app.net)."""
+    from tools_app.net import BlockedURL, FetchError, fetch
+
+    try:
+        result = await fetch(url, headers=headers, deadline_seconds=timeout, max_bytes=max_bytes)
+    except BlockedURL as exc:
+        raise ApplicationError(f"This URL is not allowed: {exc}", code="blocked_url",
+                               extra={"errors": [{"path": "$.url", "message": str(exc)}]}) from None
+    except FetchError as exc:
+        raise ApplicationError(f"Could not fetch {url}: {exc}", code="fetch_failed",
+                               extra={"errors": [{"path": "$.url", "message": str(exc)}]}) from None
+    if not 200 <= result.status < 300:
+        message = f"{url} answered HTTP {result.status} {result.reason}"
+        raise ApplicationError(message, code="fetch_failed",
+                               extra={"errors": [{"path": "$.url", "message": message}]})
+    if result.truncated:
+        raise ApplicationError(f"The document at {url} is larger than {max_bytes} bytes.",
+                               code="fetch_failed")
+    return result.text()[0]
+
+
+async def check_url(url: str) -> None:
+    """The address guard's checks for clients the SDKs own (MCP, A2A): the URL's shape and
+    every address its host resolves to must be allowed (tools_app.net)."""
+    from tools_app.net import parse_target, resolve_checked
+
+    await resolve_checked(parse_target(url))
+
+
+def names_check(names: list[str], *, path: str) -> list[dict[str, str]]:
+    """Errors for tool names that are malformed, repeated, or already taken."""
+    errors = []
+    taken = set(Tool.objects.filter(name__in=names).values_list("name", flat=True))
+    seen: set[str] = set()
+    for index, name in enumerate(names):
+        where = path.format(i=index)
+        if not name or not TOOL_NAME.match(name) or len(name) > 64:
+            errors.append({"path": where, "message": f"{name!r} is not a valid tool name: use "
+                           "snake_case (a-z, 0-9, _), starting with a letter, at most 64 chars"})
+        elif name in taken:
+            errors.append({"path": where, "message": f"a tool named {name!r} already exists"})
+        elif name in seen:
+            errors.append({"path": where, "message": f"{name!r} is picked twice"})
+        seen.add(name)
+    return errors
+
+
+def unique_name(base: str, taken: set[str]) -> str:
+    name = base[:64]
+    counter = 2
+    while name in taken or Tool.objects.filter(name=name).exists():
+        suffix = f"_{counter}"
+        name = base[: 64 - len(suffix)] + suffix
+        counter += 1
+    taken.add(name)
+    return name
+
+
+def set_credentials(obj: Any, values: dict[str, Any]) -> None:
+    """Encrypt `values` into obj.credentials_encrypted (a Tool or a ToolSource)."""
+    from tools_app.crypto import credentials_set
+
+    credentials_set(obj, {k: v for k, v in values.items() if v not in (None, "")})
+
+
+def get_credentials(obj: Any) -> dict[str, Any]:
+    from tools_app.crypto import credentials_get
+
+    return credentials_get(obj) if obj.credentials_encrypted else {}

@@ -1,0 +1,501 @@
+"""Reading OpenAPI documents: load (JSON or YAML), validate with errors a user can act
+on, and turn each operation into a tool definition (name, description, input and output
+JSON Schema, and the request recipe the openapi tool type executes).
+
+Swagger 2.0, OpenAPI 3.0 and 3.1 are read into one operation shape.
+
+`$ref`s: only local refs (`#/...`) are followed; an external ref is a validation error
+(following it would fetch an arbitrary URL outside the address guard). A ref is inlined
+where it is used, except when it refers to itself through its own expansion (a tree, a
+linked list): then the schema gets a `$defs` entry and the recursive use becomes
+`{"$ref": "#/$defs/<Name>"}`, so expansion always ends. A document whose refs nest
+deeper than MAX_INLINE_DEPTH also moves the deeper ones to `$defs`, which bounds the
+size of the generated schema.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin
+
+import yaml
+
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+PARAM_GROUPS = ("path", "query", "header", "cookie")
+MAX_INLINE_DEPTH = 8
+MAX_ERRORS = 50
+# Keywords that only describe a schema for documentation or code generators.
+_DROP_KEYS = {"example", "examples", "xml", "externalDocs", "discriminator", "deprecated"}
+
+
+class SpecError(ValueError):
+    """A spec that cannot be used: `errors` is [{"path": "$.paths...", "message": ...}]."""
+
+    def __init__(self, message: str, errors: list[dict[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors or []
+
+
+def json_path(parts: list[Any] | tuple[Any, ...]) -> str:
+    out = "$"
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(part)):
+            out += f".{part}"
+        else:
+            out += f"[{json.dumps(str(part))}]"
+    return out
+
+
+# --- loading and validating ------------------------------------------------------------
+def spec_load(text: str | bytes) -> dict[str, Any]:
+    """Parse a pasted or uploaded document (JSON or YAML)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise SpecError("The file is not UTF-8 text.") from None
+    if not text.strip():
+        raise SpecError("The spec is empty.")
+    try:
+        document = json.loads(text)
+    except ValueError:
+        try:
+            document = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+            raise SpecError(f"The spec is neither JSON nor YAML{where}: {exc}") from None
+    if not isinstance(document, dict):
+        raise SpecError("The spec must be a JSON/YAML object with an 'openapi' or 'swagger' key.")
+    return document
+
+
+def spec_version(document: dict[str, Any]) -> str:
+    if str(document.get("swagger", "")).startswith("2."):
+        return "2.0"
+    version = str(document.get("openapi", ""))
+    if version.startswith("3.0"):
+        return "3.0"
+    if version.startswith("3.1"):
+        return "3.1"
+    raise SpecError(
+        "Not an OpenAPI document: expected 'openapi: 3.0.x', 'openapi: 3.1.x' or "
+        "'swagger: \"2.0\"' at the top.",
+        [{"path": "$", "message": "missing or unsupported 'openapi'/'swagger' version"}],
+    )
+
+
+def _walk_refs(node: Any, parts: list[Any]):
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            yield ref, parts
+        for key, value in node.items():
+            yield from _walk_refs(value, [*parts, key])
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _walk_refs(value, [*parts, index])
+
+
+def _pointer_get(document: dict[str, Any], ref: str) -> Any:
+    node: Any = document
+    for raw in ref[2:].split("/") if ref != "#" else []:
+        key = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        elif isinstance(node, dict) and key in node:
+            node = node[key]
+        else:
+            raise KeyError(ref)
+    return node
+
+
+def _ref_errors(document: dict[str, Any]) -> list[dict[str, str]]:
+    errors = []
+    for ref, parts in _walk_refs(document, []):
+        where = json_path([*parts, "$ref"])
+        if not ref.startswith("#"):
+            errors.append({"path": where, "message": f"external $ref {ref!r} is not supported; "
+                           "bundle the spec into one document"})
+            continue
+        try:
+            _pointer_get(document, ref)
+        except KeyError:
+            errors.append({"path": where, "message": f"$ref {ref!r} points to nothing"})
+    return errors
+
+
+def _reason(error: Any, best_match: Any) -> str:
+    """The specific failure under a oneOf/anyOf ("is not valid under any of the given
+    schemas" hides it); the "$ref is required" branch is never the one the author meant."""
+    while error.context:
+        reasons = [e for e in error.context if "'$ref'" not in e.message]
+        error = best_match(reasons or error.context)
+    return error.message
+
+
+def spec_validate(document: dict[str, Any]) -> list[dict[str, str]]:
+    """Every problem found, as [{"path", "message"}]; an empty list means usable."""
+    from jsonschema.exceptions import best_match
+    from openapi_spec_validator.shortcuts import get_validator_cls
+
+    try:
+        spec_version(document)
+    except SpecError as exc:
+        return exc.errors
+    errors = _ref_errors(document)
+    if errors:
+        # The validator itself would stop at the first broken ref with a stack trace.
+        return errors[:MAX_ERRORS]
+    try:
+        validator = get_validator_cls(document)(document)
+        for error in validator.iter_errors():
+            message = error.message
+            if error.context:
+                message = f"{message.split(' is not valid')[0]}: {_reason(error, best_match)}"
+            errors.append({"path": json_path(list(error.absolute_path)), "message": message})
+            if len(errors) >= MAX_ERRORS:
+                break
+    except RecursionError:
+        errors.append({"path": "$", "message": "the spec nests too deeply to validate"})
+    except Exception as exc:  # the validator's own failures on odd input, reported as such
+        errors.append({"path": "$", "message": f"could not validate the spec: {exc}"})
+    return errors
+
+
+# --- schemas ---------------------------------------------------------------------------
+def _def_name(ref: str) -> str:
+    tail = ref.rsplit("/", 1)[-1] or "root"
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", tail)
+    return f"{name}_{hashlib.sha256(ref.encode()).hexdigest()[:6]}" if name != tail else name
+
+
+class SchemaConverter:
+    """OpenAPI schema objects -> JSON Schema 2020-12 with refs resolved (module docstring).
+
+    One converter per tool: `defs` collects the `$defs` that tool's schemas need.
+    """
+
+    def __init__(self, document: dict[str, Any], version: str) -> None:
+        self.document = document
+        self.version = version
+        self.defs: dict[str, Any] = {}
+        self._def_refs: dict[str, str] = {}
+
+    def convert(self, schema: Any) -> Any:
+        return self._convert(schema, ())
+
+    def with_defs(self, schema: dict[str, Any]) -> dict[str, Any]:
+        if self.defs:
+            schema = {**schema, "$defs": dict(sorted(self.defs.items()))}
+        return schema
+
+    def _def_ref(self, ref: str) -> dict[str, str]:
+        name = self._def_refs.get(ref)
+        if name is None:
+            name = _def_name(ref)
+            while name in self.defs:
+                name += "_"
+            self._def_refs[ref] = name
+            self.defs[name] = True  # reserve the slot before expanding (it may recurse)
+            self.defs[name] = self._convert(_pointer_get(self.document, ref), (ref,))
+        return {"$ref": f"#/$defs/{name}"}
+
+    def _convert(self, node: Any, stack: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [self._convert(item, stack) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            if ref in stack or len(stack) >= MAX_INLINE_DEPTH or ref in self._def_refs:
+                return self._def_ref(ref)
+            target = self._convert(_pointer_get(self.document, ref), (*stack, ref))
+            siblings = {k: v for k, v in node.items() if k != "$ref"}
+            if siblings and isinstance(target, dict):  # 3.1 allows description next to $ref
+                target = {**target, **self._convert(siblings, stack)}
+            return target
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _DROP_KEYS or key.startswith("x-"):
+                continue
+            if key in ("properties", "patternProperties", "$defs", "definitions"):
+                out[key] = {name: self._convert(sub, stack) for name, sub in value.items()}
+            else:
+                out[key] = self._convert(value, stack)
+        return self._dialect(out)
+
+    def _dialect(self, out: dict[str, Any]) -> dict[str, Any]:
+        """Fix the keywords where OpenAPI 3.0 and Swagger 2.0 differ from JSON Schema."""
+        if out.pop("nullable", False) is True:
+            if isinstance(out.get("type"), str):
+                out["type"] = [out["type"], "null"]
+            elif "enum" in out and None not in out["enum"]:
+                out["enum"] = [*out["enum"], None]
+        for bound, exclusive in (("maximum", "exclusiveMaximum"), ("minimum", "exclusiveMinimum")):
+            if isinstance(out.get(exclusive), bool):
+                if out.pop(exclusive) and bound in out:
+                    out[exclusive] = out.pop(bound)
+        if out.get("type") == "file":
+            out["type"] = "string"
+        return out
+
+
+# --- operations ------------------------------------------------------------------------
+@dataclass
+class Operation:
+    key: str  # "GET /pets/{petId}": stable across re-imports
+    method: str
+    path: str
+    operation_id: str
+    summary: str
+    description: str
+    suggested_name: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tool_description(self) -> str:
+        return "\n\n".join(p for p in (self.summary, self.description) if p).strip() or self.key
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key, "method": self.method.upper(), "path": self.path,
+            "operation_id": self.operation_id, "summary": self.summary,
+            "description": self.tool_description, "suggested_name": self.suggested_name,
+            "input_schema": self.input_schema, "output_schema": self.output_schema,
+        }
+
+
+def snake_case(text: str) -> str:
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", text)
+    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", text)
+    text = re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
+    if not text or not text[0].isalpha():
+        text = f"op_{text}".rstrip("_")
+    return text[:64].rstrip("_")
+
+
+def operation_name(method: str, path: str, operation_id: str) -> str:
+    if operation_id:
+        return snake_case(operation_id)
+    return snake_case(f"{method} {path.replace('{', '').replace('}', '')}")
+
+
+def base_url(document: dict[str, Any], version: str, spec_url: str = "") -> str:
+    """The API's base URL; relative server URLs are resolved against the spec's URL."""
+    if version == "2.0":
+        host = document.get("host")
+        scheme = (document.get("schemes") or ["https"])[0]
+        base = f"{scheme}://{host}{document.get('basePath', '')}" if host else document.get(
+            "basePath", "")
+    else:
+        servers = document.get("servers") or [{"url": "/"}]
+        server = servers[0]
+        base = server.get("url", "/")
+        for name, var in (server.get("variables") or {}).items():
+            base = base.replace("{" + name + "}", str(var.get("default", "")))
+    if spec_url and not re.match(r"^https?://", base):
+        base = urljoin(spec_url, base)
+    return base.rstrip("/")
+
+
+def _json_media(content: dict[str, Any] | None) -> tuple[str, Any] | None:
+    for media, body in (content or {}).items():
+        if media.split(";")[0].strip() in ("application/json", "*/*") or media.endswith("+json"):
+            return media, (body or {}).get("schema", {})
+    return None
+
+
+def _security_auth(document: dict[str, Any], op: dict[str, Any], version: str) -> dict | None:
+    """The first security requirement the studio can satisfy: API key, bearer or basic."""
+    schemes = (document.get("securityDefinitions") if version == "2.0"
+               else (document.get("components") or {}).get("securitySchemes")) or {}
+    requirements = op.get("security", document.get("security")) or []
+    for requirement in requirements:
+        for name in requirement or {}:
+            scheme = schemes.get(name) or {}
+            kind = scheme.get("type")
+            if kind == "apiKey" and scheme.get("in") in ("header", "query", "cookie"):
+                return {"type": "api_key", "in": scheme["in"], "name": scheme.get("name", ""),
+                        "scheme": name}
+            if kind == "basic" or (kind == "http" and scheme.get("scheme", "").lower() == "basic"):
+                return {"type": "basic", "scheme": name}
+            if kind == "http" and scheme.get("scheme", "").lower() == "bearer":
+                return {"type": "bearer", "scheme": name}
+            if kind in ("oauth2", "openIdConnect"):
+                return {"type": "bearer", "scheme": name}
+    return None
+
+
+def _param_schema(conv: SchemaConverter, param: dict[str, Any], version: str) -> dict:
+    if version == "2.0":
+        keep = {k: v for k, v in param.items()
+                if k not in ("name", "in", "required", "collectionFormat", "allowEmptyValue")}
+        schema = conv.convert(keep)
+    elif "schema" in param:
+        schema = conv.convert(param["schema"])
+    else:
+        media = _json_media(param.get("content"))
+        schema = conv.convert(media[1]) if media else {}
+    schema = dict(schema) if isinstance(schema, dict) else {}
+    if param.get("description") and "description" not in schema:
+        schema["description"] = param["description"]
+    return schema
+
+
+def _param_recipe(param: dict[str, Any], version: str) -> dict[str, Any]:
+    where = param["in"]
+    recipe = {"name": param["name"], "in": where, "required": bool(param.get("required"))}
+    if version == "2.0":
+        fmt = param.get("collectionFormat", "csv")
+        recipe.update({"multi": {"style": "form", "explode": True},
+                       "ssv": {"style": "spaceDelimited", "explode": False},
+                       "pipes": {"style": "pipeDelimited", "explode": False},
+                       "tsv": {"style": "tabDelimited", "explode": False}}.get(
+            fmt, {"style": "form" if where == "query" else "simple", "explode": False}))
+    else:
+        default_style = {"query": "form", "cookie": "form"}.get(where, "simple")
+        style = param.get("style", default_style)
+        recipe["style"] = style
+        recipe["explode"] = bool(param.get("explode", style == "form"))
+        if param.get("allowReserved"):
+            recipe["allow_reserved"] = True
+    return recipe
+
+
+def _resolve(document: dict[str, Any], node: Any) -> Any:
+    """Follow a chain of refs for parameter, request body and response objects."""
+    seen = set()
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        if node["$ref"] in seen:
+            raise SpecError(f"$ref loop at {node['$ref']}")
+        seen.add(node["$ref"])
+        node = _pointer_get(document, node["$ref"])
+    return node
+
+
+def _operation(document, version, path, method, path_item, op, spec_url) -> Operation:
+    conv = SchemaConverter(document, version)
+    params: dict[tuple[str, str], dict] = {}
+    for raw in [*(path_item.get("parameters") or []), *(op.get("parameters") or [])]:
+        param = _resolve(document, raw)
+        params[(param.get("name"), param.get("in"))] = param  # operation level wins
+    groups: dict[str, dict[str, Any]] = {}
+    recipes, body_recipe, body_schema, body_required = [], None, None, False
+    for (name, where), param in params.items():
+        if where == "body":  # Swagger 2.0
+            body_schema = conv.convert(param.get("schema", {}))
+            body_required = bool(param.get("required"))
+            body_recipe = {"media_type": "application/json"}
+            continue
+        if where == "formData":
+            group = groups.setdefault("body", {"type": "object", "properties": {}, "required": []})
+            group["properties"][name] = _param_schema(conv, param, version)
+            if param.get("required"):
+                group["required"].append(name)
+                body_required = True
+            body_recipe = {"media_type": "application/x-www-form-urlencoded"}
+            continue
+        if where not in PARAM_GROUPS:
+            continue
+        group = groups.setdefault(where, {"type": "object", "properties": {}, "required": [],
+                                          "additionalProperties": False})
+        group["properties"][name] = _param_schema(conv, param, version)
+        if param.get("required") or where == "path":
+            group["required"].append(name)
+        recipes.append(_param_recipe(param, version))
+    if version != "2.0" and op.get("requestBody"):
+        request_body = _resolve(document, op["requestBody"])
+        media = _json_media(request_body.get("content"))
+        form = (request_body.get("content") or {}).get("application/x-www-form-urlencoded")
+        if media:
+            body_schema, body_recipe = conv.convert(media[1]), {"media_type": "application/json"}
+        elif form is not None:
+            body_schema = conv.convert(form.get("schema", {}))
+            body_recipe = {"media_type": "application/x-www-form-urlencoded"}
+        body_required = bool(request_body.get("required"))
+    properties: dict[str, Any] = {}
+    required = []
+    for where in PARAM_GROUPS:
+        if where in groups:
+            group = groups[where]
+            if not group["required"]:
+                group.pop("required")
+            properties[where] = group
+            if group.get("required"):
+                required.append(where)
+    if "body" in groups:  # Swagger 2.0 form fields
+        body_schema = {k: v for k, v in groups["body"].items() if k != "required" or v}
+    if body_schema is not None:
+        properties["body"] = body_schema if body_schema != {} else {}
+        if body_required:
+            required.append("body")
+    input_schema: dict[str, Any] = {"type": "object", "properties": properties,
+                                    "additionalProperties": False}
+    if required:
+        input_schema["required"] = required
+    output_schema = _output_schema(document, version, op)
+    operation_id = op.get("operationId") or ""
+    config = {
+        "method": method.upper(), "path": path,
+        "base_url": base_url(document, version, spec_url),
+        "parameters": recipes, "body": body_recipe,
+        "auth": _security_auth(document, op, version),
+    }
+    return Operation(
+        key=f"{method.upper()} {path}", method=method, path=path, operation_id=operation_id,
+        summary=(op.get("summary") or "").strip(),
+        description=(op.get("description") or "").strip(),
+        suggested_name=operation_name(method, path, operation_id),
+        input_schema=conv.with_defs(input_schema),
+        output_schema=output_schema,
+        config=config,
+    )
+
+
+def _output_schema(document, version, op) -> dict[str, Any] | None:
+    conv = SchemaConverter(document, version)
+    responses = op.get("responses") or {}
+    for code in sorted(responses, key=str):
+        if not str(code).startswith("2"):
+            continue
+        response = _resolve(document, responses[code])
+        if version == "2.0":
+            body = response.get("schema")
+        else:
+            media = _json_media(response.get("content"))
+            body = media[1] if media else None
+        if body is None:
+            continue
+        return conv.with_defs({"type": "object", "properties": {
+            "status": {"type": "integer"},
+            "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+            "body": conv.convert(body),
+        }, "required": ["status", "headers", "body"]})
+    return None
+
+
+def spec_operations(document: dict[str, Any], *, spec_url: str = "") -> list[Operation]:
+    """Every operation of a validated document, in path order."""
+    version = spec_version(document)
+    operations = []
+    for path, raw_item in (document.get("paths") or {}).items():
+        path_item = _resolve(document, raw_item) or {}
+        for method in METHODS:
+            if isinstance(path_item.get(method), dict):
+                operations.append(_operation(document, version, path, method, path_item,
+                                             path_item[method], spec_url))
+    return operations
+
+
+def spec_title(document: dict[str, Any]) -> str:
+    info = document.get("info") or {}
+    return str(info.get("title") or "OpenAPI spec")[:200]

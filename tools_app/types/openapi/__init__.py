@@ -1,0 +1,102 @@
+"""OpenAPI operation tools: one imported operation each (tools_app.sources.openapi).
+
+Tool.config is the request recipe written at import: method, path, base_url, the
+parameters with their style, the body media type and the auth scheme. The secrets
+(api_key, token, username/password) are the tool's encrypted credentials.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from tools_app.types import ToolType
+
+
+class OpenApiToolType(ToolType):
+    kind = "openapi"
+    label = "OpenAPI operation"
+    creatable = False  # made by importing a spec on the sources page
+    credential_fields: ClassVar[list[str]] = ["api_key", "token", "username", "password"]
+    config_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "required": ["method", "path", "base_url"],
+        "properties": {
+            "source_id": {"type": "integer"},
+            "operation_key": {"type": "string"},
+            "method": {"enum": ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH",
+                                "TRACE"]},
+            "path": {"type": "string", "pattern": "^/"},
+            "base_url": {"type": "string", "pattern": "^https?://"},
+            "parameters": {"type": "array", "items": {
+                "type": "object", "required": ["name", "in"],
+                "properties": {"name": {"type": "string"},
+                               "in": {"enum": ["path", "query", "header", "cookie"]},
+                               "style": {"type": "string"}, "explode": {"type": "boolean"}},
+            }},
+            "body": {"type": ["object", "null"]},
+            "auth": {"type": ["object", "null"], "properties": {
+                "type": {"enum": ["api_key", "bearer", "basic"]},
+                "in": {"enum": ["header", "query", "cookie"]},
+                "name": {"type": "string"},
+            }},
+            "follow_redirects": {"type": "boolean"},
+        },
+    }
+
+    async def execute(self, tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
+        from tools_app.execution import ToolError
+        from tools_app.net import BlockedURL, FetchError, fetch
+        from tools_app.types.openapi.request import apply_auth, build_request
+
+        config = tool.config or {}
+        request = build_request(config, input or {})
+        if config.get("auth"):
+            apply_auth(request, config["auth"], await _secrets(tool, context))
+        follow = bool(config.get("follow_redirects"))
+        try:
+            result = await fetch(
+                request["url"], method=request["method"], headers=request["headers"],
+                content=request["content"], deadline_seconds=tool.timeout_seconds,
+                max_redirects=5 if follow else 0,
+            )
+        except BlockedURL as exc:
+            raise ToolError(f"The API address is not allowed: {exc}") from None
+        except FetchError as exc:
+            message = str(exc)
+            if not follow and message.startswith("Too many redirects"):
+                message = ("The API answered with a redirect, and this tool does not follow "
+                           "redirects (set config.follow_redirects to allow it).")
+            raise ToolError(message) from None
+        text, _ = result.text()
+        body: Any = text
+        if "json" in result.content_type and text.strip():
+            try:
+                body = json.loads(text)
+            except ValueError:
+                body = text
+        elif not text:
+            body = None
+        output = {"status": result.status, "headers": result.headers, "body": body}
+        if not 200 <= result.status < 300:
+            raise ToolError(f"HTTP {result.status} {result.reason}: {_short(text)}",
+                            output=output)
+        return output
+
+
+async def _secrets(tool: Any, context: Any) -> dict[str, Any]:
+    getter = getattr(context, "credentials", None)
+    if getter is None:
+        from tools_app.crypto import credentials_get as getter
+    result = getter(tool)
+    if hasattr(result, "__await__"):
+        result = await result
+    return result or {}
+
+
+def _short(text: str, limit: int = 500) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+tool_type = OpenApiToolType()

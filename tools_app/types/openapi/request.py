@@ -1,0 +1,138 @@
+"""Build an HTTP request from an OpenAPI tool's input and its recipe (Tool.config).
+
+Serialization follows the OpenAPI parameter styles (3.x `style`/`explode`; Swagger 2.0
+`collectionFormat` was mapped to the same names at import):
+- path `simple` (the default; `label` and `matrix` too); each value is percent-escaped
+  with no safe characters, so a value can never add a path segment (`../`, `/`, `?`);
+- query `form` (explode: repeated keys; else comma-joined), `spaceDelimited`,
+  `pipeDelimited`, `tabDelimited`, `deepObject` (`key[prop]=v`);
+- header `simple`; cookie `form`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from tools_app.execution import ToolError
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, dict | list):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def _escape(text: str, allow_reserved: bool = False) -> str:
+    return quote(text, safe=":/?#[]@!$&'()*+,;=" if allow_reserved else "")
+
+
+def _path_value(name: str, value: Any, style: str, explode: bool) -> str:
+    if isinstance(value, list):
+        items = [_escape(_scalar(v)) for v in value]
+        joined = ",".join(items)
+        if style == "label":
+            return "." + (".".join(items) if explode else joined)
+        if style == "matrix":
+            return "".join(f";{name}={i}" for i in items) if explode else f";{name}={joined}"
+        return joined
+    if isinstance(value, dict):
+        pairs = [(_escape(str(k)), _escape(_scalar(v))) for k, v in value.items()]
+        text = ",".join(f"{k}={v}" if explode else f"{k},{v}" for k, v in pairs)
+        return {"label": ".", "matrix": f";{name}="}.get(style, "") + text
+    text = _escape(_scalar(value))
+    return {"label": f".{text}", "matrix": f";{name}={text}"}.get(style, text)
+
+
+def _query_pairs(name: str, value: Any, style: str, explode: bool) -> list[tuple[str, str]]:
+    if isinstance(value, list):
+        if style == "form" and explode:
+            return [(name, _scalar(v)) for v in value]
+        separator = {"spaceDelimited": " ", "pipeDelimited": "|", "tabDelimited": "\t"}.get(
+            style, ",")
+        return [(name, separator.join(_scalar(v) for v in value))]
+    if isinstance(value, dict):
+        if style == "deepObject":
+            return [(f"{name}[{k}]", _scalar(v)) for k, v in value.items()]
+        if explode:
+            return [(str(k), _scalar(v)) for k, v in value.items()]
+        return [(name, ",".join(f"{k},{_scalar(v)}" for k, v in value.items()))]
+    return [(name, _scalar(value))]
+
+
+def build_request(config: dict[str, Any], input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
+    """{method, url, headers, content} for net.fetch, before auth is applied."""
+    path = config["path"]
+    query: list[tuple[str, str]] = []
+    headers: dict[str, str] = {}
+    cookies: list[str] = []
+    for param in config.get("parameters", []):
+        where, name = param["in"], param["name"]
+        group = input.get(where) or {}
+        if name not in group:
+            continue
+        value = group[name]
+        style, explode = param.get("style", "simple"), bool(param.get("explode"))
+        if where == "path":
+            path = path.replace("{" + name + "}", _path_value(name, value, style, explode))
+        elif where == "query":
+            query.extend(_query_pairs(name, value, style, explode))
+        elif where == "header":
+            headers[name] = _path_value(name, value, "simple", explode)
+        elif where == "cookie":
+            cookies.append(f"{name}={_escape(_scalar(value))}")
+    missing = [part for part in path.split("/") if part.startswith("{") and part.endswith("}")]
+    if missing:
+        raise ToolError(f"Missing path parameter {missing[0]}")
+    url = config["base_url"].rstrip("/") + path
+    if query:
+        url += ("&" if "?" in url else "?") + urlencode(query, quote_via=quote)
+    if cookies:
+        headers["Cookie"] = "; ".join(cookies)
+    content = None
+    body = config.get("body")
+    if body and "body" in input:
+        if body.get("media_type") == "application/x-www-form-urlencoded":
+            content = urlencode({k: _scalar(v) for k, v in (input["body"] or {}).items()}).encode()
+        else:
+            content = json.dumps(input["body"]).encode()
+        headers["Content-Type"] = body.get("media_type", "application/json")
+    headers.setdefault("Accept", "application/json")
+    return {"method": config["method"], "url": url, "headers": headers, "content": content}
+
+
+def apply_auth(request: dict[str, Any], auth: dict[str, Any] | None, secrets: dict) -> None:
+    """API key (header/query/cookie), bearer or basic, from the decrypted credentials."""
+    if not auth:
+        return
+    kind = auth.get("type")
+    if kind == "api_key":
+        key = secrets.get("api_key")
+        if not key:
+            raise ToolError("This tool needs an API key: set the tool's credentials (api_key).")
+        if auth.get("in") == "query":
+            separator = "&" if "?" in request["url"] else "?"
+            request["url"] += separator + urlencode({auth["name"]: key}, quote_via=quote)
+        elif auth.get("in") == "cookie":
+            cookie = f"{auth['name']}={_escape(key)}"
+            old = request["headers"].get("Cookie")
+            request["headers"]["Cookie"] = f"{old}; {cookie}" if old else cookie
+        else:
+            request["headers"][auth.get("name") or "X-API-Key"] = key
+    elif kind == "bearer":
+        token = secrets.get("token")
+        if not token:
+            raise ToolError("This tool needs a bearer token: set the tool's credentials (token).")
+        request["headers"]["Authorization"] = f"Bearer {token}"
+    elif kind == "basic":
+        if not secrets.get("username"):
+            raise ToolError("This tool needs a user name and password: set the tool's "
+                            "credentials (username, password).")
+        pair = f"{secrets['username']}:{secrets.get('password', '')}".encode()
+        request["headers"]["Authorization"] = "Basic " + base64.b64encode(pair).decode()
