@@ -43,3 +43,26 @@ urlpatterns += [
     path(f"{_revision}/restore", editor_api.RevisionRestoreApi.as_view(),
          name="agent-revision-restore"),
 ]
+
+# Thread signals, message queueing and the notification inbox (issue 6).
+from agents_core.api import signals as signals_api  # noqa: E402
+
+_thread = "threads/<uuid:thread_id>"
+urlpatterns += [
+    path(f"{_thread}/send-message", signals_api.ThreadSendMessageApi.as_view(),
+         name="thread-send-message"),
+    path(f"{_thread}/queue-message", signals_api.ThreadQueueMessageApi.as_view(),
+         name="thread-queue-message"),
+    path(f"{_thread}/signals/", signals_api.ThreadSignalsApi.as_view(), name="thread-signals"),
+    path(f"{_thread}/state-signals/", signals_api.ThreadStateSignalApi.as_view(),
+         name="thread-state-signals"),
+    path(f"{_thread}/notifications/", signals_api.ThreadNotificationsApi.as_view(),
+         name="thread-notifications"),
+    path(f"{_thread}/notifications/digest", signals_api.ThreadDigestApi.as_view(),
+         name="thread-notifications-digest"),
+    path(f"{_thread}/subscription/", signals_api.ThreadSubscriptionApi.as_view(),
+         name="thread-subscription"),
+    path(f"{_thread}/abort", signals_api.ThreadAbortApi.as_view(), name="thread-abort"),
+    path("agents/<slug:slug>/notification-policy", signals_api.AgentNotificationPolicyApi.as_view(),
+         name="agent-notification-policy"),
+]

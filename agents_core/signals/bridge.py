@@ -1,0 +1,41 @@
+"""The few places signals meets the run loop (agents_core/runtime, services/runs.py):
+start a run, publish an event on the thread's stream, the thread's group, abort.
+
+Kept in one module so that the contract (agents_core/runtime/PROTOCOL.md, "Requests from
+signals") has one counterpart here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+
+def start_run(*, thread, text: str, user, options: dict[str, Any], signal) -> Any:  # noqa: ANN001
+    """Start a run on an idle thread with `text` as its first input (raises IntegrityError
+    when another run is already running on the thread)."""
+    from agents_core.services.runs import run_start
+
+    return run_start(thread=thread, message=text, user=user or thread.owner, options=options)
+
+
+def publish(*, thread_id, run_id, event: dict[str, Any]) -> None:  # noqa: ANN001
+    """Publish a `signal` / `notification` event once the caller's transaction commits."""
+    from agents_core.runtime.events import publish_event_sync
+
+    transaction.on_commit(
+        lambda: publish_event_sync(thread_id=thread_id, run_id=run_id, event=event)
+    )
+
+
+def thread_group(thread_id) -> str:  # noqa: ANN001
+    from agents_core.runtime.events import thread_group_name
+
+    return thread_group_name(thread_id)
+
+
+def run_abort(*, run, user) -> Any:  # noqa: ANN001
+    from agents_core.services.runs import run_abort as abort
+
+    return abort(run=run, user=user)
