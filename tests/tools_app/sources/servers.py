@@ -77,12 +77,14 @@ def pets_spec(base: str = "/api") -> dict:
                             {"name": "limit", "in": "query", "schema": {"type": "integer"}}],
                         "responses": {"200": {"description": "ok", "content": {
                             "application/json": {"schema": {
-                                "type": "array", "items": {"$ref": "#/components/schemas/Pet"}}}}}}},
+                                "type": "array",
+                                "items": {"$ref": "#/components/schemas/Pet"}}}}}}},
                 "post": {"operationId": "createPet", "summary": "Add a pet",
                          "requestBody": {"required": True, "content": {"application/json": {
                              "schema": {"$ref": "#/components/schemas/NewPet"}}}},
                          "responses": {"201": {"description": "made", "content": {
-                             "application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}}}},
+                             "application/json": {
+                                 "schema": {"$ref": "#/components/schemas/Pet"}}}}}},
             },
             "/pets/{petId}": {
                 "parameters": [{"name": "petId", "in": "path", "required": True,
