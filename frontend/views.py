@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.contrib.staticfiles import finders
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from agents_core.selectors import agent_list
+from agents_core.models import Thread
+from agents_core.selectors import agent_get, agent_list
 from tools_app.selectors import tool_list
 
 
@@ -16,4 +18,48 @@ def home(request: HttpRequest) -> HttpResponse:
         request,
         "frontend/home.html",
         {"agents": agent_list(user=request.user), "tools": tool_list(user=request.user)},
+    )
+
+
+def _chat_agents(user) -> list[dict]:
+    """What the chat page's agent picker shows, as JSON for chat.js."""
+    return [
+        {
+            "slug": agent.slug,
+            "name": agent.name,
+            "model": agent.model,
+            "source": agent.source,
+            "description": agent.description,
+            "tools": [binding.key for binding in agent.tool_bindings.all()],
+            "subagents": [sub.tool_name for sub in agent.subagent_bindings.all()],
+            "defaultOptions": agent.default_options,
+        }
+        for agent in agent_list(user=user)
+    ]
+
+
+@login_required
+def chat(
+    request: HttpRequest, agent_slug: str | None = None, thread_id: str | None = None
+) -> HttpResponse:
+    """The preview chat: /chat/, /chat/<agent>/ (new thread) and /chat/t/<thread>/."""
+    thread = None
+    if thread_id is not None:
+        # Threads are private to their owner; another user's id is simply not found.
+        thread = Thread.objects.filter(id=thread_id, owner=request.user).first()
+        if thread is None:
+            raise Http404("No such thread.")
+        agent_slug = thread.agent.slug
+    elif agent_slug is not None and agent_get(user=request.user, slug=agent_slug) is None:
+        raise Http404("No such agent.")
+    return render(
+        request,
+        "frontend/chat.html",
+        {
+            "agents": _chat_agents(request.user),
+            "agent_slug": agent_slug or "",
+            "thread": thread,
+            # The signals engineer's inbox module mounts beside the chat once it exists.
+            "inbox_module": bool(finders.find("js/lib/inbox.js")),
+        },
     )

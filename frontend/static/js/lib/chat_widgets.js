@@ -1,0 +1,172 @@
+// The widgets of suspended tool calls, answered in place (DESIGN.md sections 7, 8):
+// ask_user (free text, single select, multi select), submit_plan (approve / reject with
+// a reason), approval of any tool (approve / decline with a reason). Each widget calls
+// `submit(payload)`; the page sends it as `{type: "resume", toolCallId, payload}`.
+//
+// Resume payloads: ask_user {answer: "text"} or {answer: ["a", "b"]} (multi select);
+// submit_plan and approvals {approved: true} or {approved: false, reason: "..."}.
+
+import { el, formatJson, valueNode } from "./chat_render.js";
+
+export function suspendKind(toolName, payload) {
+  const p = payload && typeof payload === "object" ? payload : {};
+  const kind = String(p.kind || p.type || p.reason || "").toLowerCase();
+  if (kind.includes("client")) return "client";
+  if (kind.includes("approv") || p.requiresApproval === true) return "approval";
+  if (kind.includes("plan") || toolName === "submit_plan") return "plan";
+  if (kind.includes("ask") || kind.includes("question") || toolName === "ask_user") return "ask";
+  if (p.question !== undefined || Array.isArray(p.options)) return "ask";
+  if (p.plan !== undefined || Array.isArray(p.steps)) return "plan";
+  return "generic";
+}
+
+function optionOf(option) {
+  if (option && typeof option === "object") {
+    const value = option.value ?? option.id ?? option.label;
+    return { value: String(value), label: String(option.label ?? value), description: option.description || "" };
+  }
+  return { value: String(option), label: String(option), description: "" };
+}
+
+export function askMode(payload) {
+  const p = payload || {};
+  const mode = String(p.mode || p.selection || p.select || p.type || p.kind || "").toLowerCase();
+  if (p.multiple === true || p.multi === true || p.allowMultiple === true || mode.includes("multi")) return "multi";
+  if (mode.includes("single") || (Array.isArray(p.options) && p.options.length && !mode.includes("text"))) return "single";
+  return "text";
+}
+
+function reasonField(placeholder) {
+  return el("textarea", { class: "reason", name: "reason", rows: 2, placeholder });
+}
+
+// Wraps the controls in a form that locks itself after one answer (no double resume).
+function widgetForm(kindClass, title, controls, actions, onSubmit) {
+  const error = el("div", { class: "widget-error error", hidden: true });
+  const form = el("form", { class: `widget ${kindClass}` }, el("div", { class: "widget-title" }, title), ...controls, error, el("div", { class: "widget-actions" }, ...actions));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const action = event.submitter ? event.submitter.value : "submit";
+    const result = onSubmit(action, form);
+    if (!result) return;
+    if (result.error) {
+      error.textContent = result.error;
+      error.hidden = false;
+      return;
+    }
+    error.hidden = true;
+    form.classList.add("sending");
+    for (const control of form.elements) control.disabled = true;
+    try {
+      await form.submitAnswer(result.payload);
+      form.replaceWith(answeredNode(kindClass, result.payload));
+    } catch (err) {
+      form.classList.remove("sending");
+      for (const control of form.elements) control.disabled = false;
+      error.textContent = `Could not send the answer: ${err.message || err}`;
+      error.hidden = false;
+    }
+  });
+  return form;
+}
+
+function askWidget(payload, { autoResume }) {
+  const mode = askMode(payload);
+  const question = payload.question ?? payload.prompt ?? payload.message ?? "The agent asks:";
+  const options = (payload.options || payload.choices || []).map(optionOf);
+  const controls = [];
+  if (mode === "text") {
+    controls.push(el("textarea", { name: "answer", rows: 2, placeholder: autoResume ? "Type your answer here or in the message box" : "Type your answer", "aria-label": "Your answer" }));
+  } else {
+    const type = mode === "multi" ? "checkbox" : "radio";
+    const name = `answer-${Math.random().toString(36).slice(2, 8)}`;
+    controls.push(el("div", { class: `choices choices-${mode}`, role: mode === "multi" ? "group" : "radiogroup" },
+      options.map((option) => el("label", { class: "choice" },
+        el("input", { type, name, value: option.value }),
+        el("span", { class: "choice-label" }, option.label),
+        option.description ? el("span", { class: "choice-description muted" }, option.description) : null))));
+  }
+  if (mode === "multi") controls.unshift(el("div", { class: "muted widget-hint" }, "Choose one or more."));
+  return widgetForm("widget-ask", question, controls,
+    [el("button", { type: "submit", class: "primary", value: "answer" }, "Answer")],
+    (_action, form) => {
+      if (mode === "text") {
+        const answer = form.querySelector("textarea[name=answer]").value.trim();
+        return answer ? { payload: { answer } } : { error: "Type an answer first." };
+      }
+      const picked = [...form.querySelectorAll("input:checked")].map((input) => input.value);
+      if (!picked.length) return { error: mode === "multi" ? "Choose at least one option." : "Choose an option." };
+      return { payload: { answer: mode === "multi" ? picked : picked[0] } };
+    });
+}
+
+function planBody(payload) {
+  const plan = payload.plan ?? payload.steps ?? payload;
+  if (typeof plan === "string") return el("div", { class: "plan-text value-text" }, plan);
+  if (Array.isArray(plan)) {
+    return el("ol", { class: "plan-steps" }, plan.map((step) => el("li", {},
+      typeof step === "string" ? step : (step.title || step.description || step.step || formatJson(step)))));
+  }
+  if (plan && typeof plan === "object" && Array.isArray(plan.steps)) return planBody({ plan: plan.steps });
+  return valueNode(plan);
+}
+
+function decisionWidget(kindClass, title, body, approveLabel, rejectLabel) {
+  const reason = reasonField(`Why? (the model sees this when you ${rejectLabel.toLowerCase()})`);
+  return widgetForm(kindClass, title, [body, reason], [
+    el("button", { type: "submit", class: "primary approve", value: "approve" }, approveLabel),
+    el("button", { type: "submit", class: "secondary reject", value: "reject" }, rejectLabel),
+  ], (action) => {
+    const text = reason.value.trim();
+    if (action === "approve") return { payload: text ? { approved: true, reason: text } : { approved: true } };
+    if (!text) return { error: `Say why you ${rejectLabel.toLowerCase()} — the agent reads it.` };
+    return { payload: { approved: false, reason: text } };
+  });
+}
+
+function genericWidget(payload) {
+  const text = el("textarea", { class: "code", name: "payload", rows: 3, placeholder: '{"answer": "..."}' });
+  return widgetForm("widget-generic", "This call waits for a resume payload (JSON).", [valueNode(payload), text],
+    [el("button", { type: "submit", class: "primary", value: "resume" }, "Resume")],
+    () => {
+      try {
+        return { payload: JSON.parse(text.value || "{}") };
+      } catch (err) {
+        return { error: `Not JSON: ${err.message}` };
+      }
+    });
+}
+
+// The widget for a suspended call; `submit(payload)` must return a promise.
+export function buildWidget({ kind, toolName, payload, input, autoResume = false, submit }) {
+  const p = payload && typeof payload === "object" ? payload : { value: payload };
+  let form;
+  if (kind === "ask") form = askWidget(p, { autoResume });
+  else if (kind === "plan") form = decisionWidget("widget-plan", p.title || "Approve this plan?", planBody(p), "Approve plan", "Reject");
+  else if (kind === "approval") {
+    const shown = p.input ?? input;
+    form = decisionWidget("widget-approval", p.message || `Allow ${toolName} to run with this input?`,
+      shown === undefined ? el("span") : valueNode(shown), "Approve", "Decline");
+  } else form = genericWidget(p);
+  form.submitAnswer = submit;
+  if (autoResume) form.append(el("div", { class: "muted widget-hint" }, "Auto-resume is on: your next chat message answers this call."));
+  return form;
+}
+
+// How an answer reads once given (also for answers found in the history).
+export function answeredNode(kindClass, payload) {
+  const kind = String(kindClass || "").replace(/^widget-/, "");
+  const p = payload && typeof payload === "object" ? payload : { answer: payload };
+  let text;
+  let tone = "ok";
+  if ("approved" in p) {
+    const verb = kind === "plan" ? (p.approved ? "Plan approved" : "Plan rejected") : (p.approved ? "Approved" : "Declined");
+    text = `${verb}${p.reason ? `: ${p.reason}` : ""}`;
+    tone = p.approved ? "ok" : "no";
+  } else if ("answer" in p) {
+    text = `You answered: ${Array.isArray(p.answer) ? p.answer.join(", ") : p.answer}`;
+  } else {
+    text = `Resumed with ${formatJson(p)}`;
+  }
+  return el("div", { class: `answered answered-${tone}` }, text);
+}
