@@ -85,6 +85,14 @@ class ToolInputSerializer(serializers.Serializer):
     )
     config = serializers.JSONField(required=False, default=dict)
     model_output = serializers.JSONField(required=False, default=dict)
+    credentials = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, trim_whitespace=False),
+        write_only=True,
+        required=False,
+        allow_null=True,
+        help_text="Secrets for the type's credential_fields, stored encrypted and never "
+        "returned (see has_credentials). Omit to keep the stored ones; null or {} clears them.",
+    )
 
     def validate_name(self, value: str) -> str:
         if not TOOL_NAME.match(value):
@@ -134,18 +142,22 @@ class ToolInputSerializer(serializers.Serializer):
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        # The type checks its config; on PATCH the config or the kind may come alone.
+        # The type checks its config and names its credentials; on PATCH the config, the
+        # credentials or the kind may come alone.
         kind = attrs.get("kind", getattr(self.instance, "kind", None))
+        try:
+            tool_type = get_type(kind)
+        except LookupError:
+            return attrs
         if "config" in attrs or "kind" in attrs:
             config = attrs.get("config", getattr(self.instance, "config", {}))
-            try:
-                tool_type = get_type(kind)
-            except LookupError:
-                return attrs
             try:
                 attrs["config"] = tool_type.validate_config(config)
             except ConfigError as exc:
                 raise serializers.ValidationError({"config": _config_messages(exc)}) from exc
+        problem = _credentials_problem(attrs.get("credentials"), tool_type)
+        if problem:
+            raise serializers.ValidationError({"credentials": [problem]})
         return attrs
 
 
@@ -154,6 +166,21 @@ def _config_messages(exc: ConfigError) -> list[str]:
         message if path in ("", "config") else f"{path}: {message}"
         for path, message in exc.errors.items()
     ]
+
+
+def _credentials_problem(credentials: dict[str, str] | None, tool_type: Any) -> str | None:
+    if not credentials:
+        return None
+    allowed = list(tool_type.credential_fields)
+    if not allowed:
+        return f"Tools of type {tool_type.kind!r} take no credentials."
+    unknown = sorted(set(credentials) - set(allowed))
+    if unknown:
+        return (
+            f"Unknown credential field {unknown[0]!r}; tools of type {tool_type.kind!r} "
+            f"take: {', '.join(allowed)}."
+        )
+    return None
 
 
 class ToolOutputSerializer(serializers.ModelSerializer):

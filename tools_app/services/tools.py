@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 
 from agents_core.models import Source
 from studio.exceptions import ApplicationError
+from tools_app.crypto import credentials_set
 from tools_app.models import Tool
 
 TOOL_FIELDS = (
@@ -53,24 +54,42 @@ def _save_unique(tool: Tool, **save_kwargs: Any) -> None:
 
 
 @transaction.atomic
-def tool_create(*, owner: Any, name: str, kind: str, **fields: Any) -> Tool:
+def tool_create(
+    *,
+    owner: Any,
+    name: str,
+    kind: str,
+    credentials: dict[str, str] | None = None,
+    **fields: Any,
+) -> Tool:
+    """Create a studio tool; credentials are stored encrypted in the same transaction."""
     unknown = set(fields) - set(TOOL_FIELDS)
     if unknown:
         raise TypeError(f"tool_create() got unexpected fields {sorted(unknown)}")
     tool = Tool(name=name, kind=kind, owner=owner, source=Source.STUDIO, **fields)
     _save_unique(tool, force_insert=True)
+    if credentials:
+        credentials_set(tool, credentials)
     return tool
 
 
 @transaction.atomic
 def tool_update(*, tool: Tool, data: dict[str, Any]) -> Tool:
-    """Apply the given fields (a PUT sends all of them, a PATCH some)."""
+    """Apply the given fields (a PUT sends all of them, a PATCH some).
+
+    Credentials change only when `data` has the key: clients never read them back, so a
+    PUT without them keeps the stored ones; None or {} clears them.
+    """
     tool_ensure_editable(tool)
+    data = dict(data)
+    has_credentials, credentials = "credentials" in data, data.pop("credentials", None)
     for field, value in data.items():
         if field not in TOOL_FIELDS:
             raise TypeError(f"tool_update() cannot set {field!r}")
         setattr(tool, field, value)
     _save_unique(tool)
+    if has_credentials:
+        credentials_set(tool, credentials)
     return tool
 
 
