@@ -21,18 +21,29 @@ def start_run(*, thread, text: str, user, options: dict[str, Any], signal) -> An
 
 
 def publish(*, thread_id, run_id, event: dict[str, Any]) -> None:  # noqa: ANN001
-    """Publish a `signal` / `notification` event once the caller's transaction commits."""
-    from agents_core.runtime.events import publish_event_sync
+    """Number, store and publish a `signal` / `notification` event on the thread's stream
+    once the caller's transaction commits.
 
+    After commit, not inside it: numbering updates the Thread row, and holding that row
+    while we also hold a Run row could deadlock against the run loop's own last events.
+    """
+    from agents_core.runtime.events import events_emit_sync
+
+    event = {**event, "runId": str(run_id) if run_id else None}
     transaction.on_commit(
-        lambda: publish_event_sync(thread_id=thread_id, run_id=run_id, event=event)
+        lambda: events_emit_sync(thread_id=thread_id, run_id=run_id, events=[event])
     )
 
 
 def thread_group(thread_id) -> str:  # noqa: ANN001
-    from agents_core.runtime.events import thread_group_name
+    from agents_core.runtime.events import thread_group
 
-    return thread_group_name(thread_id)
+    return thread_group(thread_id)
+
+
+def events_from_group_message(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The stream events of one channel-layer message (`stream.events`)."""
+    return list(message.get("events", []))
 
 
 def run_abort(*, run, user) -> Any:  # noqa: ANN001

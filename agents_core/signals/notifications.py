@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from agents_core.models import (
@@ -28,24 +28,12 @@ from agents_core.signals.services import (
     _queue,
     signal_dispatch,
     thread_active_run,
+    thread_lock,
 )
 from studio.exceptions import ApplicationError
 
 # How many coalesced summaries a record keeps (the count keeps going).
 COALESCED_KEPT = 20
-
-
-def thread_lock(thread_id: Any, topic: str) -> None:
-    """Serialize inbox writes of one thread (merges, digests) for this transaction.
-
-    An advisory lock rather than the Thread row: the run loop updates that row for every
-    event it publishes, and locking it here could deadlock against a run's last update.
-    """
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_advisory_xact_lock(hashtext(%s))", [f"signals:{topic}:{thread_id}"]
-            )
 
 
 def notification_publish(record: NotificationRecord, *, decision: str) -> None:

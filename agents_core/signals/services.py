@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from agents_core.models import (
@@ -72,6 +72,20 @@ class SendResult:
         }
 
 
+def thread_lock(thread_id: Any, topic: str) -> None:
+    """Serialize one kind of write on a thread (state checks, inbox merges, digests) for
+    the rest of the caller's transaction.
+
+    An advisory lock rather than the Thread row: the run loop updates that row for every
+    event it publishes, and holding it here could deadlock against a run's last update.
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock(hashtext(%s))", [f"signals:{topic}:{thread_id}"]
+            )
+
+
 # --- reads used by the services ---------------------------------------------------------------
 def thread_active_run(*, thread: Thread) -> Run | None:
     return Run.objects.filter(thread=thread, status=RunStatus.RUNNING).first()
@@ -118,6 +132,9 @@ def _deliver_into(signal: Signal, run: Run) -> bool:
 
 def _wake(signal: Signal, *, options: dict[str, Any] | None) -> Run | None:
     """Start a run with the signal as its first input; None if another run got there first."""
+    fields = ("id", "decision", "status", "delivered_at", "run_id", "delivered_in_run_id")
+    before = {name: getattr(signal, name) for name in fields}
+    adding = signal._state.adding
     try:
         with transaction.atomic():
             signal.decision = SignalDecision.WAKE
@@ -138,8 +155,11 @@ def _wake(signal: Signal, *, options: dict[str, Any] | None) -> Run | None:
             _publish_signal(signal)
     except IntegrityError:
         # Another process started a run on this thread a moment ago (the one-running-run
-        # constraint refused ours): the caller delivers into that run instead.
-        signal.status = ""
+        # constraint refused ours): the caller delivers into that run instead. Our writes
+        # were rolled back with the savepoint, so the instance goes back to how it was.
+        for name, value in before.items():
+            setattr(signal, name, value)
+        signal._state.adding = adding
         return None
     return run
 
@@ -376,7 +396,7 @@ def send_state_signal(
     cache_key = str(cache_key or "")
     with transaction.atomic():
         # One state write per thread at a time, so two equal snapshots cannot both pass.
-        Thread.objects.select_for_update().filter(id=thread.id).first()
+        thread_lock(thread.id, "state")
         current = state_in_force(thread=thread, state_id=id)
         if (
             cache_key
@@ -393,14 +413,11 @@ def send_state_signal(
             metadata=metadata, user=user, state_id=id, state_mode=mode,
             state_cache_key=cache_key,
         )
-        # Written now (as a placeholder decision) so that the lock covers the check.
-        signal.decision, signal.status = SignalDecision.PERSIST, SignalStatus.PERSISTED
-        signal.save()
-    return signal_dispatch(
-        signal=signal,
-        if_active=_choice(if_active, IF_ACTIVE, "ifActive"),
-        if_idle=_choice(if_idle, IF_IDLE, "ifIdle"),
-    )
+        return signal_dispatch(
+            signal=signal,
+            if_active=_choice(if_active, IF_ACTIVE, "ifActive"),
+            if_idle=_choice(if_idle, IF_IDLE, "ifIdle"),
+        )
 
 
 # --- the run loop's side ------------------------------------------------------------------------

@@ -47,6 +47,7 @@ class ThreadSubscription:
         self.layer = get_channel_layer()
         self.group = bridge.thread_group(thread.id)
         self.channel: str | None = None
+        self.buffered: list[dict[str, Any]] = []
 
     async def start(self) -> ThreadSubscription:
         self.channel = await self.layer.new_channel()
@@ -61,8 +62,11 @@ class ThreadSubscription:
         return await database_sync_to_async(thread_abort)(thread=self.thread, user=self.user)
 
     async def next_event(self, timeout: float | None = None) -> dict[str, Any]:
-        message = await asyncio.wait_for(self.layer.receive(self.channel), timeout)
-        return bridge.event_from_group_message(message)
+        """The next live event (the channel layer may carry several in one message)."""
+        while not self.buffered:
+            message = await asyncio.wait_for(self.layer.receive(self.channel), timeout)
+            self.buffered.extend(bridge.events_from_group_message(message))
+        return self.buffered.pop(0)
 
     def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
         return self._events()
