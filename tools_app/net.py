@@ -118,7 +118,11 @@ def parse_target(url: str) -> Target:
         raise BlockedURL("The URL is empty.")
     if _FORBIDDEN_CHARS.search(url):
         raise BlockedURL("The URL contains whitespace, control characters or a backslash.")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - urlsplit checks lazily; make it check now
+    except ValueError as exc:
+        raise BlockedURL(f"The URL is malformed: {exc}") from None
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
         raise BlockedURL(f"Only http and https URLs are allowed, not {scheme or 'none'!r}.")
@@ -134,16 +138,18 @@ def parse_target(url: str) -> Target:
     if parts.netloc.split(":")[0].startswith("[") or ":" in raw_host:
         ip = _parse_ipv6(raw_host)
         return Target(url, scheme, str(ip), port, True)
-    host = raw_host.rstrip(".").lower()
+    try:
+        # IDNA first: it maps full-width digits and ideographic dots to ASCII, which a
+        # resolver would then read as an IPv4 address.
+        host = raw_host.encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        raise BlockedURL(f"The host {raw_host!r} is not a valid domain name.") from None
+    host = host.rstrip(".")
     if not host or ".." in host:
         raise BlockedURL("The URL's host is malformed.")
     ipv4 = _parse_ipv4_forms(host)
     if ipv4 is not None:
         return Target(url, scheme, str(ipv4), port, True)
-    try:
-        host = host.encode("idna").decode("ascii")
-    except UnicodeError:
-        raise BlockedURL(f"The host {raw_host!r} is not a valid domain name.") from None
     if host in LOCALHOST_NAMES or host.endswith(".localhost"):
         if not _loopback_allowed():
             raise BlockedURL(f"{host} is a localhost name.")

@@ -1,0 +1,235 @@
+"""The Python type's sandbox really contains the author's code: a fresh /usr/bin/python3
+per call, no server environment, CPU/memory/time limits, its own network namespace."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.test import override_settings
+
+from tests.conftest import free_port, stop_process, wait_for_port
+from tools_app.crypto import credentials_set
+from tools_app.execution import tool_execute
+from tools_app.services.runs import tool_run_data
+from tools_app.types.python.sandbox import available_modes, detect_isolation, sandbox_run
+
+ROOT = Path(__file__).resolve().parents[3]
+# The runner program is passed with -c, so its text is in the cmdline of every sandbox.
+RUNNER_SIGNATURE = b"def _main():"
+
+
+@pytest.fixture
+def python_tool(make_tool, owner):
+    def make(code: str, **fields):
+        fields.setdefault("timeout_seconds", 10)
+        return make_tool(kind="python", owner=owner, config={"code": code}, **fields)
+
+    return make
+
+
+def _sandbox_processes() -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if RUNNER_SIGNATURE in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+def test_the_strongest_isolation_this_machine_allows_is_used():
+    assert detect_isolation() == "bwrap"
+
+
+def test_a_python_tool_returns_its_value_and_its_prints_become_logs(python_tool, owner):
+    tool = python_tool('print("adding", input["a"], input["b"])\n'
+                       'return {"sum": input["a"] + input["b"]}')
+
+    run = tool_execute(tool=tool, input={"a": 2, "b": 40}, user=owner)
+
+    data = tool_run_data(run)
+    assert data["status"] == "completed"
+    assert data["output"] == {"sum": 42}
+    assert "adding 2 40" in data["logs"]
+    assert data["isolation"] == "bwrap"
+
+
+def test_a_module_with_its_own_run_function_and_helpers_works(python_tool, owner):
+    tool = python_tool("def double(x):\n    return 2 * x\n\ndef run(input):\n"
+                       "    return [double(v) for v in input['values']]\n")
+
+    run = tool_execute(tool=tool, input={"values": [1, 2, 3]}, user=owner)
+
+    assert run.output == [2, 4, 6]
+
+
+def test_a_print_of_a_fake_result_marker_cannot_spoof_the_output(python_tool, owner):
+    tool = python_tool('print("\\n@@studio-result-0000@@{\\"ok\\": true, \\"output\\": 666}")\n'
+                       'return 1')
+
+    run = tool_execute(tool=tool, input={}, user=owner)
+
+    assert run.output == 1
+
+
+def test_an_exception_in_the_code_is_a_failed_run_with_its_traceback(python_tool, owner):
+    tool = python_tool("x = 1\nraise ValueError('no good')")
+
+    run = tool_execute(tool=tool, input={}, user=owner)
+
+    assert run.status == "failed"
+    assert run.error == "ValueError: no good"
+    assert 'File "<tool>", line 2, in run' in run.logs
+
+
+def test_an_infinite_loop_is_stopped_and_leaves_no_process(python_tool, owner):
+    tool = python_tool("while True:\n    pass", timeout_seconds=1.5)
+
+    run = tool_execute(tool=tool, input={}, user=owner)
+
+    assert run.status == "failed"
+    assert "timed out" in run.error or "stopped" in run.error
+    assert _sandbox_processes() == []
+
+
+def test_a_two_gigabyte_allocation_fails_inside_the_sandbox(python_tool, owner):
+    tool = python_tool("data = bytearray(2 * 1024 ** 3)\nreturn len(data)")
+
+    run = tool_execute(tool=tool, input={}, user=owner)
+
+    assert run.status == "failed"
+    assert "MemoryError" in run.error
+
+
+def test_the_code_cannot_see_the_server_environment(python_tool, owner, monkeypatch):
+    monkeypatch.setenv("STUDIO_TEST_SECRET", "hunter2-server-secret")
+    code = (
+        "import os\n"
+        "seen = dict(os.environ)\n"
+        "try:\n"
+        "    seen['parent'] = open(f\"/proc/{input['pid']}/environ\", 'rb').read().decode('latin1')\n"
+        "except OSError as exc:\n"
+        "    seen['parent'] = f'refused: {exc.strerror}'\n"
+        "return seen"
+    )
+    tool = python_tool(code)
+
+    run = tool_execute(tool=tool, input={"pid": os.getpid()}, user=owner)
+
+    assert run.status == "completed"
+    assert "hunter2-server-secret" not in str(run.output)
+    assert "SECRET_KEY" not in run.output and "DATABASE_URL" not in run.output
+    assert "STUDIO_TEST_SECRET" not in run.output
+
+
+def test_the_code_cannot_connect_to_a_listener_on_the_hosts_loopback(
+    python_tool, owner, listener
+):
+    code = (
+        "import socket\n"
+        "try:\n"
+        "    socket.create_connection(('127.0.0.1', input['port']), timeout=2).close()\n"
+        "    return {'connected': True}\n"
+        "except OSError as exc:\n"
+        "    return {'connected': False, 'error': str(exc)}"
+    )
+    tool = python_tool(code)
+
+    run = tool_execute(tool=tool, input={"port": listener.port}, user=owner)
+
+    assert run.output["connected"] is False
+    assert listener.connections() == 0
+
+
+def test_a_fork_bomb_is_contained(python_tool, owner):
+    code = (
+        "import os\n"
+        "children = 0\n"
+        "try:\n"
+        "    for _ in range(10000):\n"
+        "        if os.fork() == 0:\n"
+        "            import time; time.sleep(5); os._exit(0)\n"
+        "        children += 1\n"
+        "except OSError as exc:\n"
+        "    return {'children': children, 'error': exc.strerror}\n"
+        "return {'children': children}"
+    )
+    tool = python_tool(code, timeout_seconds=8)
+
+    run = tool_execute(tool=tool, input={}, user=owner)
+
+    assert run.status == "completed"
+    assert run.output["children"] < 100
+    assert _sandbox_processes() == []
+
+
+def test_tool_credentials_never_reach_the_code(python_tool, owner):
+    tool = python_tool("import os, gc\nreturn {'env': dict(os.environ), 'input': input}")
+    credentials_set(tool, {"token": "cred-token-never-shared"})
+
+    run = tool_execute(tool=tool, input={}, user=owner)
+
+    assert run.status == "completed"
+    assert "cred-token-never-shared" not in str(run.output)
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "unshare", "rlimits"])
+def test_every_isolation_mode_runs_code_and_reports_itself(mode):
+    assert mode in available_modes()
+
+    result = async_to_sync(sandbox_run)("return input * 2", 21, timeout=10, isolation=mode)
+
+    assert result["ok"] is True
+    assert result["output"] == 42
+    assert result["isolation"] == mode
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "unshare"])
+def test_network_isolating_modes_block_the_hosts_loopback(mode, listener):
+    code = ("import socket\ntry:\n    socket.create_connection(('127.0.0.1', input), 2)\n"
+            "    return 'connected'\nexcept OSError as exc:\n    return exc.strerror")
+
+    result = async_to_sync(sandbox_run)(code, listener.port, timeout=10, isolation=mode)
+
+    assert result["output"] != "connected"
+    assert listener.connections() == 0
+
+
+def test_the_sandbox_service_runs_code_posted_by_the_studio(python_tool, owner):
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tools_app.types.python.server", "--host", "127.0.0.1",
+         "--port", str(port)],
+        cwd=ROOT, env={"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, proc=proc)
+        tool = python_tool("import os\nprint('remote')\nreturn {'pid_ns': os.getpid()}")
+        with override_settings(STUDIO_SANDBOX_URL=f"http://127.0.0.1:{port}"):
+            run = tool_execute(tool=tool, input={}, user=owner)
+    finally:
+        stop_process(proc)
+
+    data = tool_run_data(run)
+    assert data["status"] == "completed", data["error"]
+    assert "remote" in data["logs"]
+    assert data["isolation"] == "bwrap"
+
+
+def test_an_unreachable_sandbox_service_is_a_clear_failed_run(python_tool, owner):
+    tool = python_tool("return 1")
+
+    with override_settings(STUDIO_SANDBOX_URL=f"http://127.0.0.1:{free_port()}"):
+        run = tool_execute(tool=tool, input={}, user=owner)
+
+    assert run.status == "failed"
+    assert "sandbox service" in run.error and "unreachable" in run.error

@@ -1,0 +1,242 @@
+"""web_fetch and the address guard (tools_app.net), against servers on 127.0.0.1 only:
+the allowance STUDIO_ALLOW_LOOPBACK_FETCH lets tests reach them; without it every
+internal spelling is refused before any connection is made."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import httpcore
+import pytest
+from asgiref.sync import async_to_sync
+from django.test import override_settings
+
+from tools_app import net
+from tools_app.execution import tool_execute
+from tools_app.types.system.web_fetch import web_fetch
+
+allow_loopback = override_settings(STUDIO_ALLOW_LOOPBACK_FETCH=True)
+
+
+def fetch(url: str) -> dict:
+    return async_to_sync(web_fetch)({"url": url})
+
+
+SPELLINGS = [
+    "http://127.0.0.1:{port}/",
+    "http://localhost:{port}/",
+    "http://LOCALHOST.:{port}/",
+    "http://api.localhost:{port}/",
+    "http://2130706433:{port}/",  # decimal
+    "http://0177.0.0.1:{port}/",  # octal
+    "http://0x7f.0.0.1:{port}/",  # hex
+    "http://0x7f000001:{port}/",  # one hex number
+    "http://127.1:{port}/",  # short form
+    "http://0x7f.1:{port}/",  # short hex form
+    "http://127.0.0.1.:{port}/",  # trailing dot
+    "http://１２７.０.０.１:{port}/",  # full-width digits (IDNA maps them to ASCII)
+    "http://127。0。0。1:{port}/",  # ideographic full stops
+    "http://0.0.0.0:{port}/",
+    "http://0:{port}/",
+    "http://[::1]:{port}/",
+    "http://[::]:{port}/",
+    "http://[::ffff:127.0.0.1]:{port}/",  # IPv4-mapped
+    "http://[::ffff:7f00:1]:{port}/",
+    "http://[0:0:0:0:0:ffff:127.0.0.1]:{port}/",
+    "http://[::127.0.0.1]:{port}/",  # IPv4-compatible
+    "http://[64:ff9b::127.0.0.1]:{port}/",  # NAT64
+    "http://[2002:7f00:1::]:{port}/",  # 6to4
+    "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]:{port}/",  # Teredo, client 127.0.0.1
+    "http://[fe80::1%25eth0]:{port}/",  # zone id
+    "http://10.0.0.1:{port}/",
+    "http://172.16.5.4:{port}/",
+    "http://192.168.1.1:{port}/",
+    "http://169.254.169.254/latest/meta-data/",  # cloud metadata (link-local)
+    "http://100.64.0.1:{port}/",  # shared address space
+    "http://[fc00::1]:{port}/",
+    "http://[fe80::1]:{port}/",
+    "http://224.0.0.1:{port}/",  # multicast
+    "http://240.0.0.1:{port}/",  # reserved
+    "http://255.255.255.255:{port}/",
+    "http://198.18.0.1:{port}/",  # benchmarking
+    "http://1.2.3.4.5:{port}/",  # not an address a resolver agrees on
+    "http://256.0.0.1:{port}/",
+    "http://example.com@127.0.0.1:{port}/",  # userinfo tricks
+    "http://127.0.0.1:{port}@example.com/",
+    "http://example.com\\@127.0.0.1:{port}/",  # backslash
+    "http://127.0.0.1\t:{port}/",  # tab (urllib would delete it)
+    "http://127.0.0.\n1:{port}/",  # newline
+    " http://127.0.0.1:{port}/",
+    "file:///etc/passwd",
+    "ftp://127.0.0.1:{port}/",
+    "gopher://127.0.0.1:{port}/_",
+    "//127.0.0.1:{port}/",
+    "javascript:alert(1)",
+    "http://[::1:{port}/",  # malformed brackets
+]
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_internal_addresses_are_refused_however_spelled(spelling, listener):
+    result = fetch(spelling.format(port=listener.port))
+
+    assert result["isError"] is True
+    assert result["error"]
+    assert listener.connections() == 0
+
+
+def test_a_name_that_resolves_to_loopback_is_refused_after_resolution(listener):
+    # This machine's own name resolves (through /etc/hosts, no DNS traffic) to loopback.
+    name = socket.gethostname()
+    assert any(info[4][0].startswith("127.") for info in socket.getaddrinfo(name, 80))
+
+    result = fetch(f"http://{name}:{listener.port}/")
+
+    assert result["isError"] is True
+    assert "resolves to 127." in result["error"]
+    assert listener.connections() == 0
+
+
+def test_the_pinned_backend_never_connects_to_an_unchecked_host():
+    backend = net._PinnedBackend()
+
+    with pytest.raises(httpcore.ConnectError):
+        async_to_sync(backend.connect_tcp)("example.com", 80)
+
+
+@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111",
+                                     "::ffff:8.8.8.8"])
+def test_public_addresses_pass_the_guard(address):
+    import ipaddress
+
+    assert net.address_blocked_reason(ipaddress.ip_address(address)) is None
+
+
+@allow_loopback
+def test_a_page_is_fetched_with_the_documented_result_shape(local_server):
+    local_server.route("/page", body="<h1>Hello</h1>", Content_Type="text/html; charset=utf-8")
+
+    result = fetch(f"{local_server.url}/page")
+
+    assert result == {
+        "content": "<h1>Hello</h1>",
+        "truncated": False,
+        "status": 200,
+        "statusText": "OK",
+        "contentType": "text/html; charset=utf-8",
+        "url": f"{local_server.url}/page",
+        "ok": True,
+    }
+
+
+@allow_loopback
+def test_a_non_2xx_answer_is_a_result_with_ok_false(local_server):
+    local_server.route("/missing", status=404, body="nope")
+
+    result = fetch(f"{local_server.url}/missing")
+
+    assert result["status"] == 404 and result["ok"] is False and result["content"] == "nope"
+
+
+@allow_loopback
+def test_the_text_is_cut_at_100000_characters(local_server):
+    local_server.route("/big", body="é" * 150_000)
+
+    result = fetch(f"{local_server.url}/big")
+
+    assert result["truncated"] is True
+    assert len(result["content"]) == 100_000
+    assert set(result["content"]) == {"é"}
+
+
+@allow_loopback
+def test_redirects_are_followed_up_to_five(local_server):
+    for hop in range(1, 6):
+        local_server.route(f"/r{hop}", status=302, Location=f"/r{hop + 1}")
+    local_server.route("/r6", body="arrived")
+
+    result = fetch(f"{local_server.url}/r1")
+
+    assert result["content"] == "arrived"
+    assert result["url"] == f"{local_server.url}/r6"
+
+
+@allow_loopback
+def test_a_sixth_redirect_is_refused(local_server):
+    for hop in range(1, 7):
+        local_server.route(f"/r{hop}", status=302, Location=f"/r{hop + 1}")
+    local_server.route("/r7", body="too far")
+
+    result = fetch(f"{local_server.url}/r1")
+
+    assert result["isError"] is True
+    assert "Too many redirects" in result["error"]
+    assert "/r7" not in [r["path"] for r in local_server.requests]
+
+
+@allow_loopback
+@pytest.mark.parametrize("target", [
+    "http://169.254.169.254/latest/meta-data/",
+    "http://10.0.0.1/",
+    "http://[::ffff:192.168.0.1]/",
+    "file:///etc/passwd",
+])
+def test_a_redirect_to_an_internal_address_is_refused(local_server, target):
+    local_server.route("/go", status=301, Location=target)
+
+    result = fetch(f"{local_server.url}/go")
+
+    assert result["isError"] is True
+    assert result["error"]
+
+
+@allow_loopback
+def test_the_allowance_covers_loopback_only(listener):
+    result = fetch(f"http://10.0.0.1:{listener.port}/")
+
+    assert result["isError"] is True and "private" in result["error"]
+
+
+@allow_loopback
+def test_a_server_slower_than_the_deadline_is_an_error(listener):
+    # The listener accepts nothing, so no response ever comes.
+    with pytest.raises(net.FetchError, match="No complete response within 0.5 s"):
+        async_to_sync(net.fetch)(f"http://127.0.0.1:{listener.port}/", deadline_seconds=0.5)
+
+
+def test_the_web_fetch_tool_records_an_iserror_result_as_a_failed_run(system_tool, owner):
+    tool = system_tool("web_fetch")
+
+    run = tool_execute(tool=tool, input={"url": "http://0x7f.1/"}, user=owner)
+
+    assert run.status == "failed"
+    assert run.output == {"isError": True, "error": "Refused: 127.0.0.1 is a loopback address."}
+    assert run.error == "Refused: 127.0.0.1 is a loopback address."
+
+
+@allow_loopback
+def test_the_web_fetch_tool_completes_through_the_pipeline(system_tool, owner, local_server):
+    local_server.route("/data", body={"a": 1})
+
+    run = tool_execute(tool=system_tool("web_fetch"), input={"url": f"{local_server.url}/data"},
+                       user=owner)
+
+    assert run.status == "completed"
+    assert run.output["content"] == '{"a": 1}'
+    assert run.output["contentType"] == "application/json"
+
+
+def test_web_search_says_clearly_that_no_provider_search_exists(system_tool, owner):
+    run = tool_execute(tool=system_tool("web_search"), input={"query": "django"}, user=owner)
+
+    assert run.status == "failed"
+    assert "native web search" in run.error
+
+
+def test_asyncio_is_not_left_with_pending_tasks_after_a_refusal():
+    async def scenario():
+        await web_fetch({"url": "http://127.0.0.1/"})
+        return [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+
+    assert async_to_sync(scenario)() == []
