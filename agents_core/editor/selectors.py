@@ -133,3 +133,29 @@ def editor_state(*, agent: Agent) -> dict[str, Any]:
         "last_change": last_change(agent=agent),
         "lock": lock_info(lock_current(agent=agent)),
     }
+
+
+def editor_page_config(*, agent: Agent, user) -> dict[str, Any]:
+    """What the studio's agent editor page needs to start (rendered as JSON in the page)."""
+    from django.urls import reverse
+
+    from agents_core.editor import services
+
+    seconds = services.lock_seconds()
+    return {
+        "slug": agent.slug,
+        "username": user.get_username(),
+        "canEdit": services.can_edit(user=user, agent=agent),
+        "canBreak": services.can_break_lock(user=user),
+        "canViewRevisions": services.can_view_revisions(user=user, agent=agent),
+        # Renew well before expiry, so one late heartbeat does not lose the lock.
+        "heartbeatMs": max(1, seconds // 3) * 1000,
+        "pollMs": 10_000,
+        "urls": {
+            "overrides": reverse("agent-overrides", kwargs={"slug": agent.slug}),
+            "reset": reverse("agent-overrides-reset", kwargs={"slug": agent.slug}),
+            "lock": reverse("agent-lock", kwargs={"slug": agent.slug}),
+            "lockBreak": reverse("agent-lock-break", kwargs={"slug": agent.slug}),
+            "revisions": reverse("agent-revisions", kwargs={"slug": agent.slug}),
+        },
+    }

@@ -1,0 +1,134 @@
+"""The studio's agent editor in headless Chromium: two editors, a lock, a stale save."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from agents_core import overrides
+from agents_core.models import Agent, EditLock, Revision
+from tests.conftest import browser_login
+
+from .conftest import INSTRUCTIONS
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SHOTS = "/tmp/editor-shots"
+
+
+@pytest.fixture
+def shots(tmp_path_factory):
+    import os
+
+    os.makedirs(SHOTS, exist_ok=True)
+    return SHOTS
+
+
+def test_two_editors_one_lock_and_a_stale_save_refused_with_the_current_text(
+    studio_server, browser, code_agent, editor, admin_user, shots
+):
+    url = f"{studio_server}/agents/{code_agent.slug}/edit/"
+    first = browser_login(browser, studio_server, "owner")
+    first.goto(url)
+    expect(first.locator("#lockbar")).to_have_attribute("data-mode", "mine")
+    expect(first.locator("#field-instructions")).to_be_enabled()
+    expect(first.locator("#instructions-badge")).to_have_text("From code")
+
+    second = browser_login(browser, studio_server, "admin")
+    second.on("dialog", lambda dialog: dialog.accept())
+    second.goto(url)
+    expect(second.locator("#lockbar")).to_have_attribute("data-mode", "other")
+    expect(second.locator("#lock-text")).to_contain_text("Locked by owner")
+    expect(second.locator("#field-instructions")).to_be_disabled()
+    expect(second.locator("#lock-break")).to_be_visible()
+    second.screenshot(path=f"{shots}/1-second-sees-it-locked.png", full_page=True)
+
+    first.fill("#field-instructions", INSTRUCTIONS + "\nAlways answer in French.")
+    first.click("#save")
+    expect(first.locator("#save-status")).to_have_text("Saved · version 2")
+    expect(first.locator("#instructions-badge")).to_have_text("Overridden")
+    expect(first.locator("#instructions-code")).to_have_text(INSTRUCTIONS)
+    expect(first.locator(".revision")).to_have_count(1)
+    first.screenshot(path=f"{shots}/2-first-saved.png", full_page=True)
+
+    # The second editor breaks the lock and edits the text it loaded (version 1).
+    second.click("#lock-break")
+    expect(second.locator("#lockbar")).to_have_attribute("data-mode", "mine")
+    expect(second.locator("#field-instructions")).to_be_enabled()
+    second.fill("#field-instructions", INSTRUCTIONS.replace("briefly", "at length"))
+    second.click("#save")
+    conflict = second.locator("#conflict")
+    expect(conflict).to_be_visible()
+    expect(second.locator("#conflict-current")).to_contain_text("Always answer in French.")
+    expect(second.locator("#conflict-detail")).to_contain_text("owner saved version 2")
+    expect(second.locator("#conflict-diff .diff-insert")).to_contain_text(["Answer at length."])
+    second.screenshot(path=f"{shots}/3-stale-save-refused.png", full_page=True)
+
+    agent = Agent.objects.get(pk=code_agent.pk)
+    assert agent.version == 2
+    assert "French" in overrides.effective_instructions(agent)
+    broken = EditLock.objects.get(holder__username="owner")
+    assert (broken.end_reason, broken.ended_by.username) == ("broken", "admin")
+
+    # Re-applying puts the second editor's text on top of version 2; saving then works.
+    second.click("#conflict-reapply")
+    expect(conflict).to_be_hidden()
+    expect(second.locator("#version-text")).to_contain_text("Version 2")
+    second.click("#save")
+    expect(second.locator("#save-status")).to_have_text("Saved · version 3")
+    assert Revision.objects.filter(agent=agent).count() == 2
+    assert "at length" in overrides.effective_instructions(Agent.objects.get(pk=agent.pk))
+    first.context.close()
+    second.context.close()
+
+
+def test_revisions_show_a_line_diff_and_restore_a_version(
+    studio_server, browser, code_agent, editor, shots
+):
+    page = browser_login(browser, studio_server, "owner")
+    page.goto(f"{studio_server}/agents/{code_agent.slug}/edit/")
+    expect(page.locator("#lockbar")).to_have_attribute("data-mode", "mine")
+    page.fill("#field-instructions", "Line one.\nLine two.")
+    page.locator(".tool-row[data-key=lookup] textarea").fill("Find words in the dictionary.")
+    page.click("#save")
+    expect(page.locator("#save-status")).to_have_text("Saved · version 2")
+    expect(page.locator(".tool-row[data-key=lookup] .badge")).to_have_text("Overridden")
+    page.fill("#field-instructions", "Line one.\nLine 2, edited.")
+    page.click("#save")
+    expect(page.locator("#save-status")).to_have_text("Saved · version 3")
+
+    page.locator(".revision", has_text="v3").click()
+    expect(page.locator("#revision-diff .diff-delete")).to_have_text(["2−Line two."])
+    expect(page.locator("#revision-diff .diff-insert")).to_have_text(["2+Line 2, edited."])
+    page.screenshot(path=f"{shots}/4-revision-diff.png", full_page=True)
+
+    page.locator(".revision", has_text="v2").click()
+    page.click("#revision-restore")
+    expect(page.locator("#save-status")).to_have_text("Restored version 2 as version 4.")
+    expect(page.locator("#field-instructions")).to_have_value("Line one.\nLine two.")
+
+    page.locator(".tool-row[data-key=lookup]").get_by_text("Reset to code").click()
+    expect(page.locator("#save-status")).to_have_text("Reset to code · version 5")
+    expect(page.locator(".tool-row[data-key=lookup] textarea")).to_have_value("Looks a word up.")
+    page.screenshot(path=f"{shots}/5-after-reset.png", full_page=True)
+    page.context.close()
+
+
+def test_the_home_page_links_each_agent_to_its_editor(studio_server, browser, code_agent, editor):
+    page = browser_login(browser, studio_server, "owner")
+    page.goto(f"{studio_server}/")
+    page.locator(f".agent-card[data-agent={code_agent.slug}]").get_by_role("link", name="Edit", exact=True).click()
+    expect(page.locator("#editor-title")).to_have_text(code_agent.name)
+    page.context.close()
+
+
+def test_a_user_without_the_change_permission_gets_a_read_only_page(
+    studio_server, browser, code_agent, outsider
+):
+    page = browser_login(browser, studio_server, "outsider")
+    page.goto(f"{studio_server}/agents/{code_agent.slug}/edit/")
+    expect(page.locator("#lock-text")).to_have_text("You can read this agent but not edit it.")
+    expect(page.locator("#field-instructions")).to_be_disabled()
+    expect(page.locator("#save")).to_be_disabled()
+    assert not EditLock.objects.exists()
+    page.context.close()
