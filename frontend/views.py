@@ -63,3 +63,15 @@ def chat(
             "inbox_module": bool(finders.find("js/lib/inbox.js")),
         },
     )
+
+
+@login_required
+def agent_edit(request: HttpRequest, slug: str) -> HttpResponse:
+    """The agent editor: agent_edit.js loads and saves through /api/agents/<slug>/overrides/."""
+    from agents_core.editor.selectors import editor_page_config
+
+    agent = agent_get(user=request.user, slug=slug)
+    if agent is None:
+        raise Http404("No such agent.")
+    config = editor_page_config(agent=agent, user=request.user)
+    return render(request, "frontend/agent_edit.html", {"agent": agent, "editor_config": config})

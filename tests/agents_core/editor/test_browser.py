@@ -117,7 +117,8 @@ def test_revisions_show_a_line_diff_and_restore_a_version(
 def test_the_home_page_links_each_agent_to_its_editor(studio_server, browser, code_agent, editor):
     page = browser_login(browser, studio_server, "owner")
     page.goto(f"{studio_server}/")
-    page.locator(f".agent-card[data-agent={code_agent.slug}]").get_by_role("link", name="Edit", exact=True).click()
+    card = page.locator(f".agent-card[data-agent={code_agent.slug}]")
+    card.get_by_role("link", name="Edit", exact=True).click()
     expect(page.locator("#editor-title")).to_have_text(code_agent.name)
     page.context.close()
 
