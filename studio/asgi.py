@@ -24,6 +24,11 @@ if settings.STUDIO_SERVE_STATIC:
 
     http_app = ASGIStaticFilesHandler(django_asgi_app)
 
+# /mcp/ and /a2a/ are served by the MCP and A2A SDKs' own ASGI apps (tools_app.sources).
+from tools_app.sources.asgi import SourcesRouter  # noqa: E402
+
+http_app = SourcesRouter(http_app)
+
 application = ProtocolTypeRouter(
     {
         "http": http_app,

@@ -60,12 +60,20 @@ async def mcp_client(*, url: str, transport: str, headers: dict[str, str], timeo
         await check_url(url)
     except (BlockedURL, FetchError) as exc:
         raise McpFailure(f"The MCP server address is not allowed: {exc}") from None
+    statuses: list[str] = []
+
+    async def note_status(response: Any) -> None:
+        # The SDK reports a refused request as a bare "error response"; keep the status.
+        if response.status_code >= 400:
+            statuses.append(f"HTTP {response.status_code} {response.reason_phrase}")
+
     if transport == "sse":
         stream = sse_client(url, headers=headers, timeout=timeout, sse_read_timeout=timeout)
         mode = "legacy"  # SSE servers predate the discovery probe
     else:
         http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(timeout),
-                                  follow_redirects=False, trust_env=False)
+                                  follow_redirects=False, trust_env=False,
+                                  event_hooks={"response": [note_status]})
         stream = streamable_http_client(url, http_client=http)
         mode = "auto"
     try:
@@ -74,7 +82,8 @@ async def mcp_client(*, url: str, transport: str, headers: dict[str, str], timeo
     except McpFailure:
         raise
     except Exception as exc:  # transport errors arrive as groups of anything
-        raise McpFailure(f"MCP server {url}: {'; '.join(_leaf_messages(exc))}") from None
+        reasons = "; ".join(dict.fromkeys([*statuses, *_leaf_messages(exc)]))
+        raise McpFailure(f"MCP server {url}: {reasons}") from None
     finally:
         if transport != "sse":
             await http.aclose()

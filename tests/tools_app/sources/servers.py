@@ -192,3 +192,58 @@ def pets_app() -> Starlette:
         Route("/api/slow", slow),
         Route("/api/moved", moved),
     ])
+
+
+# --- an MCP server built with the official SDK ----------------------------------------------
+MCP_TOKEN = "mcp-header-secret"
+
+
+def mcp_test_server():
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("test-tools")
+
+    @server.tool(description="Add two integers.")
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @server.tool(description="Repeat a word, as a list.")
+    def repeat(word: str, times: int = 2) -> list[str]:
+        return [word] * times
+
+    @server.tool(description="Always fails.")
+    def explode(reason: str) -> str:
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        raise ToolError(f"exploded: {reason}")
+
+    @server.tool(description="Takes its time.")
+    async def dawdle(seconds: float) -> str:
+        await asyncio.sleep(seconds)
+        return "done"
+
+    return server
+
+
+class RequireHeader:
+    """ASGI middleware: 401 unless the request carries the expected header."""
+
+    def __init__(self, app, header: bytes, value: bytes) -> None:
+        self.app, self.header, self.value = app, header, value
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and dict(scope["headers"]).get(self.header) != self.value:
+            response = JSONResponse({"error": "unauthorized"}, status_code=401)
+            return await response(scope, receive, send)
+        return await self.app(scope, receive, send)
+
+
+def mcp_http_app():
+    """Streamable HTTP at /mcp, requiring `X-Token: MCP_TOKEN`."""
+    app = mcp_test_server().streamable_http_app(json_response=True)
+    return RequireHeader(app, b"x-token", MCP_TOKEN.encode())
+
+
+def mcp_sse_app():
+    """The older SSE transport at /sse (+ /messages/)."""
+    return mcp_test_server().sse_app()
