@@ -1,0 +1,423 @@
+"""Django admin for agents_core: agents with their bindings, and the records that runs,
+signals, tasks and the editor leave behind.
+
+AgentAdmin is a plain ModelAdmin on purpose: the editor wraps its change page with
+agents_core.admin_editor.AgentEditorAdminMixin (policy, locks, versions), which builds on
+the fieldsets and read-only fields defined here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+
+from agents_core.definitions import SLUG, DefinitionError, validate_instructions
+from agents_core.models import (
+    Agent,
+    AgentTool,
+    EditLock,
+    EditorOverride,
+    Message,
+    NotificationRecord,
+    Revision,
+    Run,
+    Signal,
+    Source,
+    StreamEvent,
+    SubAgent,
+    TaskItem,
+    Thread,
+    ToolCall,
+)
+from agents_core.serializers import (
+    BINDING_KEY,
+    BINDING_KEY_MESSAGE,
+    SUBAGENT_KEY,
+    SUBAGENT_KEY_MESSAGE,
+    default_options_problems,
+)
+from agents_core.services.agents import subagent_path
+
+
+class RecordAdmin(admin.ModelAdmin):
+    """Rows the studio writes itself (runs, events, revisions...): view and delete only."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class RecordInline(admin.TabularInline):
+    extra = 0
+    show_change_link = True
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+# --- agents -------------------------------------------------------------------------------
+class AgentAdminForm(forms.ModelForm):
+    """The same rules as the REST API (agents_core.serializers), for the fields shown."""
+
+    class Meta:
+        model = Agent
+        fields = (
+            "slug",
+            "name",
+            "description",
+            "model",
+            "owner",
+            "instructions",
+            "default_options",
+            "metadata",
+            "notification_policy",
+        )
+
+    def clean_slug(self) -> str:
+        slug = self.cleaned_data["slug"]
+        if not SLUG.match(slug):
+            raise ValidationError(
+                "Use lowercase letters, digits, - and _ (for example trip-planner)."
+            )
+        return slug
+
+    def clean_model(self) -> str:
+        from agents_core.definitions import valid_model_string
+
+        model = self.cleaned_data["model"]
+        if not valid_model_string(model):
+            raise ValidationError("Use provider/model, for example openai/gpt-4o-mini.")
+        return model
+
+    def clean_instructions(self) -> Any:
+        try:
+            return validate_instructions(self.cleaned_data["instructions"])
+        except DefinitionError as exc:
+            raise ValidationError(str(exc)) from exc
+
+    def clean_default_options(self) -> Any:
+        options = self.cleaned_data["default_options"]
+        if not isinstance(options, dict):
+            raise ValidationError("default_options must be a JSON object.")
+        problems = default_options_problems(options)
+        if problems:
+            raise ValidationError(problems)
+        return options
+
+
+class AgentToolInlineForm(forms.ModelForm):
+    class Meta:
+        model = AgentTool
+        fields = ("agent", "tool", "key", "description_override", "requires_approval", "position")
+
+    def clean_key(self) -> str:
+        key = self.cleaned_data["key"]
+        if not BINDING_KEY.match(key):
+            raise ValidationError(BINDING_KEY_MESSAGE)
+        return key
+
+
+class SubAgentInlineForm(forms.ModelForm):
+    class Meta:
+        model = SubAgent
+        fields = ("parent", "child", "key", "description_override", "position")
+
+    def clean_key(self) -> str:
+        key = self.cleaned_data["key"]
+        if not SUBAGENT_KEY.match(key):
+            raise ValidationError(SUBAGENT_KEY_MESSAGE)
+        return key
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        # Inline on the agent page the parent is the page's agent; on its own page a field.
+        parent = cleaned.get("parent") or getattr(self.instance, "parent", None)
+        child = cleaned.get("child")
+        if parent is None or parent.pk is None or child is None or parent.pk == child.pk:
+            return cleaned  # "not itself" is the model's own check constraint
+        if subagent_path(child, parent) is not None:
+            raise ValidationError(
+                {"child": f"{child.slug} already reaches {parent.slug}: that would be a cycle."}
+            )
+        return cleaned
+
+
+class BindingInlineMixin:
+    """Bindings of a code agent follow the code: shown, not edited, here."""
+
+    def _code_agent(self, obj: Agent | None) -> bool:
+        return obj is not None and obj.source == Source.CODE
+
+    def has_add_permission(self, request: HttpRequest, obj: Agent | None = None) -> bool:
+        return not self._code_agent(obj) and super().has_add_permission(request, obj)  # type: ignore[misc]
+
+    def has_change_permission(self, request: HttpRequest, obj: Agent | None = None) -> bool:
+        return not self._code_agent(obj) and super().has_change_permission(request, obj)  # type: ignore[misc]
+
+    def has_delete_permission(self, request: HttpRequest, obj: Agent | None = None) -> bool:
+        return not self._code_agent(obj) and super().has_delete_permission(request, obj)  # type: ignore[misc]
+
+
+class AgentToolInline(BindingInlineMixin, admin.TabularInline):
+    model = AgentTool
+    form = AgentToolInlineForm
+    fk_name = "agent"
+    extra = 0
+    fields = ("position", "key", "tool", "description_override", "requires_approval", "source")
+    readonly_fields = ("source",)
+    autocomplete_fields = ("tool",)
+
+
+class SubAgentInline(BindingInlineMixin, admin.TabularInline):
+    model = SubAgent
+    form = SubAgentInlineForm
+    fk_name = "parent"
+    extra = 0
+    fields = ("position", "key", "child", "description_override", "source")
+    readonly_fields = ("source",)
+    autocomplete_fields = ("child",)
+    verbose_name = "sub-agent"
+
+
+@admin.register(Agent)
+class AgentAdmin(admin.ModelAdmin):
+    form = AgentAdminForm
+    list_display = (
+        "slug",
+        "name",
+        "model",
+        "source",
+        "owner",
+        "tool_count",
+        "is_live",
+        "version",
+        "updated_at",
+    )
+    list_filter = ("source", ("gone_at", admin.EmptyFieldListFilter), "model")
+    search_fields = ("slug", "name", "description", "owner__username")
+    list_select_related = ("owner",)
+    autocomplete_fields = ("owner",)
+    fieldsets = (
+        (None, {"fields": ("slug", "name", "description", "model", "owner")}),
+        (
+            "Behaviour",
+            {
+                "fields": (
+                    "instructions",
+                    "default_options",
+                    "metadata",
+                    "notification_policy",
+                    "editor_policy",
+                )
+            },
+        ),
+        (
+            "Origin",
+            {"fields": ("source", "code_hash", "gone_at", "version", "created_at", "updated_at")},
+        ),
+    )
+    readonly_fields = (
+        "source",
+        "code_hash",
+        "gone_at",
+        "version",
+        "created_at",
+        "updated_at",
+        "editor_policy",
+    )
+    inlines = (AgentToolInline, SubAgentInline)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Agent]:
+        return super().get_queryset(request).annotate(tool_count=Count("tool_bindings"))
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Agent | None = None) -> list[str]:
+        readonly = list(super().get_readonly_fields(request, obj))
+        if obj is not None:
+            readonly.append("slug")  # the agent's id: threads and URLs name it
+        return readonly
+
+    @admin.display(description="tools", ordering="tool_count")
+    def tool_count(self, obj: Agent) -> int:
+        return obj.tool_count  # type: ignore[attr-defined]
+
+    @admin.display(description="live", boolean=True, ordering="gone_at")
+    def is_live(self, obj: Agent) -> bool:
+        return obj.gone_at is None
+
+    def save_model(
+        self, request: HttpRequest, obj: Agent, form: forms.ModelForm, change: bool
+    ) -> None:
+        if not change and obj.owner_id is None and obj.source == Source.STUDIO:
+            obj.owner = request.user  # a studio agent nobody owns would be visible to no one
+        super().save_model(request, obj, form, change)
+
+
+class BindingAdmin(admin.ModelAdmin):
+    """Code-owned bindings are read-only; studio ones may be edited or removed."""
+
+    list_filter = ("source",)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return (obj is None or obj.source != Source.CODE) and super().has_change_permission(
+            request, obj
+        )
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return (obj is None or obj.source != Source.CODE) and super().has_delete_permission(
+            request, obj
+        )
+
+
+@admin.register(AgentTool)
+class AgentToolAdmin(BindingAdmin):
+    form = AgentToolInlineForm
+    list_display = ("key", "agent", "tool", "source", "requires_approval", "position", "created_at")
+    list_filter = ("source", "requires_approval", "tool__kind")
+    search_fields = ("key", "agent__slug", "tool__name")
+    list_select_related = ("agent", "tool")
+    autocomplete_fields = ("agent", "tool")
+    readonly_fields = ("source", "created_at")
+
+
+@admin.register(SubAgent)
+class SubAgentAdmin(BindingAdmin):
+    form = SubAgentInlineForm
+    list_display = ("key", "parent", "child", "source", "position", "created_at")
+    search_fields = ("key", "parent__slug", "child__slug")
+    list_select_related = ("parent", "child")
+    autocomplete_fields = ("parent", "child")
+    readonly_fields = ("source", "created_at")
+
+
+# --- conversations and runs ---------------------------------------------------------------
+class RunInline(RecordInline):
+    model = Run
+    fields = ("id", "status", "step", "started_by", "created_at", "finished_at")
+    readonly_fields = fields
+
+
+class ToolCallInline(RecordInline):
+    model = ToolCall
+    fields = ("call_id", "tool_name", "status", "step", "error", "created_at", "finished_at")
+    readonly_fields = fields
+
+
+@admin.register(Thread)
+class ThreadAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "agent", "owner", "resource_id", "last_seq", "updated_at")
+    list_filter = ("agent__source", "updated_at")
+    search_fields = ("title", "agent__slug", "owner__username", "resource_id")
+    list_select_related = ("agent", "owner")
+    autocomplete_fields = ("agent", "owner")
+    readonly_fields = ("id", "last_seq", "created_at", "updated_at")
+    inlines = (RunInline,)
+
+
+@admin.register(Message)
+class MessageAdmin(RecordAdmin):
+    list_display = ("__str__", "thread", "role", "run", "created_at")
+    list_filter = ("role", "created_at")
+    search_fields = ("thread__title", "thread__agent__slug")
+    list_select_related = ("thread", "run")
+
+
+@admin.register(Run)
+class RunAdmin(RecordAdmin):
+    list_display = (
+        "id",
+        "agent",
+        "thread",
+        "status",
+        "step",
+        "started_by",
+        "created_at",
+        "finished_at",
+    )
+    list_filter = ("status", "created_at")
+    search_fields = ("agent__slug", "thread__title", "error", "started_by__username")
+    list_select_related = ("agent", "thread", "started_by")
+    inlines = (ToolCallInline,)
+
+
+@admin.register(ToolCall)
+class ToolCallAdmin(RecordAdmin):
+    list_display = ("tool_name", "call_id", "status", "run", "step", "created_at")
+    list_filter = ("status", "created_at")
+    search_fields = ("tool_name", "call_id", "error")
+    list_select_related = ("run",)
+
+
+@admin.register(StreamEvent)
+class StreamEventAdmin(RecordAdmin):
+    list_display = ("seq", "type", "thread", "run", "created_at")
+    list_filter = ("type",)
+    search_fields = ("type", "thread__title")
+    list_select_related = ("thread", "run")
+
+
+# --- editor, signals, tasks (written through their own services) --------------------------
+@admin.register(EditorOverride)
+class EditorOverrideAdmin(RecordAdmin):
+    list_display = ("agent", "updated_by", "updated_at")
+    list_filter = ("updated_at",)
+    search_fields = ("agent__slug", "updated_by__username")
+    list_select_related = ("agent", "updated_by")
+
+
+@admin.register(Revision)
+class RevisionAdmin(RecordAdmin):
+    list_display = ("agent", "version", "kind", "author", "created_at")
+    list_filter = ("kind", "created_at")
+    search_fields = ("agent__slug", "author__username")
+    list_select_related = ("agent", "author")
+
+
+@admin.register(EditLock)
+class EditLockAdmin(RecordAdmin):
+    list_display = ("agent", "holder", "acquired_at", "expires_at", "ended_at", "end_reason")
+    list_filter = ("end_reason", ("ended_at", admin.EmptyFieldListFilter))
+    search_fields = ("agent__slug", "holder__username")
+    list_select_related = ("agent", "holder")
+
+
+@admin.register(Signal)
+class SignalAdmin(RecordAdmin):
+    list_display = (
+        "tag_name",
+        "type",
+        "thread",
+        "status",
+        "decision",
+        "created_at",
+        "delivered_at",
+    )
+    list_filter = ("type", "status", "decision")
+    search_fields = ("tag_name", "contents", "thread__title")
+    list_select_related = ("thread",)
+
+
+@admin.register(NotificationRecord)
+class NotificationRecordAdmin(RecordAdmin):
+    list_display = ("summary", "thread", "priority", "status", "source", "count", "created_at")
+    list_filter = ("priority", "status", "created_at")
+    search_fields = ("summary", "source", "kind", "dedupe_key", "coalesce_key")
+    list_select_related = ("thread",)
+
+
+@admin.register(TaskItem)
+class TaskItemAdmin(RecordAdmin):
+    list_display = ("title", "thread", "status", "position", "updated_at")
+    list_filter = ("status",)
+    search_fields = ("title", "notes", "thread__title")
+    list_select_related = ("thread",)

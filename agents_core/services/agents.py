@@ -192,7 +192,7 @@ def _check_subagent_key_free(parent: Agent, key: str, *, exclude_pk: int | None 
         )
 
 
-def _path_between(start: Agent, goal: Agent) -> list[int] | None:
+def subagent_path(start: Agent, goal: Agent) -> list[int] | None:
     """Agent ids along sub-agent bindings from start to goal, or None if goal is unreachable."""
     came_from: dict[int, int | None] = {start.pk: None}
     frontier = [start.pk]
@@ -222,7 +222,7 @@ def _check_no_cycle(parent: Agent, child: Agent) -> None:
         # for all changes of the graph makes the second one see the first.
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [SUBAGENT_GRAPH_LOCK])
-    path = _path_between(child, parent)
+    path = subagent_path(child, parent)
     if path is not None:
         slugs = dict(Agent.objects.filter(pk__in=path).values_list("pk", "slug"))
         loop = " → ".join([parent.slug, *(slugs[pk] for pk in path)])
