@@ -14,10 +14,35 @@ from django.db import transaction
 
 def start_run(*, thread, text: str, user, options: dict[str, Any], signal) -> Any:  # noqa: ANN001
     """Start a run on an idle thread with `text` as its first input (raises IntegrityError
-    when another run is already running on the thread)."""
+    when another run is already running on the thread).
+
+    run_start stores the input as the user's chat message; a signal is not the user
+    talking, so in the same transaction (before the run launches on commit) the input
+    becomes a `signal` message of the thread's memory (the model still sees it as a user
+    turn) and the run-start event carries no chat text: the page shows the signal itself.
+    """
+    from agents_core.models import Message, MessageRole, Run
     from agents_core.services.runs import run_start
 
-    return run_start(thread=thread, message=text, user=user or thread.owner, options=options)
+    run = run_start(thread=thread, message=text, user=user or thread.owner, options=options)
+    if signal.type != "message" or signal.attributes:
+        Message.objects.filter(run=run, role=MessageRole.USER).update(
+            role=MessageRole.SIGNAL, parts=[signal_part(signal, text)]
+        )
+        Run.objects.filter(id=run.id).update(state={**run.state, "message": "",
+                                                    "signalId": signal.id})
+    return run
+
+
+def signal_part(signal, text: str) -> dict[str, Any]:  # noqa: ANN001
+    return {
+        "type": "signal",
+        "signalId": signal.id,
+        "signalType": signal.type,
+        "tagName": signal.tag_name,
+        "attributes": signal.attributes,
+        "text": text,
+    }
 
 
 def publish(*, thread_id, run_id, event: dict[str, Any]) -> None:  # noqa: ANN001

@@ -191,17 +191,8 @@ def _queue(signal: Signal) -> None:
 def _write_transcript(signal: Signal, *, run: Run | None) -> None:
     """The thread's memory keeps the signal so later runs see it (role `signal`)."""
     Message.objects.create(
-        thread_id=signal.thread_id,
-        run=run,
-        role=MessageRole.SIGNAL,
-        parts=[{
-            "type": "signal",
-            "signalId": signal.id,
-            "signalType": signal.type,
-            "tagName": signal.tag_name,
-            "attributes": signal.attributes,
-            "text": signal_model_text(signal),
-        }],
+        thread_id=signal.thread_id, run=run, role=MessageRole.SIGNAL,
+        parts=[bridge.signal_part(signal, signal_model_text(signal))],
     )
 
 
@@ -450,9 +441,10 @@ def signals_drain_for_run(run: Run) -> list[str]:
 def signals_on_run_end(run: Run) -> Run | None:
     """Called once a run's final status is saved: what it did not drain, and the queue,
     start the next run (one queued signal per run, oldest first). Returns that run."""
-    Signal.objects.filter(run=run, status=SignalStatus.PENDING).update(
-        status=SignalStatus.QUEUED, decision=SignalDecision.QUEUE
-    )
+    leftovers = Signal.objects.filter(run=run, status=SignalStatus.PENDING)
+    # A summary the run never saw is moot: the full notification is queued behind it.
+    leftovers.filter(metadata__delivery="summary").update(status=SignalStatus.DISCARDED)
+    leftovers.update(status=SignalStatus.QUEUED, decision=SignalDecision.QUEUE)
     return signal_queue_process(thread=run.thread)
 
 
