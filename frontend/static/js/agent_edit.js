@@ -288,12 +288,19 @@ function showConflict(body, mine) {
     `after you opened this page (you started from version ${body.your_version}). Nothing was overwritten.`;
   $("conflict-version").textContent = current.version;
   const currentText = asText(current.instructions.effective);
+  // Re-applying replays the user's edit (from the text they started with) onto the current
+  // text; when both touched the same lines, the user's lines win and the diff shows it.
+  const merged = mine.instructions === base.instructions ? currentText : merge3(base.instructions, mine.instructions, currentText);
+  const result = merged ?? mine.instructions;
   $("conflict-current").textContent = currentText;
   $("conflict-mine").textContent = mine.instructions;
-  renderDiff($("conflict-diff"), [{ field: "instructions", lines: lineDiff(currentText, mine.instructions) }]);
+  $("conflict-note").textContent = merged !== null
+    ? "Your change and theirs touch different lines: re-applying keeps both."
+    : "Your change and theirs touch the same lines: re-applying puts your lines in place of theirs.";
+  renderDiff($("conflict-diff"), [{ field: "instructions", lines: lineDiff(currentText, result) }]);
   $("conflict-reapply").onclick = () => {
     panel.hidden = true;
-    adopt(current, { keep: mine });
+    adopt(current, { keep: { ...mine, instructions: result } });
     setStatus(`Your change is re-applied on top of version ${current.version}: review it and save.`, "");
   };
   $("conflict-discard").onclick = () => {
@@ -302,7 +309,56 @@ function showConflict(body, mine) {
     setStatus(`Showing version ${current.version}.`, "");
   };
   setStatus("Not saved: the agent changed meanwhile.", "error");
+  loadRevisions();
   panel.scrollIntoView({ block: "start" });
+}
+
+// A line-level three-way merge: the edits base->mine and base->theirs, applied together.
+// Returns null when they touch the same lines.
+function merge3(baseText, mineText, theirsText) {
+  const baseLines = baseText.split("\n");
+  const hunks = [...hunksOf(baseText, mineText), ...hunksOf(baseText, theirsText)]
+    .sort((a, b) => a.start - b.start || a.end - b.end);
+  for (let k = 1; k < hunks.length; k++) {
+    const [a, b] = [hunks[k - 1], hunks[k]];
+    const same = a.start === b.start && a.end === b.end && a.lines.join("\n") === b.lines.join("\n");
+    if (!same && (b.start < a.end || (a.start === b.start))) return null;
+  }
+  const out = [];
+  let at = 0;
+  let previous = null;
+  for (const hunk of hunks) {
+    if (previous && hunk.start === previous.start && hunk.end === previous.end) continue; // both made it
+    out.push(...baseLines.slice(at, hunk.start), ...hunk.lines);
+    at = hunk.end;
+    previous = hunk;
+  }
+  out.push(...baseLines.slice(at));
+  return out.join("\n");
+}
+
+function hunksOf(oldText, newText) {
+  const hunks = [];
+  let current = null;
+  let at = 0; // index in the old lines
+  for (const line of lineDiff(oldText, newText)) {
+    if (line.op === "equal") {
+      current = null;
+      at += 1;
+      continue;
+    }
+    if (!current) {
+      current = { start: at, end: at, lines: [] };
+      hunks.push(current);
+    }
+    if (line.op === "delete") {
+      at += 1;
+      current.end = at;
+    } else {
+      current.lines.push(line.text);
+    }
+  }
+  return hunks;
 }
 
 async function resetField(field, key) {

@@ -62,6 +62,7 @@ def test_two_editors_one_lock_and_a_stale_save_refused_with_the_current_text(
     expect(second.locator("#conflict-current")).to_contain_text("Always answer in French.")
     expect(second.locator("#conflict-detail")).to_contain_text("owner saved version 2")
     expect(second.locator("#conflict-diff .diff-insert")).to_contain_text(["Answer at length."])
+    expect(second.locator("#conflict-note")).to_contain_text("keeps both")
     second.screenshot(path=f"{shots}/3-stale-save-refused.png", full_page=True)
 
     agent = Agent.objects.get(pk=code_agent.pk)
@@ -74,10 +75,14 @@ def test_two_editors_one_lock_and_a_stale_save_refused_with_the_current_text(
     second.click("#conflict-reapply")
     expect(conflict).to_be_hidden()
     expect(second.locator("#version-text")).to_contain_text("Version 2")
+    expect(second.locator("#field-instructions")).to_have_value(
+        "You are a careful assistant.\nAnswer at length.\nCite your tools.\nAlways answer in French."
+    )
     second.click("#save")
     expect(second.locator("#save-status")).to_have_text("Saved · version 3")
     assert Revision.objects.filter(agent=agent).count() == 2
-    assert "at length" in overrides.effective_instructions(Agent.objects.get(pk=agent.pk))
+    final = overrides.effective_instructions(Agent.objects.get(pk=agent.pk))
+    assert "at length" in final and "French" in final  # nothing lost
     first.context.close()
     second.context.close()
 
