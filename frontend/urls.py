@@ -12,4 +12,8 @@ urlpatterns = [
     path("chat/", views.chat, name="chat"),
     path("chat/t/<uuid:thread_id>/", views.chat, name="chat-thread"),
     path("chat/<slug:agent_slug>/", views.chat, name="chat-agent"),
+    path("tools/", views.tools, name="tools"),
+    path("tools/new/", views.tools, {"view": "new"}, name="tool-new"),
+    path("tools/<str:tool_name>/", views.tools, {"view": "detail"}, name="tool-detail"),
+    path("tools/<str:tool_name>/edit/", views.tools, {"view": "edit"}, name="tool-edit"),
 ]

@@ -9,7 +9,7 @@ from django.shortcuts import render
 
 from agents_core.models import Thread
 from agents_core.selectors import agent_get, agent_list
-from tools_app.selectors import tool_list
+from tools_app.selectors import tool_get, tool_list
 
 
 @login_required
@@ -75,3 +75,15 @@ def agent_edit(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404("No such agent.")
     config = editor_page_config(agent=agent, user=request.user)
     return render(request, "frontend/agent_edit.html", {"agent": agent, "editor_config": config})
+
+
+@login_required
+def tools(request: HttpRequest, tool_name: str = "", view: str = "index") -> HttpResponse:
+    """The tool panel: list, tool page with its test console, create and edit forms.
+
+    tools.js renders each view from the API; the server only checks the tool exists so
+    that a mistyped URL gets a real 404.
+    """
+    if tool_name and tool_get(user=request.user, name=tool_name) is None:
+        raise Http404("No such tool.")
+    return render(request, "frontend/tools.html", {"tool_name": tool_name, "view": view})

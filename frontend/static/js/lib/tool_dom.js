@@ -1,0 +1,53 @@
+// Tiny DOM helpers shared by the tool panel modules: build elements without innerHTML.
+
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") el.className = value;
+    else if (key === "text") el.textContent = value;
+    else if (key === "dataset") Object.assign(el.dataset, value);
+    else if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+    else if (key === "value" || key === "checked") el[key] = value;
+    else el.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined && child !== false) {
+      el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+  }
+  return el;
+}
+
+// replaceChildren() that skips null/false (the native one would print "null").
+export function fill(el, ...children) {
+  el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  return el;
+}
+
+export function pretty(value) {
+  return value === undefined ? "" : JSON.stringify(value, null, 2);
+}
+
+export function timeAgo(iso) {
+  if (!iso) return "";
+  const seconds = Math.round((Date.now() - new Date(iso).getTime()) / 1000);
+  if (seconds < 45) return "just now";
+  if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.round(seconds / 3600)} h ago`;
+  return new Date(iso).toLocaleDateString();
+}
+
+export function formatDuration(ms) {
+  if (ms === null || ms === undefined) return "—";
+  if (ms < 1) return "<1 ms";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  return `${(ms / 1000).toFixed(2)} s`;
+}
+
+const SHORT_KIND = {
+  code: "Code", python: "Python", http: "HTTP", openapi: "OpenAPI", mcp: "MCP", a2a: "A2A",
+  agent: "Agent", client: "Client", system: "System",
+};
+
+export const kindLabel = (kind) => SHORT_KIND[kind] || kind;
