@@ -66,3 +66,23 @@ urlpatterns += [
     path("agents/<slug:slug>/notification-policy", signals_api.AgentNotificationPolicyApi.as_view(),
          name="agent-notification-policy"),
 ]
+
+# Threads, their events and runs: the preview chat (issue 4).
+from agents_core.api import threads as threads_api  # noqa: E402
+
+_t = "threads/<uuid:thread_id>"
+_r = "runs/<uuid:run_id>"
+urlpatterns += [
+    path("threads/", threads_api.ThreadListApi.as_view(), name="thread-list"),
+    path(f"{_t}/", threads_api.ThreadDetailApi.as_view(), name="thread-detail"),
+    path(f"{_t}/messages/", threads_api.ThreadMessagesApi.as_view(), name="thread-messages"),
+    path(f"{_t}/events/", threads_api.ThreadEventsApi.as_view(), name="thread-events"),
+    path(f"{_t}/runs/", threads_api.ThreadRunsApi.as_view(), name="thread-runs"),
+    path(f"{_t}/suspended/", threads_api.ThreadSuspendedApi.as_view(), name="thread-suspended"),
+    path(f"{_t}/tasks/", threads_api.ThreadTasksApi.as_view(), name="thread-tasks"),
+    path(f"{_r}/", threads_api.RunDetailApi.as_view(), name="run-detail"),
+    path(f"{_r}/resume", threads_api.RunResumeApi.as_view(), name="run-resume"),
+    path(f"{_r}/abort", threads_api.RunAbortApi.as_view(), name="run-abort"),
+    path(f"{_r}/client-tool-result", threads_api.RunClientToolResultApi.as_view(),
+         name="run-client-tool-result"),
+]

@@ -1,0 +1,157 @@
+"""The websocket of a thread: `/ws/threads/<id>/?after=<seq>` (agents_core/runtime/PROTOCOL.md).
+
+On connect it joins the thread's group first and then replays the stored events after
+`after`, so nothing published meanwhile is missed; from then on it forwards live events
+with a higher seq than the last one sent (no duplicates), and fills a gap from the
+database before forwarding an event that skips ahead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from agents_core.runtime.events import thread_group
+from agents_core.services import runs as run_services
+from agents_core.services import threads as thread_services
+from studio.exceptions import ApplicationError
+
+
+class ThreadConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self) -> None:
+        self.thread_id = self.scope["url_route"]["kwargs"]["thread_id"]
+        self.user = self.scope.get("user")
+        access = await database_sync_to_async(thread_services.thread_user_can_open)(
+            user=self.user, thread_id=self.thread_id)
+        await self.accept()
+        if access != "ok":
+            await self.close(code=4401 if access == "anonymous" else 4403)
+            return
+        query = parse_qs(self.scope.get("query_string", b"").decode())
+        try:
+            self.last_seq = max(0, int(query.get("after", ["0"])[0]))
+        except ValueError:
+            self.last_seq = 0
+        self.group = thread_group(self.thread_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self._replay(after=self.last_seq)
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "group", None):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def _replay(self, *, after: int, before: int | None = None) -> None:
+        while True:
+            if before is None:
+                events = await database_sync_to_async(thread_services.thread_events_after)(
+                    thread_id=self.thread_id, after=after)
+            else:
+                events = await database_sync_to_async(thread_services.thread_events_between)(
+                    thread_id=self.thread_id, after=after, before=before)
+            for event in events:
+                await self._send_event(event)
+            if before is not None or len(events) < thread_services.EVENTS_PAGE:
+                return
+            after = self.last_seq
+
+    async def _send_event(self, event: dict[str, Any]) -> None:
+        seq = event.get("seq")
+        if seq is None:
+            await self.send_json(event)
+            return
+        if seq <= self.last_seq:
+            return
+        self.last_seq = seq
+        await self.send_json(event)
+
+    # --- group messages ------------------------------------------------------------------
+    async def stream_events(self, message: dict[str, Any]) -> None:
+        for event in message["events"]:
+            seq = event.get("seq")
+            if seq is not None and seq > self.last_seq + 1:
+                # Published out of order by another writer: the missing ones are stored.
+                await self._replay(after=self.last_seq, before=seq)
+            await self._send_event(event)
+
+    # --- client messages -----------------------------------------------------------------
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        kind = content.get("type") if isinstance(content, dict) else None
+        handler = {
+            "chat": self._chat, "resume": self._resume, "abort": self._abort,
+            "client-tool-result": self._client_tool_result, "get-partial": self._get_partial,
+        }.get(kind)
+        if handler is None:
+            await self._error(f"Unknown message type {kind!r}.", request=kind)
+            return
+        try:
+            await handler(content)
+        except ApplicationError as exc:
+            await self._error(exc.message, request=kind, code=exc.code,
+                              **({"errors": exc.extra["errors"]} if "errors" in exc.extra else {}))
+
+    async def _error(self, message: str, **fields: Any) -> None:
+        await self.send_json({"type": "error", "message": message, **fields})
+
+    async def _chat(self, content: dict[str, Any]) -> None:
+        await database_sync_to_async(_chat)(self.user, self.thread_id, content.get("text", ""),
+                                            content.get("options") or {})
+
+    async def _resume(self, content: dict[str, Any]) -> None:
+        await database_sync_to_async(_resume)(self.user, self.thread_id,
+                                              content.get("toolCallId", ""),
+                                              content.get("payload"))
+
+    async def _client_tool_result(self, content: dict[str, Any]) -> None:
+        await database_sync_to_async(_client_tool_result)(
+            self.user, self.thread_id, content.get("toolCallId", ""), content)
+
+    async def _abort(self, content: dict[str, Any]) -> None:
+        await database_sync_to_async(_abort)(self.user, self.thread_id)
+
+    async def _get_partial(self, content: dict[str, Any]) -> None:
+        answer = await database_sync_to_async(thread_services.thread_partial)(
+            thread_id=self.thread_id, tool_call_id=str(content.get("toolCallId", "")))
+        await self.send_json(answer)
+
+
+# Thin wrappers: one service call each, run in a thread by database_sync_to_async.
+def _chat(user: Any, thread_id: Any, text: str, options: dict[str, Any]) -> None:
+    thread = thread_services.thread_get(user=user, thread_id=thread_id)
+    run_services.run_start_safe(thread=thread, message=text, user=user, options=options)
+
+
+def _suspended_run_of_call(user: Any, thread_id: Any, tool_call_id: str) -> Any:
+    from agents_core.models import Run, RunStatus
+
+    thread = thread_services.thread_get(user=user, thread_id=thread_id)
+    run = Run.objects.filter(thread=thread, tool_calls__call_id=tool_call_id).order_by(
+        "-created_at").first()
+    if run is None:
+        raise ApplicationError("No such tool call on this thread.", code="not_found")
+    if run.status != RunStatus.SUSPENDED:
+        raise ApplicationError("This call is not waiting for an answer.", code="not_suspended")
+    return run
+
+
+def _resume(user: Any, thread_id: Any, tool_call_id: str, payload: Any) -> None:
+    run = _suspended_run_of_call(user, thread_id, tool_call_id)
+    run_services.run_resume(run=run, tool_call_id=tool_call_id, payload=payload, user=user)
+
+
+def _client_tool_result(user: Any, thread_id: Any, tool_call_id: str,
+                        content: dict[str, Any]) -> None:
+    run = _suspended_run_of_call(user, thread_id, tool_call_id)
+    run_services.client_tool_result(run=run, tool_call_id=tool_call_id,
+                                    output=content.get("output"), error=content.get("error"),
+                                    user=user)
+
+
+def _abort(user: Any, thread_id: Any) -> None:
+    thread = thread_services.thread_get(user=user, thread_id=thread_id)
+    run = run_services.thread_active_run(thread=thread)
+    if run is None:
+        raise ApplicationError("Nothing is running on this thread.", code="not_running")
+    run_services.run_abort(run=run, user=user)

@@ -1,0 +1,149 @@
+"""Runs executing in this process, and how a run is started as an asyncio task.
+
+A run lives apart from any connection: `launch(run_id)` schedules it on the process's
+main event loop (Daphne's, or the test's), found through asgiref when called from a
+`sync_to_async` thread (a view, a consumer's service call); with no such loop it uses a
+background loop thread. With `settings.STUDIO_RUN_EXECUTOR = "celery"` a worker runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ActiveRun:
+    run_id: str
+    abort: asyncio.Event
+    loop: asyncio.AbstractEventLoop
+    # toolCallId -> IncrementalJSONParser while its arguments stream (get-partial).
+    parsers: dict[str, Any] = field(default_factory=dict)
+    # Per-run hooks given as Python callables (not storable in Run.options).
+    hooks: dict[str, Any] = field(default_factory=dict)
+    task: asyncio.Task | None = None
+
+
+_active: dict[str, ActiveRun] = {}
+# Per-run Python hooks waiting for their run to start (run_start(options={"hooks": ...})).
+_pending_hooks: dict[str, dict[str, Any]] = {}
+_tasks: set[asyncio.Task] = set()
+_background: asyncio.AbstractEventLoop | None = None
+_background_lock = threading.Lock()
+
+
+def get(run_id: Any) -> ActiveRun | None:
+    return _active.get(str(run_id))
+
+
+def register(active: ActiveRun) -> None:
+    _active[active.run_id] = active
+
+
+def unregister(run_id: Any) -> None:
+    _active.pop(str(run_id), None)
+
+
+def remember_hooks(run_id: Any, hooks: dict[str, Any]) -> None:
+    if hooks:
+        _pending_hooks[str(run_id)] = hooks
+
+
+def take_hooks(run_id: Any) -> dict[str, Any]:
+    return _pending_hooks.pop(str(run_id), {})
+
+
+def request_abort(run_id: Any) -> bool:
+    """Set the abort event of a run executing in this process (thread-safe)."""
+    active = get(run_id)
+    if active is None:
+        return False
+    active.loop.call_soon_threadsafe(active.abort.set)
+    return True
+
+
+def partial_value(tool_call_id: str) -> tuple[bool, Any]:
+    for active in list(_active.values()):
+        parser = active.parsers.get(tool_call_id)
+        if parser is not None:
+            import copy
+
+            return True, copy.deepcopy(parser.value())
+    return False, None
+
+
+def _main_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    from asgiref.sync import SyncToAsync
+
+    loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
+    pid = getattr(SyncToAsync.threadlocal, "main_event_loop_pid", None)
+    if loop is not None and pid == os.getpid() and loop.is_running():
+        return loop
+    return None
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    global _background
+    with _background_lock:
+        if _background is None or not _background.is_running():
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+
+            def run() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(ready.set)
+                loop.run_forever()
+
+            threading.Thread(target=run, name="runtime-loop", daemon=True).start()
+            ready.wait()
+            _background = loop
+        return _background
+
+
+def _spawn(run_id: str) -> None:
+    from agents_core.runtime.loop import execute_run
+
+    task = asyncio.ensure_future(execute_run(run_id))
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+
+
+def launch(run_id: Any) -> None:
+    """Start executing a run (call after the rows it needs are committed)."""
+    run_id = str(run_id)
+    if getattr(settings, "STUDIO_RUN_EXECUTOR", "inline") == "celery":
+        from agents_core.runtime.tasks import run_execute
+
+        run_execute.delay(run_id)
+        return
+    loop = _main_loop()
+    if loop is None:
+        loop = _background_loop()
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        _spawn(run_id)
+    else:
+        loop.call_soon_threadsafe(_spawn, run_id)
+
+
+async def wait_idle(timeout: float = 30.0) -> None:
+    """Wait until every run task started in this loop has finished (tests, shutdown)."""
+    loop = asyncio.get_running_loop()
+    mine = [task for task in list(_tasks) if task.get_loop() is loop]
+    if mine:
+        await asyncio.wait_for(asyncio.gather(*mine, return_exceptions=True), timeout)

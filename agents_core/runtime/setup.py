@@ -1,0 +1,140 @@
+"""What a run needs to know before it starts: the agent as overrides make it, its tools
+as the model sees them, the merged options. Loaded from the database (synchronously)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents_core.models import Agent, AgentTool, Run
+from agents_core.registry import get_agent_definition, get_tool_definition
+
+SUBAGENT_PARAMETERS = {
+    "type": "object",
+    "properties": {"prompt": {"type": "string", "description": "What to ask the agent."}},
+    "required": ["prompt"],
+    "additionalProperties": False,
+}
+DEFAULT_MAX_STEPS = 10
+# litellm arguments an agent's default options or a run may set (modelSettings).
+MODEL_SETTINGS = {"temperature", "max_tokens", "top_p", "seed", "stop", "timeout", "api_base",
+                  "api_key", "frequency_penalty", "presence_penalty", "num_retries"}
+_CAMEL = {"maxTokens": "max_tokens", "topP": "top_p", "apiBase": "api_base", "apiKey": "api_key",
+          "frequencyPenalty": "frequency_penalty", "presencePenalty": "presence_penalty",
+          "numRetries": "num_retries"}
+
+
+@dataclass
+class ToolSpec:
+    name: str  # the binding key, or agent-<key>
+    kind: str  # "tool" | "subagent"
+    description: str
+    parameters: dict[str, Any]
+    tool: Any = None
+    binding: AgentTool | None = None
+    child: Agent | None = None
+    definition: Any = None
+    requires_approval: bool = False
+
+    @property
+    def resume_schema(self) -> dict[str, Any] | None:
+        if self.definition is not None and self.definition.resume_schema:
+            return self.definition.resume_schema
+        if self.tool is not None:
+            return (self.tool.config or {}).get("resume_schema")
+        return None
+
+    @property
+    def execution_mode(self) -> str:
+        return getattr(self.tool, "execution_mode", "sync") if self.tool is not None else "sync"
+
+    def function(self) -> dict[str, Any]:
+        return {"type": "function", "function": {
+            "name": self.name, "description": self.description[:1024],
+            "parameters": self.parameters or {"type": "object", "properties": {}},
+        }}
+
+
+@dataclass
+class RunSetup:
+    run: Run
+    agent: Agent
+    thread_id: Any
+    user: Any
+    instructions: Any
+    specs: dict[str, ToolSpec]
+    options: dict[str, Any]
+    hooks: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def max_steps(self) -> int:
+        return max(1, int(self.options.get("maxSteps") or DEFAULT_MAX_STEPS))
+
+    def model_kwargs(self) -> dict[str, Any]:
+        settings: dict[str, Any] = {}
+        metadata = self.agent.metadata or {}
+        for key in ("api_base", "apiBase"):
+            if metadata.get(key):
+                settings["api_base"] = metadata[key]
+        if "temperature" in self.options:
+            settings["temperature"] = self.options["temperature"]
+        for key, value in (self.options.get("modelSettings") or {}).items():
+            key = _CAMEL.get(key, key)
+            if key in MODEL_SETTINGS:
+                settings[key] = value
+        if self.agent.model.startswith("studio/"):
+            settings.update((self.options.get("providerOptions") or {}).get("studio") or {})
+        return settings
+
+    def active_specs(self) -> list[ToolSpec]:
+        active = self.options.get("activeTools")
+        specs = list(self.specs.values())
+        if active is not None:
+            specs = [spec for spec in specs if spec.name in set(active)]
+        return specs
+
+    def tool_choice(self) -> Any:
+        """"auto" | "none" | "required" | a tool name | {"type": "tool", "toolName": X}."""
+        choice = self.options.get("toolChoice", "auto")
+        if isinstance(choice, dict):
+            choice = choice.get("toolName") or (choice.get("function") or {}).get("name")
+        if choice in (None, "auto", "none", "required"):
+            return choice or "auto"
+        return {"type": "function", "function": {"name": choice}}
+
+
+def _code_tool(tool: Any) -> Any:
+    return get_tool_definition(tool.name) if tool.source == "code" else None
+
+
+def load_setup(run_id: Any) -> RunSetup:
+    from agents_core.overrides import (
+        effective_instructions,
+        effective_subagent_description,
+        effective_tool_bindings,
+        effective_tool_description,
+    )
+
+    run = Run.objects.select_related("thread", "agent", "started_by").get(id=run_id)
+    agent = run.agent
+    specs: dict[str, ToolSpec] = {}
+    for binding in effective_tool_bindings(agent):
+        definition = _code_tool(binding.tool)
+        specs[binding.key] = ToolSpec(
+            name=binding.key, kind="tool", description=effective_tool_description(binding),
+            parameters=binding.tool.input_schema, tool=binding.tool, binding=binding,
+            definition=definition, requires_approval=binding.requires_approval,
+        )
+    for sub in agent.subagent_bindings.select_related("child").filter(child__gone_at__isnull=True):
+        specs[sub.tool_name] = ToolSpec(
+            name=sub.tool_name, kind="subagent",
+            description=effective_subagent_description(sub), parameters=SUBAGENT_PARAMETERS,
+            child=sub.child,
+        )
+    definition = get_agent_definition(agent.slug) if agent.is_code else None
+    options = {**(agent.default_options or {}), **(run.options or {})}
+    return RunSetup(
+        run=run, agent=agent, thread_id=run.thread_id, user=run.started_by,
+        instructions=effective_instructions(agent), specs=specs, options=options,
+        hooks=dict(definition.hooks) if definition is not None else {},
+    )

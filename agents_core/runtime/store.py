@@ -1,0 +1,97 @@
+"""The run loop's writes (synchronous ORM; the loop calls them through runtime.db)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from agents_core.models import Message, MessageRole, Run, RunStatus, ToolCall, ToolCallStatus
+
+
+def step_save(*, run_id: Any, thread_id: Any, step: int, text: str,
+              calls: list[dict[str, Any]]) -> dict[str, int]:
+    """The assistant message of a step and its tool calls; returns {toolCallId: ToolCall pk}."""
+    parts: list[dict[str, Any]] = []
+    if text:
+        parts.append({"type": "text", "text": text})
+    for call in calls:
+        parts.append({"type": "tool-call", "toolCallId": call["id"], "toolName": call["name"],
+                      "input": call["input"], "inputText": call["inputText"]})
+    now = timezone.now()
+    with transaction.atomic():
+        if parts:
+            Message.objects.create(thread_id=thread_id, run_id=run_id,
+                                   role=MessageRole.ASSISTANT, parts=parts)
+        rows = ToolCall.objects.bulk_create([
+            ToolCall(run_id=run_id, call_id=call["id"], tool_name=call["name"],
+                     tool=call.get("tool"), step=step, status=ToolCallStatus.RUNNING,
+                     input_text=call["inputText"], input=call["input"], started_at=now)
+            for call in calls
+        ])
+        Run.objects.filter(id=run_id).update(step=step)
+    return {row.call_id: row.pk for row in rows}
+
+
+def tool_result_save(*, run_id: Any, thread_id: Any, call_pk: int, call_id: str, name: str,
+                     status: str, output: Any, model_output: Any, display: Any,
+                     error: str = "", hook_decisions: list | None = None,
+                     message: bool = True) -> None:
+    """Finish a tool call and add its result to the transcript."""
+    fields: dict[str, Any] = {"status": status, "output": output, "model_output": model_output,
+                              "error": error, "finished_at": timezone.now()}
+    if hook_decisions is not None:
+        fields["hook_decisions"] = hook_decisions
+    with transaction.atomic():
+        ToolCall.objects.filter(pk=call_pk).update(**fields)
+        if message:
+            is_error = status == ToolCallStatus.FAILED
+            Message.objects.create(thread_id=thread_id, run_id=run_id, role=MessageRole.TOOL,
+                                   parts=[{"type": "tool-result", "toolCallId": call_id,
+                                           "toolName": name, "output": display,
+                                           "modelOutput": model_output, "isError": is_error,
+                                           "error": error, "status": status}])
+
+
+def tool_call_update(*, call_pk: int, **fields: Any) -> None:
+    ToolCall.objects.filter(pk=call_pk).update(**fields)
+
+
+def run_suspend_save(*, run_id: Any, call_pk: int, payload: dict[str, Any],
+                     state: dict[str, Any], hook_decisions: list) -> None:
+    with transaction.atomic():
+        ToolCall.objects.filter(pk=call_pk).update(
+            status=ToolCallStatus.SUSPENDED, suspend_payload=payload,
+            hook_decisions=hook_decisions,
+        )
+        Run.objects.filter(id=run_id).update(status=RunStatus.SUSPENDED, state=state)
+
+
+def run_finish_save(*, run_id: Any, status: str, error: str = "",
+                    usage: dict[str, Any] | None = None, text: str = "",
+                    thread_id: Any = None, partial_text: str = "") -> None:
+    with transaction.atomic():
+        if partial_text and thread_id is not None:
+            # What an aborted or failed step had streamed is kept in the transcript.
+            Message.objects.create(thread_id=thread_id, run_id=run_id,
+                                   role=MessageRole.ASSISTANT,
+                                   parts=[{"type": "text", "text": partial_text}])
+        ToolCall.objects.filter(run_id=run_id, status__in=[
+            ToolCallStatus.STREAMING, ToolCallStatus.RUNNING]).update(
+            status=ToolCallStatus.FAILED, error="The run ended before this call finished.",
+            finished_at=timezone.now())
+        Run.objects.filter(id=run_id).update(
+            status=status, error=error, usage=usage or {}, finished_at=timezone.now(),
+            state={"finalText": text} if text else {},
+        )
+
+
+def run_status(run_id: Any) -> tuple[str, dict[str, Any]]:
+    run = Run.objects.filter(id=run_id).values("status", "state").first()
+    return (run["status"], run["state"] or {}) if run else ("", {})
+
+
+def step_calls(*, run_id: Any, step: int) -> list[ToolCall]:
+    return list(ToolCall.objects.filter(run_id=run_id, step=step).select_related("tool")
+                .order_by("id"))

@@ -1,0 +1,286 @@
+"""Runs: start, resume, abort, client tool results, async tool completion.
+
+These are synchronous services (REST views, consumers through database_sync_to_async,
+Celery tasks, Python). They write the rows a run needs and start its execution with
+`transaction.on_commit(launch)`, so nothing runs on rows that are not committed; the
+execution itself is agents_core.runtime.loop.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from agents_core.models import (
+    Message,
+    MessageRole,
+    Run,
+    RunStatus,
+    Thread,
+    ToolCall,
+    ToolCallStatus,
+)
+from agents_core.runtime import active as active_runs
+from agents_core.runtime.events import events_emit_sync
+from studio.exceptions import ApplicationError, Conflict, NotFound
+
+# Per-run options a caller may set (hooks are Python callables and stay in memory).
+RUN_OPTIONS = {"maxSteps", "toolChoice", "activeTools", "temperature", "modelSettings",
+               "providerOptions", "autoResume"}
+_YES = re.compile(r"^\s*(yes|y|ok|okay|sure|approve[sd]?|go( ahead)?|lgtm|do it)\b", re.I)
+
+
+def _check_owner(thread: Thread, user: Any) -> None:
+    if user is None or thread.owner_id != getattr(user, "pk", None):
+        raise NotFound("No such thread.", code="not_found")
+
+
+def _clean_options(options: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(storable options, per-run Python hooks)."""
+    options = dict(options or {})
+    hooks = options.pop("hooks", None) or {}
+    unknown = set(options) - RUN_OPTIONS
+    if unknown:
+        raise ApplicationError(f"Unknown run options: {sorted(unknown)}. "
+                               f"Known: {sorted(RUN_OPTIONS)}.", code="invalid_options")
+    choice = options.get("toolChoice")
+    if choice is not None and not isinstance(choice, str | dict):
+        raise ApplicationError("toolChoice must be auto, none, required or a tool name.",
+                               code="invalid_options")
+    active = options.get("activeTools")
+    if active is not None and not (isinstance(active, list) and all(
+            isinstance(name, str) for name in active)):
+        raise ApplicationError("activeTools must be a list of tool names.",
+                               code="invalid_options")
+    steps = options.get("maxSteps")
+    if steps is not None and not (isinstance(steps, int) and 1 <= steps <= 100):
+        raise ApplicationError("maxSteps must be an integer from 1 to 100.",
+                               code="invalid_options")
+    unknown_hooks = set(hooks) - {"before_tool_call", "after_tool_call"}
+    if unknown_hooks:
+        raise ApplicationError(f"Unknown hooks: {sorted(unknown_hooks)}.", code="invalid_options")
+    return options, hooks
+
+
+def suspended_run(thread: Thread) -> Run | None:
+    return thread.runs.filter(status=RunStatus.SUSPENDED).order_by("-created_at").first()
+
+
+def run_start(*, thread: Thread, message: str, user: Any,
+              options: dict[str, Any] | None = None) -> Run:
+    """Start a run with the user's chat message (or, with auto-resume on and a call
+    waiting, answer that call with it). Raises IntegrityError when a run is running."""
+    _check_owner(thread, user)
+    text = (message or "").strip()
+    if not text:
+        raise ApplicationError("The message is empty.", code="empty_message")
+    stored, hooks = _clean_options(options)
+    waiting = suspended_run(thread)
+    if waiting is not None:
+        merged = {**(thread.agent.default_options or {}), **(waiting.options or {}), **stored}
+        if merged.get("autoResume"):
+            call = waiting.tool_calls.filter(status=ToolCallStatus.SUSPENDED).first()
+            if call is not None:
+                payload = payload_from_text(call.suspend_payload or {}, text)
+                return run_resume(run=waiting, tool_call_id=call.call_id, payload=payload,
+                                  user=user)
+        _supersede(waiting)
+    with transaction.atomic():
+        run = Run.objects.create(
+            thread=thread, agent=thread.agent, status=RunStatus.RUNNING, options=stored,
+            started_by=user, state={"message": text},
+        )
+        Message.objects.create(thread=thread, run=run, role=MessageRole.USER,
+                               parts=[{"type": "text", "text": text}])
+        if not thread.title:
+            Thread.objects.filter(pk=thread.pk).update(title=text[:80])
+    active_runs.remember_hooks(run.id, hooks)
+    transaction.on_commit(lambda: active_runs.launch(run.id))
+    return run
+
+
+def run_start_safe(*, thread: Thread, message: str, user: Any,
+                   options: dict[str, Any] | None = None) -> Run:
+    """run_start for REST and websockets: a running run is a 409, not an IntegrityError."""
+    try:
+        with transaction.atomic():
+            return run_start(thread=thread, message=message, user=user, options=options)
+    except IntegrityError:
+        raise Conflict("A run is already streaming on this thread; wait for it to finish "
+                       "or stop it.", code="run_running") from None
+
+
+def _supersede(run: Run) -> None:
+    """The user moved on without answering: close the waiting call so memory stays valid."""
+    now = timezone.now()
+    events = []
+    with transaction.atomic():
+        if Run.objects.filter(pk=run.pk, status=RunStatus.SUSPENDED).update(
+                status=RunStatus.ABORTED, finished_at=now) != 1:
+            return
+        calls = list(run.tool_calls.filter(status__in=[ToolCallStatus.SUSPENDED,
+                                                       ToolCallStatus.RUNNING]))
+        error = "Not answered: the user sent a new message instead."
+        for call in calls:
+            ToolCall.objects.filter(pk=call.pk).update(status=ToolCallStatus.SKIPPED,
+                                                       error=error, finished_at=now)
+            Message.objects.create(thread=run.thread, run=run, role=MessageRole.TOOL, parts=[{
+                "type": "tool-result", "toolCallId": call.call_id, "toolName": call.tool_name,
+                "output": None, "modelOutput": {"error": error}, "isError": True,
+                "error": error, "status": ToolCallStatus.SKIPPED}])
+            events.append({"type": "tool-error", "runId": str(run.pk), "toolCallId": call.call_id,
+                           "toolName": call.tool_name, "error": error})
+        events.append({"type": "run-finish", "runId": str(run.pk), "status": "aborted",
+                       "finishReason": "superseded"})
+        events_emit_sync(thread_id=run.thread_id, run_id=run.pk, events=events)
+
+
+def payload_from_text(suspend_payload: dict[str, Any], text: str) -> dict[str, Any]:
+    """Auto-resume: the chat message as the answer the waiting call expects."""
+    kind = suspend_payload.get("kind")
+    if kind in ("approval", "plan-approval"):
+        return {"approved": bool(_YES.match(text)), "reason": text}
+    if kind == "ask-user":
+        if suspend_payload.get("mode") == "multi":
+            return {"answer": [part.strip() for part in text.split(",") if part.strip()]}
+        return {"answer": text}
+    if kind == "client-function":
+        return {"output": text}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {"answer": text}
+    return value if isinstance(value, dict) else {"answer": value}
+
+
+def run_resume(*, run: Run, tool_call_id: str, payload: Any, user: Any) -> Run:
+    """Answer a suspended call and continue the run in a new stream."""
+    from agents_core.runtime.loop import resume_schema_for
+    from agents_core.runtime.setup import load_setup
+    from tools_app.execution import schema_errors
+
+    _check_owner(run.thread, user)
+    call = run.tool_calls.filter(call_id=tool_call_id).first()
+    if call is None:
+        raise NotFound(f"No tool call {tool_call_id!r} in this run.", code="not_found")
+    if run.status != RunStatus.SUSPENDED or call.status != ToolCallStatus.SUSPENDED:
+        raise Conflict("This call is not waiting for an answer (already answered, or the run "
+                       "moved on).", code="not_suspended")
+    if not isinstance(payload, dict):
+        raise ApplicationError("The payload must be a JSON object.", code="invalid_payload")
+    spec = load_setup(run.id).specs.get(call.tool_name)
+    errors = schema_errors(resume_schema_for(spec, call.suspend_payload), payload)
+    if errors:
+        first = errors[0]
+        raise ApplicationError(f"The answer does not match: {first['path']}: {first['message']}",
+                               code="invalid_payload", extra={"errors": errors})
+    with transaction.atomic():
+        claimed = Run.objects.filter(pk=run.pk, status=RunStatus.SUSPENDED).update(
+            status=RunStatus.RUNNING,
+            state={**(run.state or {}), "resume": {"toolCallId": tool_call_id}},
+        )
+        if claimed != 1:
+            raise Conflict("This run was resumed already.", code="not_suspended")
+        ToolCall.objects.filter(pk=call.pk).update(status=ToolCallStatus.RUNNING,
+                                                   resume_payload=payload)
+    transaction.on_commit(lambda: active_runs.launch(run.id))
+    run.refresh_from_db()
+    return run
+
+
+def client_tool_result(*, run: Run, tool_call_id: str, output: Any = None,
+                       error: str | None = None, user: Any) -> Run:
+    payload = {"error": str(error)} if error else {"output": output}
+    return run_resume(run=run, tool_call_id=tool_call_id, payload=payload, user=user)
+
+
+def run_abort(*, run: Run, user: Any) -> Run:
+    """Stop a run: a streaming one ends as aborted (keeping what it produced), a suspended
+    one is closed at once."""
+    _check_owner(run.thread, user)
+    if run.status == RunStatus.SUSPENDED:
+        _supersede(run)
+    elif run.status == RunStatus.RUNNING:
+        with transaction.atomic():
+            locked = Run.objects.select_for_update().get(pk=run.pk)
+            locked.state = {**(locked.state or {}), "abortRequested": True}
+            locked.save(update_fields=["state"])
+        # This process may be the one running it; otherwise the run polls the flag.
+        active_runs.request_abort(run.pk)
+    else:
+        raise Conflict(f"The run is already {run.status}.", code="not_running")
+    run.refresh_from_db()
+    return run
+
+
+def thread_active_run(*, thread: Thread) -> Run | None:
+    return thread.runs.filter(status__in=[RunStatus.RUNNING, RunStatus.SUSPENDED]).order_by(
+        "-created_at").first()
+
+
+# --- async tools -------------------------------------------------------------------------
+def tool_call_enqueue_async(*, call_pk: int, user: Any) -> None:
+    """Hand an async tool call to a Celery worker (a ToolRun linked to the call)."""
+    from tools_app.models import ExecutionMode, ToolRun, ToolRunStatus
+
+    call = ToolCall.objects.select_related("tool").get(pk=call_pk)
+    with transaction.atomic():
+        tool_run = ToolRun.objects.create(
+            tool=call.tool, status=ToolRunStatus.PENDING, mode=ExecutionMode.ASYNC,
+            input=call.input, tool_call=call,
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+        )
+        ToolCall.objects.filter(pk=call_pk).update(status=ToolCallStatus.PENDING)
+
+    def enqueue() -> None:
+        from agents_core.runtime.tasks import async_tool_execute
+
+        async_tool_execute.delay(str(tool_run.id))
+
+    transaction.on_commit(enqueue)
+
+
+def context_text(name: str, status: str, value: Any) -> str:
+    body = json.dumps(value, ensure_ascii=False, default=str)
+    if status == ToolCallStatus.COMPLETED:
+        return f"<context>function [{name}] completed with response {body}</context>"
+    return f"<context>function [{name}] failed with error {body}</context>"
+
+
+def tool_call_async_complete(*, tool_run_id: Any) -> ToolCall | None:
+    """A worker finished an async tool: record it on the call, add the result to the
+    thread's next turn, tell the subscribers. Idempotent (only a pending call moves)."""
+    from tools_app.models import ToolRun, ToolRunStatus
+
+    tool_run = ToolRun.objects.select_related("tool_call__run").get(id=tool_run_id)
+    call = tool_run.tool_call
+    if call is None or tool_run.status not in (ToolRunStatus.COMPLETED, ToolRunStatus.FAILED):
+        return None
+    status = (ToolCallStatus.COMPLETED if tool_run.status == ToolRunStatus.COMPLETED
+              else ToolCallStatus.FAILED)
+    run = call.run
+    with transaction.atomic():
+        moved = ToolCall.objects.filter(pk=call.pk, status=ToolCallStatus.PENDING).update(
+            status=status, output=tool_run.output, model_output=tool_run.model_output,
+            error=tool_run.error, finished_at=timezone.now(),
+        )
+        if moved != 1:
+            return None
+        value = tool_run.model_output if status == ToolCallStatus.COMPLETED else {
+            "error": tool_run.error}
+        Message.objects.create(thread_id=run.thread_id, run=run, role=MessageRole.SIGNAL, parts=[{
+            "type": "context", "text": context_text(call.tool_name, status, value),
+            "toolCallId": call.call_id, "toolName": call.tool_name}])
+        event = {"runId": str(run.pk), "toolCallId": call.call_id, "toolName": call.tool_name,
+                 "async": True, "durationMs": tool_run.duration_ms}
+        if status == ToolCallStatus.COMPLETED:
+            event.update(type="tool-result", output=tool_run.output)
+        else:
+            event.update(type="tool-error", error=tool_run.error, output=tool_run.output)
+        events_emit_sync(thread_id=run.thread_id, run_id=run.pk, events=[event])
+    call.refresh_from_db()
+    return call

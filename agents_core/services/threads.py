@@ -1,0 +1,115 @@
+"""Threads: create, and the reads the chat needs (selectors kept beside the service,
+since nothing else reads these)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from agents_core.models import Agent, Message, Run, RunStatus, StreamEvent, Thread, ToolCall
+from agents_core.models import ToolCallStatus as Status
+from studio.exceptions import ApplicationError, NotFound
+
+EVENTS_PAGE = 2000
+
+
+def thread_create(*, user: Any, agent: Agent, title: str = "",
+                  metadata: dict[str, Any] | None = None) -> Thread:
+    if agent.gone_at is not None:
+        raise ApplicationError("This agent was removed from code.", code="agent_gone")
+    if not Agent.objects.visible_to(user).filter(pk=agent.pk).exists():
+        raise NotFound("No such agent.", code="not_found")
+    return Thread.objects.create(agent=agent, owner=user, resource_id=str(user.pk),
+                                 title=title[:200], metadata=metadata or {})
+
+
+def thread_list(*, user: Any, agent: str | None = None) -> QuerySet[Thread]:
+    threads = Thread.objects.filter(owner=user).select_related("agent")
+    if agent:
+        threads = threads.filter(agent__slug=agent)
+    # Sub-agent threads belong to their parent's conversation.
+    return threads.exclude(metadata__has_key="parentThreadId")
+
+
+def thread_get(*, user: Any, thread_id: Any) -> Thread:
+    thread = Thread.objects.select_related("agent").filter(pk=thread_id, owner=user).first()
+    if thread is None:
+        raise NotFound("No such thread.", code="not_found")
+    return thread
+
+
+def thread_user_can_open(*, user: Any, thread_id: Any) -> str:
+    """"ok", "anonymous", or "forbidden" (missing or someone else's: not told apart)."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return "anonymous"
+    return "ok" if Thread.objects.filter(pk=thread_id, owner=user).exists() else "forbidden"
+
+
+def thread_events_after(*, thread_id: Any, after: int, limit: int = EVENTS_PAGE,
+                        ) -> list[dict[str, Any]]:
+    rows = StreamEvent.objects.filter(thread_id=thread_id, seq__gt=after).order_by("seq")
+    return [row.payload for row in rows[:limit]]
+
+
+def thread_events_between(*, thread_id: Any, after: int, before: int) -> list[dict[str, Any]]:
+    rows = StreamEvent.objects.filter(thread_id=thread_id, seq__gt=after, seq__lt=before)
+    return [row.payload for row in rows.order_by("seq")]
+
+
+def thread_messages(*, thread: Thread) -> QuerySet[Message]:
+    return thread.messages.order_by("id")
+
+
+def thread_suspended_calls(*, thread: Thread) -> list[dict[str, Any]]:
+    from agents_core.runtime.loop import resume_schema_for
+    from agents_core.runtime.setup import load_setup
+
+    calls = ToolCall.objects.filter(run__thread=thread, status=Status.SUSPENDED,
+                                    run__status=RunStatus.SUSPENDED).select_related("run")
+    result = []
+    for call in calls:
+        spec = load_setup(call.run_id).specs.get(call.tool_name)
+        result.append({
+            "runId": str(call.run_id), "toolCallId": call.call_id, "toolName": call.tool_name,
+            "suspendPayload": call.suspend_payload,
+            "resumeSchema": resume_schema_for(spec, call.suspend_payload),
+            "autoResume": bool({**(thread.agent.default_options or {}),
+                                **(call.run.options or {})}.get("autoResume")),
+            "createdAt": call.created_at.isoformat(),
+        })
+    return result
+
+
+def thread_partial(*, thread_id: Any, tool_call_id: str) -> dict[str, Any]:
+    """The partial value of a call's arguments from the stored deltas, and the seq of the
+    last delta it includes (`asOf`): a late joiner applies only deltas after it."""
+    from agents_core.runtime.partial_json import IncrementalJSONParser, PartialJSONError
+
+    rows = StreamEvent.objects.filter(thread_id=thread_id, type="tool-input-delta",
+                                      payload__toolCallId=tool_call_id).order_by("seq")
+    parser = IncrementalJSONParser()
+    as_of = 0
+    transformed = None
+    for seq, payload in rows.values_list("seq", "payload"):
+        as_of = seq
+        if "argsTextDelta" in payload:
+            try:
+                parser.feed(payload["argsTextDelta"])
+            except PartialJSONError:
+                break
+        else:
+            # A transformed tool sends whole display values; the last one is current.
+            for patch in payload.get("patches") or []:
+                if patch.get("path") == []:
+                    transformed = patch.get("value")
+    value = transformed if transformed is not None else parser.value()
+    return {"type": "partial", "toolCallId": tool_call_id, "value": value, "asOf": as_of}
+
+
+def run_get(*, user: Any, run_id: Any) -> Run:
+    run = Run.objects.select_related("thread", "agent").filter(pk=run_id,
+                                                                thread__owner=user).first()
+    if run is None:
+        raise NotFound("No such run.", code="not_found")
+    return run
