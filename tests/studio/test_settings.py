@@ -1,0 +1,108 @@
+"""studio/settings.py read in a fresh interpreter, as `make run` and the services read it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+# Everything the settings read from the environment; each test sets what it needs.
+SETTINGS_ENV = (
+    "DATABASE_URL",
+    "REDIS_URL",
+    "SECRET_KEY",
+    "SECRET_KEY_FILE",
+    "STUDIO_ENCRYPTION_KEYS",
+    "STUDIO_ENCRYPTION_KEYS_FILE",
+    "STUDIO_EMBEDDED",
+    "STUDIO_DATA_DIR",
+    "DEBUG",
+    "DJANGO_SETTINGS_MODULE",
+)
+REPORT = """
+import json
+from django.conf import settings
+print(json.dumps({
+    "engine": settings.DATABASES["default"]["ENGINE"],
+    "db_name": str(settings.DATABASES["default"]["NAME"]),
+    "layer": settings.CHANNEL_LAYERS["default"]["BACKEND"],
+    "broker": settings.CELERY_BROKER_URL,
+    "embedded_worker": settings.CELERY_EMBEDDED_WORKER,
+    "secret_key": settings.SECRET_KEY,
+    "debug": settings.DEBUG,
+    "encryption_keys": len(settings.STUDIO_ENCRYPTION_KEYS),
+}))
+"""
+
+
+def read_settings(**env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
+    clean.update(DJANGO_SETTINGS_MODULE="studio.settings", PYTHONPATH=str(ROOT), **env)
+    return subprocess.run(
+        [sys.executable, "-c", REPORT],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def report(**env: str) -> dict:
+    result = read_settings(**env)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_embedded_settings_need_no_services_and_generate_a_local_secret(tmp_path):
+    settings = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(tmp_path))
+
+    assert settings["engine"] == "django.db.backends.sqlite3"
+    assert settings["db_name"] == str(tmp_path / "db.sqlite3")
+    assert settings["layer"] == "channels.layers.InMemoryChannelLayer"
+    assert settings["broker"] == "memory://"
+    assert settings["embedded_worker"] is True
+    assert len(settings["secret_key"]) >= 50
+    assert (tmp_path / "secret_key").read_text().strip() == settings["secret_key"]
+    assert settings["encryption_keys"] == 1
+
+
+def test_the_embedded_secret_survives_a_restart(tmp_path):
+    first = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(tmp_path))
+    second = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(tmp_path))
+
+    assert first["secret_key"] == second["secret_key"]
+
+
+def test_two_embedded_data_folders_get_different_secrets(tmp_path):
+    one = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(tmp_path / "one"))
+    two = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(tmp_path / "two"))
+
+    assert one["secret_key"] != two["secret_key"]
+
+
+def test_without_embedded_mode_and_without_a_secret_key_the_settings_refuse_to_load(tmp_path):
+    result = read_settings(STUDIO_DATA_DIR=str(tmp_path))
+
+    assert result.returncode != 0
+    assert "django.core.exceptions.ImproperlyConfigured: SECRET_KEY is not set" in result.stderr
+    assert not (tmp_path / "secret_key").exists()
+
+
+def test_services_settings_use_postgres_redis_and_keep_debug_off(tmp_path):
+    settings = report(
+        DATABASE_URL="postgres://postgres@127.0.0.1:5432/studio_api",
+        REDIS_URL="redis://127.0.0.1:6379/1",
+        SECRET_KEY="a-secret-from-the-environment",
+        STUDIO_DATA_DIR=str(tmp_path),
+    )
+
+    assert settings["engine"] == "django.db.backends.postgresql"
+    assert settings["layer"] == "channels_redis.core.RedisChannelLayer"
+    assert settings["broker"] == "redis://127.0.0.1:6379/1"
+    assert settings["embedded_worker"] is False
+    assert settings["secret_key"] == "a-secret-from-the-environment"
+    assert settings["debug"] is False
