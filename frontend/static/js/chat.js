@@ -179,6 +179,10 @@ const handlers = {
   },
   "tool-input-delta"(event) {
     const card = state.cards.get(event.toolCallId) || lateCard(event);
+    if (event.hidden) {
+      card.setHidden();
+      return;
+    }
     if (card.late) {
       card.late.buffered.push(event);
       askPartial(card);
@@ -193,9 +197,19 @@ const handlers = {
   "tool-call"(event) {
     const card = cardFor(event);
     card.late = null;
-    card.setInput(event.input ?? event.args);
+    if (event.hidden) card.setHidden();
+    else card.setInput(event.input ?? event.args);
     if (hooksOf(event)) card.setHooks(hooksOf(event));
     if (card.status === "streaming") card.setStatus("running");
+  },
+  // One hook decision (before_tool_call / after_tool_call) as it happens.
+  "tool-hook"(event) {
+    cardFor(event).setHooks([event]);
+  },
+  // What a tool wrote through its context's writer while it ran.
+  custom(event) {
+    const card = event.toolCallId ? state.cards.get(event.toolCallId) : null;
+    if (card) card.addLog(event.data);
   },
   "tool-call-pending"(event) {
     const card = cardFor(event);
@@ -207,7 +221,9 @@ const handlers = {
     if (hooksOf(event)) card.setHooks(hooksOf(event));
     state.suspended.delete(event.toolCallId);
     if (event.skipped || event.status === "skipped") card.setSkipped(event.output ?? event.result);
+    else if (event.hidden) card.setResult(undefined, { hidden: true, durationMs: event.durationMs });
     else card.setResult(event.output ?? event.result, { modelOutput: event.modelOutput, durationMs: event.durationMs });
+    if (event.subagent && event.subagent.threadId) card.linkSubagent(`${app.dataset.chatUrl}t/${event.subagent.threadId}/`, event.subagent.agent);
     if (event.runId && state.runs.has(event.runId) && state.runs.get(event.runId).status === "suspended" && !anySuspended(event.runId)) {
       setRunStatus(state.runs.get(event.runId), "running");
     }
@@ -326,6 +342,7 @@ async function runClientCall(toolCallId) {
   const message = { type: "client-tool-result", toolCallId, ...result };
   if (!state.stream?.send(message)) {
     // No socket right now: hand it to the server through the resume endpoint instead.
+    // The run reads a client function's answer as {output} or {error} (runtime/loop.py).
     await api(`/api/runs/${info.runId}/resume`, { method: "POST", body: { toolCallId, payload: result } });
   }
   card?.showWidget(el("div", { class: `answered ${result.error ? "answered-no" : "answered-ok"}` },
@@ -368,6 +385,14 @@ async function sendMessage(text) {
     conversation.scrollTop = conversation.scrollHeight;
     const options = runOptions();
     state.awaitingRun = true;
+    clearTimeout(state.awaitTimer);
+    // Never lock the composer for good: if no run starts, say so and let the user retry.
+    state.awaitTimer = setTimeout(() => {
+      if (!state.awaitingRun) return;
+      state.awaitingRun = false;
+      updateComposer();
+      showComposerError("No run started yet: the message may not have reached the server. Try again.");
+    }, 20000);
     if (!state.stream.send({ type: "chat", text, options })) {
       await api(`/api/threads/${state.threadId}/runs/`, { method: "POST", body: { message: text, options } });
     }
@@ -616,10 +641,37 @@ $("conn-pill").addEventListener("click", () => {
   if (state.stream && state.stream.state === STATES.RECONNECTING) state.stream.connect();
 });
 
+// The empty conversation: agent cards to pick from, or prompts that exercise the agent's tools.
+function renderEmpty() {
+  const empty = $("chat-empty");
+  if (!empty) return;
+  if (!state.agent) {
+    empty.replaceChildren(el("h2", {}, "Pick an agent to talk to"),
+      el("p", { class: "muted" }, "Code-defined and studio-defined agents both work here."),
+      el("div", { class: "agent-grid" }, agents.map((agent) => el("a", { class: "agent-tile", href: `${app.dataset.chatUrl}${encodeURIComponent(agent.slug)}/` },
+        el("strong", {}, agent.name), el("span", { class: `badge badge-${agent.source}` }, agent.source === "code" ? "Code" : "Studio"),
+        el("span", { class: "muted" }, agent.description || agent.model)))));
+    return;
+  }
+  const prompts = [];
+  for (const name of state.agent.tools) {
+    if (name === "ask_user") prompts.push("Ask me which city to check, options: Paris, Tokyo or Sydney");
+    else if (name === "submit_plan") prompts.push("Make a plan to compare the weather of three cities");
+    else if (/convert/.test(name)) prompts.push(`Use ${name} to convert 10 km to mi`);
+    else if (/weather|city|lookup/.test(name)) prompts.push(`Use ${name} for Paris`);
+    else if (!name.startsWith("task_")) prompts.push(`Use ${name}`);
+  }
+  for (const name of state.agent.subagents) prompts.push(`Ask the ${name.slice("agent-".length)} about the weather in Tokyo`);
+  empty.replaceChildren(el("h2", {}, `Chat with ${state.agent.name}`),
+    el("p", { class: "muted" }, "Text streams in as the model writes it; each tool call shows its arguments while they are generated, then its result."),
+    prompts.length ? el("div", { class: "prompt-list" }, prompts.slice(0, 4).map((prompt) => el("button", {
+      type: "button", class: "prompt-chip",
+      onclick: () => { input.value = prompt; autosize(); input.focus(); },
+    }, prompt))) : null);
+}
+
 renderAgent();
+renderEmpty();
 loadThreads();
 if (state.threadId) openThread(state.threadId);
 updateComposer();
-if (!state.agent) {
-  $("chat-empty").querySelector("p").textContent = "Pick an agent on the left to start a preview chat. Code-defined and studio-defined agents both work here.";
-}

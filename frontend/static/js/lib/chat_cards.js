@@ -168,12 +168,18 @@ export class ToolCard {
     this.flush();
   }
 
+  // Hook decisions come as `tool-hook` events and again in `hookDecisions` lists: each
+  // decision is shown once.
   setHooks(decisions) {
     const list = Array.isArray(decisions) ? decisions : decisions ? [decisions] : [];
+    this.hookKeys = this.hookKeys || new Set();
     for (const decision of list) {
       const hook = decision.hook || decision.name || "hook";
+      const key = JSON.stringify([hook, decision.source, decision.proceed, decision.reason, decision.error, decision.inputChanged, decision.outputChanged]);
+      if (this.hookKeys.has(key)) continue;
+      this.hookKeys.add(key);
       const proceed = decision.proceed;
-      const verdict = decision.decision || (proceed === false ? "skipped the call" : proceed === true ? "proceeded" : "");
+      const verdict = decision.decision || hookVerdict(decision);
       const detail = decision.reason || decision.message || decision.note || "";
       const item = el("li", { class: `hook ${proceed === false ? "hook-stop" : ""}` },
         el("span", { class: "hook-name" }, hook),
@@ -186,16 +192,39 @@ export class ToolCard {
     this.hooksEl.hidden = this.hooksEl.childElementCount === 0;
   }
 
+  // A display transform failed: nothing raw may be shown (DESIGN.md section 7).
+  setHidden() {
+    this.final = true;
+    this.value = undefined;
+    this.rows.clear();
+    this.argsEl.replaceChildren(el("div", { class: "arg arg-root arg-hidden" }, el("dd", {}, "Input hidden: its display transform failed.")));
+    this.rawChunks = [];
+    this.rawButton.hidden = true;
+  }
+
+  addLog(data) {
+    if (!this.logEl) {
+      this.logEl = el("ol", { class: "tool-log" });
+      this.resultEl.before(this.logEl);
+    }
+    this.logEl.append(el("li", {}, typeof data === "string" ? data : formatJson(data)));
+  }
+
+  linkSubagent(href, agent) {
+    this.element.querySelector(".tool-head").append(el("a", { class: "tool-link", href, target: "_blank" }, `open ${agent || "sub-agent"} thread ↗`));
+  }
+
   setPending() {
     this.wasPending = true;
     this.setStatus("pending");
   }
 
-  setResult(output, { modelOutput, durationMs } = {}) {
+  setResult(output, { modelOutput, durationMs, hidden = false } = {}) {
     this.clearWidget();
     const label = `${this.wasPending ? "completed (async)" : "completed"}${durationMs != null ? ` · ${formatDuration(durationMs)}` : ""}`;
     this.setStatus("completed", label);
-    const body = [el("div", { class: "tool-result-label" }, "Result"), valueNode(output)];
+    const body = [el("div", { class: "tool-result-label" }, "Result"),
+      hidden ? el("div", { class: "muted" }, "Output hidden: its display transform failed.") : valueNode(output)];
     if (modelOutput !== undefined && JSON.stringify(modelOutput) !== JSON.stringify(output)) {
       body.push(el("details", { class: "model-output" }, el("summary", {}, "What the model sees"), valueNode(modelOutput)));
     }
@@ -229,12 +258,24 @@ export class ToolCard {
   showWidget(node) {
     this.widgetEl.replaceChildren(node);
     this.widgetEl.hidden = false;
+    // The widget restates the input (the question, the plan): keep the fields to one line.
+    this.element.classList.add("has-widget");
   }
 
   clearWidget() {
     if (this.widgetEl.querySelector("form:not(.answered)")) this.widgetEl.replaceChildren();
     this.widgetEl.hidden = this.widgetEl.childElementCount === 0;
   }
+}
+
+function hookVerdict(decision) {
+  if (decision.hook === "after_tool_call") {
+    if (decision.error) return `turned the result into an error: ${decision.error}`;
+    return decision.outputChanged ? "changed the output" : "kept the output";
+  }
+  if (decision.proceed === false) return "skipped the call";
+  if (decision.inputChanged) return "proceeded with a changed input";
+  return decision.proceed === true ? "proceeded" : "";
 }
 
 export function formatDuration(ms) {

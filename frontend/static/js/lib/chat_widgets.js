@@ -11,10 +11,11 @@ import { el, formatJson, valueNode } from "./chat_render.js";
 export function suspendKind(toolName, payload) {
   const p = payload && typeof payload === "object" ? payload : {};
   const kind = String(p.kind || p.type || p.reason || "").toLowerCase();
+  // tools_app.types: {"kind": "client-function"}, {"kind": "ask-user"}, {"kind": "plan-approval"}.
   if (kind.includes("client")) return "client";
-  if (kind.includes("approv") || p.requiresApproval === true) return "approval";
   if (kind.includes("plan") || toolName === "submit_plan") return "plan";
   if (kind.includes("ask") || kind.includes("question") || toolName === "ask_user") return "ask";
+  if (kind.includes("approv") || p.requiresApproval === true) return "approval";
   if (p.question !== undefined || Array.isArray(p.options)) return "ask";
   if (p.plan !== undefined || Array.isArray(p.steps)) return "plan";
   return "generic";
@@ -100,15 +101,23 @@ function askWidget(payload, { autoResume }) {
     });
 }
 
+function stepList(steps) {
+  return el("ol", { class: "plan-steps" }, steps.map((step) => el("li", {},
+    typeof step === "string" ? step : (step.title || step.description || step.step || formatJson(step)))));
+}
+
+// submit_plan suspends with {plan: "text", steps: ["..."]}; either may be missing.
 function planBody(payload) {
-  const plan = payload.plan ?? payload.steps ?? payload;
-  if (typeof plan === "string") return el("div", { class: "plan-text value-text" }, plan);
-  if (Array.isArray(plan)) {
-    return el("ol", { class: "plan-steps" }, plan.map((step) => el("li", {},
-      typeof step === "string" ? step : (step.title || step.description || step.step || formatJson(step)))));
-  }
-  if (plan && typeof plan === "object" && Array.isArray(plan.steps)) return planBody({ plan: plan.steps });
-  return valueNode(plan);
+  const { plan, steps } = payload;
+  const body = el("div", { class: "plan" });
+  if (typeof plan === "string") body.append(el("div", { class: "plan-text value-text" }, plan));
+  else if (Array.isArray(plan)) body.append(stepList(plan));
+  else if (plan && typeof plan === "object") body.append(Array.isArray(plan.steps) ? stepList(plan.steps) : valueNode(plan));
+  // Steps the plan's text already spells out are not listed twice.
+  const repeated = typeof plan === "string" && Array.isArray(steps) && steps.every((step) => typeof step === "string" && plan.includes(step));
+  if (Array.isArray(steps) && steps.length && !repeated) body.append(stepList(steps));
+  if (!body.childElementCount) body.append(valueNode(payload));
+  return body;
 }
 
 function decisionWidget(kindClass, title, body, approveLabel, rejectLabel) {
@@ -145,7 +154,7 @@ export function buildWidget({ kind, toolName, payload, input, autoResume = false
   else if (kind === "plan") form = decisionWidget("widget-plan", p.title || "Approve this plan?", planBody(p), "Approve plan", "Reject");
   else if (kind === "approval") {
     const shown = p.input ?? input;
-    form = decisionWidget("widget-approval", p.message || `Allow ${toolName} to run with this input?`,
+    form = decisionWidget("widget-approval", p.question || p.message || `Allow ${toolName} to run with this input?`,
       shown === undefined ? el("span") : valueNode(shown), "Approve", "Decline");
   } else form = genericWidget(p);
   form.submitAnswer = submit;
