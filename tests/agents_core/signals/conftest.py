@@ -7,6 +7,9 @@ import pytest
 from agents_core.models import Run, RunStatus, Thread
 from tests.agents_core.factories import AgentFactory
 
+# The run-loop fixtures (code definitions synced, a thread of a code agent).
+from tests.agents_core.runtime.conftest import make_thread, synced  # noqa: F401, E402
+
 
 @pytest.fixture
 def agent(owner):
