@@ -45,6 +45,8 @@ OUTPUT_SCHEMA = {
         "reply": {"type": "string"},
         "state": {"type": "string"},
         "task_id": {"type": ["string", "null"]},
+        "states": {"type": "array", "items": {"type": "string"},
+                   "description": "The task states seen, in order."},
     },
     "required": ["reply", "state"],
 }
@@ -113,11 +115,14 @@ async def a2a_send(*, card_data: dict[str, Any], headers: dict[str, str], text: 
             async for event in client.send_message(request):
                 if event.HasField("message"):
                     return {"reply": get_message_text(event.message), "state": "completed",
-                            "task_id": None}
+                            "task_id": None, "states": []}
                 task = event.task
-            while task is not None and _state_name(task.status.state) not in _DONE:
+            states = [_state_name(task.status.state)] if task is not None else []
+            while task is not None and states[-1] not in _DONE:
                 await asyncio.sleep(POLL_SECONDS)
                 task = await client.get_task(GetTaskRequest(id=task.id))
+                if _state_name(task.status.state) != states[-1]:
+                    states.append(_state_name(task.status.state))
         except A2AFailure:
             raise
         except Exception as exc:  # transport and JSON-RPC errors of the SDK
@@ -130,7 +135,7 @@ async def a2a_send(*, card_data: dict[str, Any], headers: dict[str, str], text: 
     state, reply = _state_name(task.status.state), _task_reply(task)
     if state in ("failed", "canceled", "rejected"):
         raise A2AFailure(f"The agent's task ended {state}: {reply or 'no message'}")
-    return {"reply": reply, "state": state, "task_id": task.id}
+    return {"reply": reply, "state": state, "task_id": task.id, "states": states}
 
 
 # --- services ----------------------------------------------------------------------------

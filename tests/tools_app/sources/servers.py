@@ -247,3 +247,82 @@ def mcp_http_app():
 def mcp_sse_app():
     """The older SSE transport at /sse (+ /messages/)."""
     return mcp_test_server().sse_app()
+
+
+# --- an A2A agent built with a2a-sdk ---------------------------------------------------------
+A2A_TOKEN = "a2a-bearer-secret"
+
+
+def a2a_agent_app(*, base_url: str, require_token: bool = True):
+    """An echo agent that works through task states: submitted -> working -> completed
+    (or failed for a message containing "fail"; slow for one containing "slow")."""
+    from a2a.helpers import (
+        get_message_text,
+        new_task_from_user_message,
+        new_text_message,
+        new_text_part,
+    )
+    from a2a.server.agent_execution import AgentExecutor
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+    from a2a.types.a2a_pb2 import (
+        AgentCapabilities,
+        AgentCard,
+        AgentInterface,
+        AgentSkill,
+        TaskState,
+    )
+
+    class EchoExecutor(AgentExecutor):
+        async def execute(self, context, event_queue) -> None:
+            text = get_message_text(context.message)
+            task = context.current_task or new_task_from_user_message(context.message)
+            await event_queue.enqueue_event(task)
+            updater = TaskUpdater(event_queue, task.id, task.context_id)
+            await updater.update_status(TaskState.TASK_STATE_WORKING,
+                                        new_text_message("thinking", task_id=task.id,
+                                                         context_id=task.context_id))
+            await asyncio.sleep(5 if "slow" in text else 0.3)
+            if "fail" in text:
+                await updater.failed(new_text_message("I cannot do that", task_id=task.id,
+                                                      context_id=task.context_id))
+                return
+            await updater.add_artifact([new_text_part(f"You said: {text}")], name="reply")
+            await updater.complete()
+
+        async def cancel(self, context, event_queue) -> None:
+            raise NotImplementedError
+
+    card = AgentCard(
+        name="Echo Agent", description="Repeats what it is told.", version="1.0.0",
+        supported_interfaces=[AgentInterface(url=f"{base_url}/", protocol_binding="JSONRPC",
+                                             protocol_version="1.0")],
+        capabilities=AgentCapabilities(streaming=False),
+        default_input_modes=["text/plain"], default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="echo", name="Echo", description="Echoes", tags=["echo"])],
+    )
+    handler = DefaultRequestHandler(agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(),
+                                    agent_card=card)
+    app = Starlette(routes=[*create_agent_card_routes(card),
+                            *create_jsonrpc_routes(handler, rpc_url="/")])
+    if require_token:
+        return RequireHeader(app, b"authorization", f"Bearer {A2A_TOKEN}".encode())
+    return app
+
+
+@contextmanager
+def serve_a2a_agent(**kwargs) -> Iterator[str]:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    config = uvicorn.Config(a2a_agent_app(base_url=base, **kwargs), host="127.0.0.1", port=port,
+                            log_level="warning", timeout_graceful_shutdown=2)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        wait_for_port(port, timeout=20)
+        yield base
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
