@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
+from agents_core.admin_editor import AgentEditorAdminMixin
 from agents_core.definitions import SLUG, DefinitionError, validate_instructions
 from agents_core.models import (
     Agent,
@@ -191,7 +192,7 @@ class SubAgentInline(BindingInlineMixin, admin.TabularInline):
 
 
 @admin.register(Agent)
-class AgentAdmin(admin.ModelAdmin):
+class AgentAdmin(AgentEditorAdminMixin, admin.ModelAdmin):
     form = AgentAdminForm
     list_display = (
         "slug",

@@ -10,6 +10,7 @@ current text, the user's own text kept in the form.
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from typing import Any
 
 from django import forms
@@ -26,10 +27,13 @@ from django.utils.html import format_html
 from agents_core.definitions import DefinitionError, validate_instructions
 from agents_core.editor import selectors, services
 from agents_core.editor.diff import as_text
+from agents_core.editor.policy import field_ownership
 from agents_core.models import Agent
 from studio.exceptions import ApplicationError
 
 PREFIX = "editor_"
+# Who is viewing the change page, for the read-only lock display (it gets no request).
+_viewer: ContextVar[Any] = ContextVar("admin_editor_viewer", default=None)
 # Row fields a studio agent edits through the editor (versioned, with revisions).
 STUDIO_ROW_FIELDS = ("name", "description", "model", "instructions")
 
@@ -174,7 +178,8 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
                     disabled=name not in editable,
                     widget=widget,
                 )
-        for tool in state["tools"]:
+        # A studio agent's tool bindings (and their descriptions) are edited in the inline.
+        for tool in state["tools"] if agent.is_code else []:
             if not tool["active"]:
                 continue
             fields[_tool_field(tool["key"])] = forms.CharField(
@@ -246,13 +251,22 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
         return readonly
 
     def _policy_text(self, agent: Agent) -> str:
-        state_editable = services.editable_keys(agent)
+        labels = {
+            "tools": "tool membership (API and studio page)",
+            "tool_descriptions": "tool descriptions",
+        }
+        editable = [labels.get(f, f) for f, o in field_ownership(agent).items() if o == "editor"]
+        last = selectors.last_change(agent=agent)
+        version = (
+            f"Version {agent.version}, last changed by {last['by'] or 'someone'} ({last['kind']})."
+            if last
+            else f"Version {agent.version}, never edited."
+        )
         if not agent.is_code:
-            return "A studio agent: its owner edits every field but its id."
+            return f"A studio agent: its owner edits every field but its id. {version}"
         return (
-            "Code agent. Editable here under its editor policy: "
-            + (", ".join(state_editable) or "nothing")
-            + ". Everything else comes from code."
+            f"Code agent. Editable under its editor policy: {', '.join(editable) or 'nothing'}; "
+            f"everything else comes from code. {version}"
         )
 
     @admin.display(description="Code instructions")
@@ -269,15 +283,29 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
             return format_html("<span id='editor-lock' data-lock-url='{}'>Not locked.</span>", url)
         since = timezone.localtime(lock.acquired_at).strftime("%Y-%m-%d %H:%M")
         expired = " (expired)" if lock.expires_at <= timezone.now() else ""
+        viewer = _viewer.get()
+        holder = lock.holder.get_username()
+        if viewer is not None and lock.holder_id == viewer.pk:
+            return format_html(
+                "<span id='editor-lock' data-lock-url='{}' data-holder='{}'>Locked by "
+                "<strong>{}</strong> (you) since {}{}. It renews while this page is open."
+                "</span>",
+                url,
+                holder,
+                holder,
+                since,
+                expired,
+            )
         html = format_html(
-            "<span id='editor-lock' data-lock-url='{}' data-holder='{}'>Locked by "
-            "<strong>{}</strong> since {}{}.</span>",
+            "<span id='editor-lock' data-lock-url='{}'>Locked by <strong>{}</strong> since "
+            "{}{}.</span>",
             url,
-            lock.holder.get_username(),
-            lock.holder.get_username(),
+            holder,
             since,
             expired,
         )
+        if viewer is None or not services.can_break_lock(user=viewer):
+            return html
         break_url = reverse(
             f"admin:{obj._meta.app_label}_{obj._meta.model_name}_break_lock", args=[obj.pk]
         )
@@ -303,7 +331,11 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
             except services.Locked as exc:
                 request._editor_locked_by = exc.extra["lock"]
                 messages.warning(request, f"{exc.message} The editor is read-only.")
-        return super().change_view(request, object_id, form_url, extra_context)
+        token = _viewer.set(request.user)
+        try:
+            return super().change_view(request, object_id, form_url, extra_context)
+        finally:
+            _viewer.reset(token)
 
     def get_urls(self):
         info = self.opts.app_label, self.opts.model_name

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -76,7 +78,8 @@ def test_two_editors_one_lock_and_a_stale_save_refused_with_the_current_text(
     expect(conflict).to_be_hidden()
     expect(second.locator("#version-text")).to_contain_text("Version 2")
     expect(second.locator("#field-instructions")).to_have_value(
-        "You are a careful assistant.\nAnswer at length.\nCite your tools.\nAlways answer in French."
+        "You are a careful assistant.\nAnswer at length.\nCite your tools.\n"
+        "Always answer in French."
     )
     second.click("#save")
     expect(second.locator("#save-status")).to_have_text("Saved · version 3")
@@ -138,3 +141,40 @@ def test_a_user_without_the_change_permission_gets_a_read_only_page(
     expect(page.locator("#save")).to_be_disabled()
     assert not EditLock.objects.exists()
     page.context.close()
+
+
+def test_the_admin_change_page_edits_under_the_lock_in_chromium(
+    studio_server, browser, code_agent_factory, editor, admin_user, shots
+):
+    from .test_admin import staff
+
+    agent = code_agent_factory(editor={"instructions": True})
+    staff(editor)
+    url = f"{studio_server}/admin/agents_core/agent/{agent.pk}/change/"
+    first = browser_login(browser, studio_server, "owner")
+    first.goto(url)
+    expect(first.locator("#editor-lock")).to_contain_text("Locked by owner")
+    expect(first.locator("textarea[name=editor_instructions]")).to_be_enabled()
+    expect(first.locator("textarea[name=editor_tool__lookup]")).to_be_disabled()
+
+    second = browser_login(browser, studio_server, "admin")
+    second.goto(url)
+    # The admin's stylesheet capitalizes a message's first letter.
+    expect(second.locator(".messagelist")).to_contain_text(
+        re.compile("owner is editing this agent", re.IGNORECASE)
+    )
+    expect(second.locator("textarea[name=editor_instructions]")).to_be_disabled()
+    second.screenshot(path=f"{shots}/6-admin-locked.png", full_page=True)
+
+    first.fill("textarea[name=editor_instructions]", "Edited in the admin.")
+    first.click("input[name=_continue]")
+    expect(first.locator(".messagelist")).to_contain_text("was changed successfully")
+    expect(first.locator("textarea[name=editor_instructions]")).to_have_value(
+        "Edited in the admin."
+    )
+    first.screenshot(path=f"{shots}/7-admin-saved.png", full_page=True)
+    assert (
+        overrides.effective_instructions(Agent.objects.get(pk=agent.pk)) == "Edited in the admin."
+    )
+    first.context.close()
+    second.context.close()

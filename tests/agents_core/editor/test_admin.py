@@ -1,0 +1,216 @@
+"""The admin's agent change page under the editor policy, the lock and versions."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from agents_core import overrides
+from agents_core.models import Agent, EditLock, Revision
+
+from .conftest import INSTRUCTIONS, grant
+from .test_policy import FORMS
+
+
+def staff(user, *perms: str):
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+    return grant(user, "change_agent", "view_agent", *perms)
+
+
+def client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def change_url(agent: Agent) -> str:
+    return f"/admin/agents_core/agent/{agent.pk}/change/"
+
+
+def form_data(response, **changes) -> dict:
+    """What the browser would post back: the main form's fields and every inline formset."""
+    form = response.context["adminform"].form
+    data = {}
+    for name, field in form.fields.items():
+        if field.disabled:
+            continue
+        value = form[name].value()
+        if isinstance(value, bool):
+            if value:
+                data[name] = "on"
+        elif value is not None:
+            data[name] = value
+    for inline in response.context["inline_admin_formsets"]:
+        formset = inline.formset
+        for name, field in formset.management_form.fields.items():
+            data[f"{formset.prefix}-{name}"] = formset.management_form[name].value()
+        for sub in formset.forms:
+            for name in sub.fields:
+                value = sub[name].value()
+                if value is not None and not isinstance(value, bool):
+                    data[sub.add_prefix(name)] = value
+    data.update(changes)
+    return data
+
+
+def fields_of(response) -> dict:
+    return response.context["adminform"].form.fields
+
+
+@pytest.fixture
+def admin_editor(editor):
+    return staff(editor)
+
+
+def test_opening_the_page_takes_the_lock_and_shows_it(code_agent, admin_editor):
+    response = client_for(admin_editor).get(change_url(code_agent))
+    assert response.status_code == 200
+    lock = EditLock.objects.get(agent=code_agent, ended_at__isnull=True)
+    assert lock.holder == admin_editor
+    assert "Locked by <strong>owner</strong>" in response.content.decode()
+    assert "agents_core/admin_editor.js" in response.content.decode()
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_the_policy_decides_which_editor_fields_are_editable(
+    code_agent_factory, admin_editor, form
+):
+    policy, editable = FORMS[form]
+    agent = code_agent_factory(editor=policy)
+    response = client_for(admin_editor).get(change_url(agent))
+    fields = fields_of(response)
+    assert fields["editor_instructions"].disabled == ("instructions" not in editable)
+    for key in ("lookup", "convert"):
+        assert fields[f"editor_tool__{key}"].disabled == ("tool_descriptions" not in editable)
+    # id, name, description and model of a code agent are never form inputs here.
+    for name in ("slug", "name", "description", "model", "instructions"):
+        assert name not in fields
+    readonly = response.context["adminform"].readonly_fields
+    assert {"slug", "name", "model"} <= set(readonly)
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_a_save_through_the_admin_obeys_the_policy(code_agent_factory, admin_editor, form):
+    policy, editable = FORMS[form]
+    agent = code_agent_factory(editor=policy)
+    client = client_for(admin_editor)
+    page = client.get(change_url(agent))
+    data = form_data(
+        page,
+        editor_instructions="Admin text.",
+        editor_tool__lookup="Admin lookup.",
+        name="Hacked",
+        model="openai/gpt-4o",
+        slug="hacked",
+    )
+    response = client.post(change_url(agent), data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    agent = Agent.objects.get(pk=agent.pk)
+    lookup = next(b for b in overrides.effective_tool_bindings(agent) if b.key == "lookup")
+    assert (overrides.effective_instructions(agent) == "Admin text.") == (
+        "instructions" in editable
+    )
+    assert (overrides.effective_tool_description(lookup) == "Admin lookup.") == (
+        "tool_descriptions" in editable
+    )
+    assert (agent.slug, agent.name, agent.model) == (
+        "editor-agent",
+        "Agent editor-agent",
+        "studio/scripted",
+    )
+    assert agent.version == (2 if editable else 1)
+
+
+def test_a_stale_admin_save_is_refused_with_the_current_text(
+    code_agent, admin_editor, second_editor
+):
+    client = client_for(admin_editor)
+    page = client.get(change_url(code_agent))
+    # Someone else saves through the API meanwhile (the lock is an aid, not the guarantee).
+    from agents_core.editor import services
+
+    services.override_save(
+        agent=code_agent, user=second_editor, version=1, data={"instructions": "Teammate's text."}
+    )
+    response = client.post(
+        change_url(code_agent), form_data(page, editor_instructions="Owner's text.")
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Not saved: teammate changed this agent" in html
+    assert "Teammate&#x27;s text." in html
+    assert "Owner&#x27;s text." in html  # the user's own text is still in the form
+    agent = Agent.objects.get(pk=code_agent.pk)
+    assert overrides.effective_instructions(agent) == "Teammate's text."
+    assert agent.version == 2
+    # Submitting again goes on top of version 2, knowingly.
+    again = client.post(change_url(code_agent), form_data(response))
+    assert again.status_code == 302
+    assert overrides.effective_instructions(Agent.objects.get(pk=code_agent.pk)) == "Owner's text."
+    assert Revision.objects.filter(agent=code_agent).count() == 2
+
+
+def test_reset_to_code_from_the_admin(code_agent, admin_editor):
+    client = client_for(admin_editor)
+    page = client.get(change_url(code_agent))
+    client.post(change_url(code_agent), form_data(page, editor_instructions="Override."))
+    page = client.get(change_url(code_agent))
+    assert "editor_instructions_reset" in fields_of(page)
+    client.post(change_url(code_agent), form_data(page, editor_instructions_reset="on"))
+    agent = Agent.objects.get(pk=code_agent.pk)
+    assert overrides.effective_instructions(agent) == INSTRUCTIONS
+    assert Revision.objects.filter(agent=agent).first().after["instructions"] is None
+
+
+def test_a_second_admin_sees_the_lock_and_a_read_only_editor(
+    code_agent, admin_editor, second_editor
+):
+    client_for(admin_editor).get(change_url(code_agent))
+    other = staff(second_editor)
+    response = client_for(other).get(change_url(code_agent))
+    assert fields_of(response)["editor_instructions"].disabled
+    messages = [str(m) for m in response.context["messages"]]
+    assert any("owner is editing this agent" in m and "read-only" in m for m in messages)
+
+
+def test_breaking_the_lock_in_the_admin_needs_the_permission(
+    code_agent, admin_editor, second_editor
+):
+    client_for(admin_editor).get(change_url(code_agent))
+    url = f"/admin/agents_core/agent/{code_agent.pk}/editor/break-lock/"
+    other = staff(second_editor)
+    client_for(other).post(url)
+    assert EditLock.objects.get(ended_at__isnull=True).holder == admin_editor
+    breaker = grant(other, "break_editlock")
+    response = client_for(breaker).post(url)
+    assert response.status_code == 302
+    assert EditLock.objects.get(ended_at__isnull=True).holder == breaker
+    assert EditLock.objects.get(holder=admin_editor).end_reason == "broken"
+
+
+def test_a_studio_agent_is_edited_through_the_editor_with_a_revision(code_agent, owner):
+    user = staff(owner)
+    agent = Agent.objects.create(
+        slug="studio-admin",
+        name="Old name",
+        model="studio/scripted",
+        instructions="Old.",
+        owner=user,
+    )
+    client = client_for(user)
+    page = client.get(change_url(agent))
+    assert not fields_of(page)["editor_name"].disabled
+    response = client.post(
+        change_url(agent), form_data(page, editor_name="New name", editor_instructions="New.")
+    )
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    agent.refresh_from_db()
+    assert (agent.name, agent.instructions, agent.version) == ("New name", "New.", 2)
+    assert Revision.objects.get(agent=agent).fields == ["instructions", "name"]
+
+
+def test_anonymous_and_non_staff_users_cannot_open_the_change_page(code_agent, outsider):
+    assert Client().get(change_url(code_agent)).status_code == 302
+    assert client_for(outsider).get(change_url(code_agent)).status_code == 302
+    assert not EditLock.objects.exists()
