@@ -122,12 +122,21 @@ def _next_position(bindings: Iterable[Any]) -> int:
     return 0 if top is None else top + 1
 
 
-def _bindable_tool(*, user: Any, name: str) -> Any:
+def _bindable_tool(*, agent: Agent, user: Any, name: str) -> Any:
     # The selector only sees the user's own tools and shared code/system tools: another
     # user's tool reads as missing, so its name is not revealed either.
     tool = tool_get(user=user, name=name)
     if tool is None:
         raise ValidationError({"tool": f"No tool named {name!r} that you can use."})
+    if agent.source == Source.CODE and tool.source != Source.CODE:
+        # Everyone runs a code agent: a private tool (and its credentials) bound to it
+        # would run for, and show to, every other user.
+        raise ValidationError(
+            {
+                "tool": f"Agent {agent.slug!r} is shared by everyone (defined in code), so "
+                f"only shared tools can be added to it; add {name!r} to your own agents."
+            }
+        )
     return tool
 
 
@@ -143,7 +152,7 @@ def binding_create(
     position: int | None = None,
 ) -> AgentTool:
     """Bind a tool (by name) to an agent; the binding is studio-owned, also on code agents."""
-    tool_row = _bindable_tool(user=user, name=tool)
+    tool_row = _bindable_tool(agent=agent, user=user, name=tool)
     key = key or tool_row.name
     _check_key_free(agent, key)
     binding = AgentTool(
@@ -163,7 +172,7 @@ def binding_create(
 def binding_update(*, binding: AgentTool, user: Any, data: dict[str, Any]) -> AgentTool:
     binding_ensure_editable(binding)
     if "tool" in data:
-        binding.tool = _bindable_tool(user=user, name=data["tool"])
+        binding.tool = _bindable_tool(agent=binding.agent, user=user, name=data["tool"])
     if "key" in data and data["key"] != binding.key:
         _check_key_free(binding.agent, data["key"], exclude_pk=binding.pk)
         binding.key = data["key"]
@@ -234,12 +243,20 @@ def _check_no_cycle(parent: Agent, child: Agent) -> None:
         )
 
 
-def _subagent_child(*, user: Any, slug: str) -> Agent:
+def _subagent_child(*, parent: Agent, user: Any, slug: str) -> Agent:
     from agents_core.selectors import agent_get
 
     child = agent_get(user=user, slug=slug)
     if child is None:
         raise ValidationError({"agent": f"No agent with the slug {slug!r} that you can use."})
+    if parent.source == Source.CODE and child.source != Source.CODE:
+        # As with tools: everyone runs a code agent, so its sub-agents must be shared too.
+        raise ValidationError(
+            {
+                "agent": f"Agent {parent.slug!r} is shared by everyone (defined in code), so "
+                "only shared (code) agents can be its sub-agents."
+            }
+        )
     return child
 
 
@@ -254,7 +271,7 @@ def subagent_create(
     position: int | None = None,
 ) -> SubAgent:
     """Bind another agent (by slug) as a sub-agent; the model sees it as `agent-<key>`."""
-    child = _subagent_child(user=user, slug=agent)
+    child = _subagent_child(parent=parent, user=user, slug=agent)
     key = key or child.slug
     _check_subagent_key_free(parent, key)
     _check_no_cycle(parent, child)
@@ -274,7 +291,7 @@ def subagent_create(
 def subagent_update(*, binding: SubAgent, user: Any, data: dict[str, Any]) -> SubAgent:
     binding_ensure_editable(binding)
     if "agent" in data and data["agent"] != binding.child.slug:
-        child = _subagent_child(user=user, slug=data["agent"])
+        child = _subagent_child(parent=binding.parent, user=user, slug=data["agent"])
         _check_no_cycle(binding.parent, child)
         binding.child = child
     if "key" in data and data["key"] != binding.key:

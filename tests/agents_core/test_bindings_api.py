@@ -212,13 +212,28 @@ def code_agent():
     return agent
 
 
-def test_a_user_can_add_and_remove_a_studio_binding_on_a_code_agent(api, code_agent, tool):
-    added = api.post("/api/agents/shared/tools/", {"tool": "get_weather"}, format="json")
-    removed = api.delete("/api/agents/shared/tools/get_weather/")
+def test_a_user_can_add_and_remove_a_studio_binding_on_a_code_agent(api, code_agent):
+    ToolFactory(name="shared_tool", code=True)
+
+    added = api.post("/api/agents/shared/tools/", {"tool": "shared_tool"}, format="json")
+    removed = api.delete("/api/agents/shared/tools/shared_tool/")
 
     assert added.status_code == 201
     assert added.json()["source"] == "studio"
     assert removed.status_code == 204
+    assert list(code_agent.tool_bindings.values_list("key", flat=True)) == ["from_code"]
+
+
+def test_a_private_tool_cannot_be_added_to_a_code_agent_everyone_runs(api, code_agent, tool):
+    response = api.post("/api/agents/shared/tools/", {"tool": "get_weather"}, format="json")
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "tool": [
+            "Agent 'shared' is shared by everyone (defined in code), so only shared tools "
+            "can be added to it; add 'get_weather' to your own agents."
+        ]
+    }
     assert list(code_agent.tool_bindings.values_list("key", flat=True)) == ["from_code"]
 
 

@@ -182,6 +182,19 @@ def test_a_key_that_makes_a_bad_tool_name_is_refused(api, boss, helper, key):
 
 
 # --- code agents ----------------------------------------------------------------------------
+def test_a_code_agent_takes_only_code_agents_as_sub_agents(api, helper):
+    parent = AgentFactory(slug="shared", code=True)
+    AgentFactory(slug="shared-child", code=True)
+
+    private = api.post("/api/agents/shared/subagents/", {"agent": "helper"}, format="json")
+    shared = api.post("/api/agents/shared/subagents/", {"agent": "shared-child"}, format="json")
+
+    assert private.status_code == 400
+    assert "only shared (code) agents" in private.json()["agent"][0]
+    assert shared.status_code == 201
+    assert list(parent.subagent_bindings.values_list("key", flat=True)) == ["shared-child"]
+
+
 def test_a_code_owned_sub_agent_binding_is_read_only(api):
     parent = AgentFactory(slug="shared", code=True)
     SubAgentFactory(parent=parent, child=AgentFactory(code=True), key="coded", source="code")
