@@ -175,3 +175,38 @@ def test_server_side_errors_are_shown_next_to_their_fields(studio_server, browse
     shot(page, "create-name-error")
     assert not Tool.objects.filter(kind="http").exists()
     page.context.close()
+
+
+def test_an_http_tool_is_edited_and_its_credentials_stay_write_only(studio_server, browser, owner):
+    tool = Tool.objects.create(
+        name="city_api",
+        kind="http",
+        owner=owner,
+        input_schema={"type": "object", "properties": {"city": {"type": "string"}}},
+        config={"url": "http://127.0.0.1:9/cities/{city}", "method": "GET"},
+    )
+    page = open_tools(browser, studio_server, "/tools/city_api/")
+    page.click("#edit-tool")
+    page.wait_for_selector("#tool-form")
+    # The config form is generated from the type's config_schema and filled from the tool.
+    assert page.input_value("#tool-config input[name='$.url']") == tool.config["url"]
+    page.fill("#tool-description", "Looks a city up.")
+    page.click("#advanced-settings summary")
+    page.fill("input[data-credential='token']", "s3cret-token")
+    page.check("input[name='execution_mode'][value='async']")
+    page.click("#save-tool")
+    page.wait_for_url(f"{studio_server}/tools/city_api/")
+    page.wait_for_selector("#tool-title")
+    assert "Looks a city up." in page.locator(".tool-desc").inner_text()
+
+    tool.refresh_from_db()
+    assert tool.description == "Looks a city up." and tool.execution_mode == "async"
+    assert tool.credentials_encrypted and "s3cret-token" not in tool.credentials_encrypted
+
+    # Back in the form, the credential shows as "set" and its value is nowhere in the page.
+    page.click("#edit-tool")
+    page.wait_for_selector("#credentials-set")
+    assert page.input_value("input[data-credential='token']") == ""
+    assert "s3cret-token" not in page.content()
+    shot(page, "edit-credentials")
+    page.context.close()

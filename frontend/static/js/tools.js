@@ -3,7 +3,7 @@
 // create / edit form. Navigation between them stays in the page (history.pushState).
 
 import { api, ApiError, listOf } from "./lib/api.js";
-import { fill, h, kindLabel, pretty } from "./lib/tool_dom.js";
+import { fill, h, kindLabel, orderSchema, pretty } from "./lib/tool_dom.js";
 import { openConsole } from "./tools_console.js";
 import { renderToolForm } from "./tools_form.js";
 
@@ -158,7 +158,7 @@ function renderDetail(tool) {
     editable ? h("button", { type: "button", class: "secondary danger", id: "delete-tool", onclick: () => deleteTool(tool) }, "Delete") : null);
   const schemaCard = (title, schema, id) => h("section", { class: "schema-card", id },
     h("h3", {}, title),
-    schema ? h("pre", { class: "json" }, pretty(schema)) : h("p", { class: "muted" }, "Not declared: any output is accepted."));
+    schema ? h("pre", { class: "json" }, pretty(orderSchema(schema))) : h("p", { class: "muted" }, "Not declared: any output is accepted."));
   fill(main,
     h("header", { class: "tool-head" },
       h("div", { class: "tool-title" },
@@ -178,11 +178,20 @@ function renderDetail(tool) {
     h("div", { class: "schema-grid" },
       schemaCard("Input schema", tool.input_schema, "input-schema-view"),
       schemaCard("Output schema", tool.output_schema, "output-schema-view")),
-    tool.config && Object.keys(tool.config).length && tool.kind !== "code"
-      ? h("section", { class: "schema-card" }, h("h3", {}, "Configuration"), h("pre", { class: "json" }, pretty(tool.config)))
-      : null,
+    tool.config && Object.keys(tool.config).length && tool.kind !== "code" ? configView(tool.config) : null,
   );
   if (location.hash === "#test") toggleConsole(tool, consoleSlot, testButton);
+}
+
+// Multi-line strings (code, templates) read better as blocks than as escaped JSON.
+function configView(config) {
+  const blocks = Object.entries(config).filter(([, v]) => typeof v === "string" && v.includes("\n"));
+  const rest = Object.fromEntries(Object.entries(config).filter(([k]) => !blocks.some(([b]) => b === k)));
+  return h("section", { class: "schema-card config-view", id: "config-view" },
+    h("h3", {}, "Configuration"),
+    blocks.map(([key, text]) => h("div", { class: "config-block" },
+      h("div", { class: "config-key" }, key), h("pre", { class: "json code-block" }, text))),
+    Object.keys(rest).length ? h("pre", { class: "json" }, pretty(rest)) : null);
 }
 
 function toggleConsole(tool, slot, button) {

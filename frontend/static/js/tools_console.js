@@ -191,8 +191,13 @@ export function openConsole(slot, tool) {
       errors.length ? errorList(errors) : null);
   }
 
+  let trail = { id: null, statuses: [] }; // what this run has shown: "pending completed"
+
   function renderRun(runData) {
     const status = runData.status || "unknown";
+    if (trail.id !== runData.id) trail = { id: runData.id, statuses: [] };
+    if (trail.statuses.at(-1) !== status) trail.statuses.push(status);
+    result.dataset.trail = trail.statuses.join(" ");
     const errors = Array.isArray(runData.errors) ? runData.errors : [];
     if (isFinal(runData)) highlightAll(errors);
     const meta = [

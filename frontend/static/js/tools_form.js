@@ -6,7 +6,7 @@
 import { api, ApiError, flattenMessages } from "./lib/api.js";
 import { mountSchemaForm } from "./lib/schema_form.js";
 import { parseJson, schemaProblems, TOOL_NAME_RE, toSnakeCase } from "./lib/schema_json.js";
-import { fill, h, kindLabel, pretty } from "./lib/tool_dom.js";
+import { fill, h, kindLabel, orderSchema, pretty } from "./lib/tool_dom.js";
 
 const NAME_HINT = "snake_case: lowercase letters, digits and _, starting with a letter. The model sees this name.";
 const DEFAULT_INPUT_SCHEMA = {
@@ -46,7 +46,7 @@ function clearErrors(form) {
 function schemaEditor(id, { initial, optional, mustBeObject }) {
   const area = h("textarea", { id, class: "code schema-editor", rows: 10, spellcheck: "false",
     placeholder: optional ? "Leave empty to accept any output" : "" });
-  area.value = initial === null || initial === undefined ? "" : pretty(initial);
+  area.value = initial === null || initial === undefined ? "" : pretty(orderSchema(initial));
   const status = h("div", { class: "schema-status", "aria-live": "polite" });
   const format = h("button", { type: "button", class: "link-button", onclick: () => {
     const parsed = parseJson(area.value);
@@ -195,7 +195,10 @@ export function renderToolForm(main, { types, kind, tool = null, onSaved, onCanc
           "data-credential": credential,
           placeholder: isSet ? "set — type a new value to replace it" : "not set" }))),
       h("div", { class: "form-help" },
-        "Stored encrypted; never shown again after saving and never passed to Python code."));
+        "Stored encrypted; never shown again after saving and never passed to Python code. ",
+        isSet ? "Typing a value replaces the stored credentials. " : null,
+        isSet ? h("label", { class: "clear-credentials" },
+          h("input", { type: "checkbox", id: "clear-credentials", name: "clear_credentials" }), "Clear the stored credentials") : null));
   }
   const advanced = h("details", { class: "form-section advanced", id: "advanced-settings", open: tool?.execution_mode === "async" || undefined },
     h("summary", {}, "Advanced settings"), modeField,
@@ -266,6 +269,7 @@ export function renderToolForm(main, { types, kind, tool = null, onSaved, onCanc
       if (input.value) credentials[input.dataset.credential] = input.value;
     }
     if (Object.keys(credentials).length) payload.credentials = credentials;
+    else if (form.querySelector("#clear-credentials")?.checked) payload.credentials = {};
     return payload;
   }
 

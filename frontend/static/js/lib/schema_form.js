@@ -203,7 +203,9 @@ function constNode(s, path, name, required) {
 function enumNode(s, path, name, required) {
   const select = h("select", { id: nextId(), name: path });
   const optional = !required || s.nullable;
-  if (optional) select.append(h("option", { value: "" }, required ? "null" : "— not set —"));
+  // Left empty, an optional value takes the schema's default (the tool applies it).
+  const emptyLabel = required ? "null" : "default" in s ? `— default: ${JSON.stringify(s.default)} —` : "— not set —";
+  if (optional) select.append(h("option", { value: "" }, emptyLabel));
   s.enum.forEach((value, i) => select.append(h("option", { value: String(i) },
     typeof value === "string" ? value : JSON.stringify(value))));
   const indexOf = (value) => s.enum.findIndex((v) => same(v, value));

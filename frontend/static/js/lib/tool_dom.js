@@ -29,6 +29,30 @@ export function pretty(value) {
   return value === undefined ? "" : JSON.stringify(value, null, 2);
 }
 
+const SCHEMA_KEY_ORDER = ["$schema", "$id", "title", "type", "description", "properties", "items",
+  "required", "enum", "const", "default"];
+
+// A JSON Schema as a person wrote it: PostgreSQL's jsonb stores object keys sorted by
+// length, so put the usual keywords first and properties in their "required" order.
+export function orderSchema(schema) {
+  if (Array.isArray(schema)) return schema.map(orderSchema);
+  if (!schema || typeof schema !== "object") return schema;
+  const rank = (key) => (SCHEMA_KEY_ORDER.includes(key) ? SCHEMA_KEY_ORDER.indexOf(key) : SCHEMA_KEY_ORDER.length);
+  const out = {};
+  for (const key of Object.keys(schema).sort((a, b) => rank(a) - rank(b))) {
+    out[key] = key === "properties" && schema.properties && typeof schema.properties === "object"
+      ? orderProperties(schema.properties, schema.required)
+      : orderSchema(schema[key]);
+  }
+  return out;
+}
+
+function orderProperties(properties, required) {
+  const first = (Array.isArray(required) ? required : []).filter((key) => key in properties);
+  const keys = [...first, ...Object.keys(properties).filter((key) => !first.includes(key))];
+  return Object.fromEntries(keys.map((key) => [key, orderSchema(properties[key])]));
+}
+
 export function timeAgo(iso) {
   if (!iso) return "";
   const seconds = Math.round((Date.now() - new Date(iso).getTime()) / 1000);

@@ -7,9 +7,10 @@ export const FINAL = new Set(["completed", "failed", "cancelled", "timeout"]);
 export const isFinal = (run) => Boolean(run) && FINAL.has(run.status);
 
 export class ToolRunWatcher {
-  constructor({ url = "/ws/tool-runs/", pollMs = 1500, onState = () => {} } = {}) {
+  constructor({ url = "/ws/tool-runs/", pollMs = 1500, safetyMs = 4000, onState = () => {} } = {}) {
     this.url = url;
     this.pollMs = pollMs;
+    this.safetyMs = safetyMs;
     this.onState = onState; // "open" | "closed": for the connection dot in the console
     this.waiting = new Map(); // run id -> callback(run)
     this.landed = new Map(); // run id -> final run that arrived before anyone waited for it
@@ -76,9 +77,14 @@ export class ToolRunWatcher {
       return;
     }
     this.waiting.set(runId, callback);
-    // The run may have finished between the POST and now: one look settles it.
-    this.pollOnce([runId]);
-    if (!this.open) this.startPolling();
+    if (this.open) {
+      // The push normally comes first; one late look covers a push lost in between
+      // (a run that finished before the socket joined its group, a layer hiccup).
+      setTimeout(() => this.pollOnce([runId]), this.safetyMs);
+    } else {
+      this.pollOnce([runId]);
+      this.startPolling();
+    }
   }
 
   forget(runId) {
