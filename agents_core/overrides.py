@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents_core.editor.policy import is_editable
-from agents_core.models import Agent, AgentTool, EditorOverride, SubAgent
+from agents_core.models import Agent, AgentTool, EditorOverride, Source, SubAgent
 
 
 def agent_override(agent: Agent) -> EditorOverride | None:
@@ -38,7 +38,11 @@ def effective_tool_description(binding: AgentTool) -> str:
     if override is not None and binding.key in override.tool_descriptions:
         if is_editable(binding.agent, "tool_descriptions"):
             return override.tool_descriptions[binding.key]
-    return binding.description_override or binding.tool.description
+    if binding.description_override and (
+        not binding.agent.is_code or is_editable(binding.agent, "tool_descriptions")
+    ):
+        return binding.description_override
+    return binding.tool.description
 
 
 def effective_tool_bindings(agent: Agent) -> list[AgentTool]:
@@ -50,8 +54,11 @@ def effective_tool_bindings(agent: Agent) -> list[AgentTool]:
     from tools_app.models import Tool
 
     bindings = list(agent.tool_bindings.select_related("tool").filter(tool__gone_at__isnull=True))
+    if agent.is_code and not is_editable(agent, "tools"):
+        # A binding added in the studio is a membership override too: the policy decides.
+        return [binding for binding in bindings if binding.source == Source.CODE]
     override = agent_override(agent)
-    if override is None or not is_editable(agent, "tools"):
+    if override is None:
         return bindings
     removed = set(override.tools_removed)
     kept = [binding for binding in bindings if binding.key not in removed]

@@ -112,3 +112,24 @@ def test_a_studio_agent_owner_may_edit_everything_but_its_id(code_agent, owner):
         slug="studio-one", name="S", model="studio/scripted", instructions=INSTRUCTIONS, owner=owner
     )
     assert {n for n, o in field_ownership(agent).items() if o == "editor"} == set(FIELDS) - {"id"}
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_a_tool_bound_to_a_code_agent_in_the_studio_reaches_the_run_only_if_tools_are_open(
+    code_agent_factory, form
+):
+    """Bindings added through /api/agents/<slug>/tools/ are membership overrides as well."""
+    from agents_core.models import AgentTool
+    from tools_app.models import Tool
+
+    policy, editable = FORMS[form]
+    agent = code_agent_factory(editor=policy)
+    AgentTool.objects.create(
+        agent=agent,
+        tool=Tool.objects.get(name=EXTRA.id),
+        key="extra",
+        source="studio",
+        description_override="Studio description.",
+    )
+    keys = {b.key for b in overrides.effective_tool_bindings(Agent.objects.get(pk=agent.pk))}
+    assert ("extra" in keys) == ("tools" in editable)
