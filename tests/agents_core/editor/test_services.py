@@ -231,3 +231,28 @@ def test_a_studio_agent_is_fully_editable_by_its_owner_only(code_agent, owner, o
     assert overrides.effective_tool_description(binding) == "Desc."
     with pytest.raises(services.Forbidden):
         services.override_save(agent=agent, user=outsider, version=2, data={"name": "x"})
+
+
+def test_the_runs_setup_sees_the_override_and_not_code_owned_leftovers(code_agent_factory, editor):
+    """Through the runtime's own loader (agents_core.runtime.setup), not just the module."""
+    from agents_core.models import Run, Thread
+    from agents_core.runtime.setup import load_setup
+
+    agent = code_agent_factory(editor={"instructions": True, "tools": {"description": True}})
+    services.override_save(
+        agent=agent,
+        user=editor,
+        version=1,
+        data={
+            "instructions": "Run with this.",
+            "tool_descriptions": {"convert": "Convert it."},
+            "tools_removed": ["lookup"],
+        },  # stripped: the policy does not open membership
+    )
+    thread = Thread.objects.create(agent=agent, owner=editor, resource_id=str(editor.pk))
+    run = Run.objects.create(thread=thread, agent=agent, started_by=editor)
+    setup = load_setup(run.id)
+    assert setup.instructions == "Run with this."
+    assert set(setup.specs) == {"lookup", "convert"}
+    assert setup.specs["convert"].description == "Convert it."
+    assert setup.specs["lookup"].description == "Looks a word up."
