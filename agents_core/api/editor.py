@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from rest_framework import status
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -90,14 +92,66 @@ def _data(request: Request) -> dict[str, Any]:
     return {k: v for k, v in request.data.items() if k != "version"}
 
 
+# --- OpenAPI description (the views validate through the services, not these) ----------
+class OverridesWriteDoc(serializers.Serializer):
+    version = serializers.IntegerField(required=False, help_text="The version you started from.")
+    instructions = serializers.JSONField(required=False, help_text="null resets to code.")
+    tool_descriptions = serializers.DictField(
+        child=serializers.CharField(allow_null=True),
+        required=False,
+        help_text="{tool key: description}; null resets one to code.",
+    )
+    tools_removed = serializers.ListField(child=serializers.CharField(), required=False)
+    tools_added = serializers.DictField(child=serializers.CharField(), required=False)
+    tools = serializers.DictField(
+        child=serializers.CharField(), required=False, help_text="Studio agents: {key: tool}."
+    )
+    name = serializers.CharField(required=False)
+    description = serializers.CharField(required=False)
+    model = serializers.CharField(required=False)
+
+
+class ResetDoc(serializers.Serializer):
+    version = serializers.IntegerField(required=False)
+    field = serializers.ChoiceField(choices=["instructions", "tool_descriptions", "tools"])
+    key = serializers.CharField(required=False)
+
+
+class VersionDoc(serializers.Serializer):
+    version = serializers.IntegerField(required=False)
+
+
+IF_MATCH = OpenApiParameter(
+    "If-Match",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description='The version you started from, e.g. "3" (or send `version` in the body).',
+)
+STATE = OpenApiResponse(OpenApiTypes.OBJECT, description="The editor state; ETag = version.")
+WRITE_RESPONSES = {
+    200: STATE,
+    409: OpenApiResponse(OpenApiTypes.OBJECT, description="Stale `version`: the current state."),
+    412: OpenApiResponse(OpenApiTypes.OBJECT, description="Stale If-Match: the current state."),
+    428: OpenApiResponse(OpenApiTypes.OBJECT, description="No version named."),
+}
+LOCK = OpenApiResponse(OpenApiTypes.OBJECT, description='{"lock": {...} | null}')
+LOCK_RESPONSES = {200: LOCK, 423: OpenApiResponse(OpenApiTypes.OBJECT, description="Held.")}
+write_schema = extend_schema(
+    request=OverridesWriteDoc, parameters=[IF_MATCH], responses=WRITE_RESPONSES
+)
+
+
 class EditorOverridesApi(APIView):
+    @extend_schema(responses={200: STATE})
     def get(self, request: Request, slug: str) -> Response:
         state = selectors.editor_state(agent=_agent(request, slug))
         return Response(state, headers={"ETag": _etag(state["version"])})
 
+    @write_schema
     def put(self, request: Request, slug: str) -> Response:
         return self._save(request, slug, partial=False)
 
+    @write_schema
     def patch(self, request: Request, slug: str) -> Response:
         return self._save(request, slug, partial=True)
 
@@ -116,6 +170,7 @@ class EditorOverridesApi(APIView):
 class EditorResetApi(APIView):
     """POST {"field": "instructions" | "tool_descriptions" | "tools", "key"?: "<tool key>"}."""
 
+    @extend_schema(request=ResetDoc, parameters=[IF_MATCH], responses=WRITE_RESPONSES)
     def post(self, request: Request, slug: str) -> Response:
         agent = _agent(request, slug)
         data = _data(request)
@@ -133,24 +188,29 @@ class EditorResetApi(APIView):
 
 
 class EditLockApi(APIView):
+    @extend_schema(responses={200: LOCK})
     def get(self, request: Request, slug: str) -> Response:
         lock = selectors.lock_current(agent=_agent(request, slug))
         return Response({"lock": selectors.lock_info(lock)})
 
+    @extend_schema(request=None, responses=LOCK_RESPONSES)
     def post(self, request: Request, slug: str) -> Response:
         lock = services.lock_take(agent=_agent(request, slug), user=request.user)
         return Response({"lock": selectors.lock_info(lock)})
 
+    @extend_schema(request=None, responses={**LOCK_RESPONSES, 409: OpenApiTypes.OBJECT})
     def put(self, request: Request, slug: str) -> Response:
         lock = services.lock_renew(agent=_agent(request, slug), user=request.user)
         return Response({"lock": selectors.lock_info(lock)})
 
+    @extend_schema(responses={204: None})
     def delete(self, request: Request, slug: str) -> Response:
         services.lock_release(agent=_agent(request, slug), user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class EditLockBreakApi(APIView):
+    @extend_schema(request=None, responses={200: LOCK, 403: OpenApiTypes.OBJECT})
     def post(self, request: Request, slug: str) -> Response:
         lock = services.lock_break(agent=_agent(request, slug), user=request.user)
         return Response({"lock": selectors.lock_info(lock)})
@@ -166,6 +226,7 @@ def _readable_agent(request: Request, slug: str) -> Agent:
 
 
 class RevisionListApi(APIView):
+    @extend_schema(operation_id="agent_revisions_list", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str) -> Response:
         agent = _readable_agent(request, slug)
         revisions = selectors.revision_list(agent=agent)
@@ -173,6 +234,7 @@ class RevisionListApi(APIView):
 
 
 class RevisionDetailApi(APIView):
+    @extend_schema(operation_id="agent_revision_retrieve", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str, revision_id: int) -> Response:
         agent = _readable_agent(request, slug)
         revision = get_object_or_404(Revision, agent=agent, pk=revision_id)
@@ -180,6 +242,7 @@ class RevisionDetailApi(APIView):
 
 
 class RevisionRestoreApi(APIView):
+    @extend_schema(request=VersionDoc, parameters=[IF_MATCH], responses=WRITE_RESPONSES)
     def post(self, request: Request, slug: str, revision_id: int) -> Response:
         agent = _readable_agent(request, slug)
         revision = get_object_or_404(Revision, agent=agent, pk=revision_id)
