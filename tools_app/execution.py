@@ -38,6 +38,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
@@ -160,17 +161,27 @@ def schema_errors(schema: dict[str, Any] | None, value: Any) -> list[dict[str, s
     """Every error of `value` against `schema`, each with its JSON path, sorted by path."""
     if not schema:
         return []
-    try:
-        cls = validator_for(schema, default=Draft202012Validator)
-        cls.check_schema(schema)
-    except SchemaError as exc:
-        return [{"path": "$", "message": f"The tool's schema is invalid: {exc.message}"}]
-    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    if isinstance(validator, str):
+        return [{"path": "$", "message": f"The tool's schema is invalid: {validator}"}]
     errors = [
         {"path": json_path(error.absolute_path), "message": error.message}
         for error in validator.iter_errors(value)
     ]
     return sorted(errors, key=lambda e: e["path"])
+
+
+@lru_cache(maxsize=512)
+def _validator(schema_text: str) -> Any:
+    """A checked validator per distinct schema (checking a schema costs milliseconds,
+    validating a small input microseconds); the error message for an invalid schema."""
+    schema = json.loads(schema_text)
+    cls = validator_for(schema, default=Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        return exc.message
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
 def validate_input(tool: Tool, value: Any) -> None:

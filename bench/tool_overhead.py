@@ -1,0 +1,173 @@
+"""The studio's overhead on a trivial sync tool, and the Python sandbox's start cost.
+
+    python -m bench.tool_overhead            (or `make bench`, which runs every bench)
+
+1. `unit_convert` (a demo code tool, microseconds of work) called:
+   directly as a function; through the pipeline `run_tool` (validation, timeout, output
+   checks; no database); through `tool_execute` (plus the ToolRun row); through the REST
+   execute endpoint in-process (Django + DRF, no socket); and over HTTP to a Daphne
+   server on 127.0.0.1 (the full round trip a browser pays). Each is a median per call
+   and a ratio to the direct call.
+2. A Python tool's sandbox start, per isolation mode this machine supports (bwrap,
+   unshare, rlimits): median wall time of one `return input` run, next to the bare
+   spawn of `/usr/bin/python3 -I -S -c pass`, with ratios.
+The ToolRun rows and the user the bench creates are deleted at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+INPUT = {"value": 3, "from": "km", "to": "mi"}
+REPEAT = int(os.environ.get("BENCH_REPEAT", "200"))
+SANDBOX_REPEAT = int(os.environ.get("BENCH_SANDBOX_REPEAT", "15"))
+
+
+def median_seconds(fn: Callable[[], Any], repeat: int, warmup: int = 3) -> float:
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def table(title: str, rows: list[tuple[str, float]], baseline: float) -> None:
+    print(f"\n{title}")
+    print(f"  {'path':<46}{'median':>12}{'ratio':>10}")
+    for label, seconds in rows:
+        print(f"  {label:<46}{seconds * 1e3:>10.3f}ms{seconds / baseline:>9.1f}x")
+
+
+def _daphne(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+         "studio.asgi:application"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return proc, f"http://127.0.0.1:{port}"
+        except OSError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("daphne did not start")
+
+
+def tool_paths() -> None:
+    from asgiref.sync import async_to_sync
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.test.utils import setup_test_environment
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    from agents_core.registry import definitions_sync
+    from tools_app.demo import convert_units
+    from tools_app.execution import ExecutionContext, run_tool, tool_execute
+    from tools_app.models import Tool, ToolRun
+
+    call_command("migrate", verbosity=0, interactive=False)
+    definitions_sync()
+    setup_test_environment()  # lets the in-process client use the "testserver" host
+    tool = Tool.objects.get(name="unit_convert")
+    user, _ = get_user_model().objects.get_or_create(username="bench-tool-overhead")
+    token, _ = Token.objects.get_or_create(user=user)
+    client = APIClient()
+    client.force_authenticate(user)
+    rows: list[tuple[str, float]] = []
+    try:
+        direct = median_seconds(lambda: convert_units(INPUT), REPEAT * 10)
+        rows.append(("direct function call", direct))
+        rows.append(("run_tool (pipeline, no database)", median_seconds(
+            lambda: async_to_sync(run_tool)(tool, INPUT, ExecutionContext()), REPEAT)))
+        rows.append(("tool_execute (pipeline + ToolRun row)", median_seconds(
+            lambda: tool_execute(tool=tool, input=INPUT, user=user), REPEAT)))
+
+        def rest_in_process() -> None:
+            response = client.post("/api/tools/unit_convert/execute", {"input": INPUT},
+                                   format="json")
+            assert response.status_code == 200, response.content
+
+        rows.append(("REST execute, in-process (Django + DRF)", median_seconds(
+            rest_in_process, REPEAT)))
+        rows.append(("REST execute over HTTP (Daphne, 127.0.0.1)", _over_http(token.key)))
+        table(f"Trivial sync tool (unit_convert), median of {REPEAT} calls", rows, direct)
+    finally:
+        ToolRun.objects.filter(created_by=user).delete()
+        user.delete()
+
+
+def _over_http(token: str) -> float:
+    import httpx
+
+    proc, base = _daphne({**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        with httpx.Client(base_url=base, trust_env=False, timeout=30,
+                          headers={"Authorization": f"Token {token}"}) as http:
+
+            def call() -> None:
+                response = http.post("/api/tools/unit_convert/execute", json={"input": INPUT})
+                assert response.status_code == 200, response.text
+
+            return median_seconds(call, REPEAT, warmup=5)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def sandbox_starts() -> None:
+    from asgiref.sync import async_to_sync
+    from django.conf import settings
+
+    from tools_app.types.python.sandbox import available_modes, sandbox_run
+
+    python = settings.STUDIO_PYTHON_EXECUTABLE
+    spawn = median_seconds(
+        lambda: subprocess.run([python, "-I", "-S", "-c", "pass"], check=True),
+        SANDBOX_REPEAT, warmup=2,
+    )
+    rows = [(f"bare spawn: {python} -I -S -c pass", spawn)]
+    for mode in available_modes(python):
+        def one(mode: str = mode) -> None:
+            result = async_to_sync(sandbox_run)("return input", 1, timeout=10, python=python,
+                                                isolation=mode)
+            assert result["ok"], result
+
+        rows.append((f"sandbox run, isolation={mode}", median_seconds(one, SANDBOX_REPEAT, 2)))
+    table(f"Python tool start cost, median of {SANDBOX_REPEAT} runs (ratio to a bare spawn)",
+          rows, spawn)
+    in_process = median_seconds(lambda: (lambda value: value)(1), REPEAT * 10)
+    print(f"  (the same `return input` as an in-process call: {in_process * 1e6:.2f} µs; "
+          f"a bwrap run costs {rows[1][1] / in_process:,.0f}x that)" if len(rows) > 1 else "")
+
+
+def main() -> None:
+    from bench import setup_django
+
+    setup_django()
+    tool_paths()
+    sandbox_starts()
+
+
+if __name__ == "__main__":
+    main()
