@@ -16,4 +16,5 @@ urlpatterns = [
     path("tools/new/", views.tools, {"view": "new"}, name="tool-new"),
     path("tools/<str:tool_name>/", views.tools, {"view": "detail"}, name="tool-detail"),
     path("tools/<str:tool_name>/edit/", views.tools, {"view": "edit"}, name="tool-edit"),
+    path("sources/", views.sources, name="sources"),
 ]

@@ -87,3 +87,9 @@ def tools(request: HttpRequest, tool_name: str = "", view: str = "index") -> Htt
     if tool_name and tool_get(user=request.user, name=tool_name) is None:
         raise Http404("No such tool.")
     return render(request, "frontend/tools.html", {"tool_name": tool_name, "view": view})
+
+
+@login_required
+def sources(request: HttpRequest) -> HttpResponse:
+    """Tool sources: OpenAPI import, MCP servers, A2A agents (sources.js drives the API)."""
+    return render(request, "frontend/sources.html")

@@ -271,6 +271,7 @@ class Operation:
             "operation_id": self.operation_id, "summary": self.summary,
             "description": self.tool_description, "suggested_name": self.suggested_name,
             "input_schema": self.input_schema, "output_schema": self.output_schema,
+            "auth": (self.config.get("auth") or {}).get("type"),
         }
 
 

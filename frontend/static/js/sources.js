@@ -1,0 +1,386 @@
+// The tool sources page (/sources/): import OpenAPI specs (and re-import with a diff),
+// register MCP servers and pick their tools, add A2A agents. Talks to /api/sources/...
+import { api, ApiError } from "./lib/api.js";
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value == null || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key in node && typeof value !== "string") node[key] = value;
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child == null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+const toolLink = (name) => el("a", { class: "chip tool-chip", href: `/tools/${encodeURIComponent(name)}/` }, name);
+const KIND_LABEL = { openapi: "OpenAPI", mcp: "MCP", a2a: "A2A" };
+
+// --- errors ----------------------------------------------------------------------------
+function showErrors(box, err) {
+  box.hidden = false;
+  box.replaceChildren();
+  const body = err instanceof ApiError ? err.body || {} : {};
+  box.append(el("p", { class: "error-title" }, err.message));
+  const list = body.errors || [];
+  const fields = err instanceof ApiError ? err.fieldErrors : {};
+  if (list.length || Object.keys(fields).length) {
+    box.append(el("ul", { class: "error-list" },
+      list.map((e) => el("li", {}, el("code", {}, e.path), " ", e.message)),
+      Object.entries(fields).map(([k, v]) => el("li", {}, el("code", {}, k), " ", v))));
+  }
+}
+
+function clearErrors(box) { box.hidden = true; box.replaceChildren(); }
+
+async function busy(button, fn) {
+  button.disabled = true;
+  const label = button.textContent;
+  button.textContent = "Working…";
+  try { return await fn(); } finally { button.disabled = false; button.textContent = label; }
+}
+
+function parseHeaders(text) {
+  const headers = {};
+  for (const line of (text || "").split("\n")) {
+    if (!line.trim()) continue;
+    const at = line.indexOf(":");
+    if (at < 1) throw new Error(`Header line "${line.trim()}" needs the form Name: value`);
+    headers[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+  }
+  return headers;
+}
+
+// --- the list of sources ---------------------------------------------------------------
+async function loadSources() {
+  const sources = await api("/api/sources/");
+  $("#source-count").textContent = sources.length ? `(${sources.length})` : "";
+  const list = $("#source-cards");
+  list.replaceChildren();
+  if (!sources.length) list.append(el("li", { class: "muted" }, "No sources yet: import a spec, register a server or add an agent."));
+  for (const source of sources) list.append(sourceCard(source));
+}
+
+function sourceCard(source) {
+  const actions = el("div", { class: "card-actions" });
+  if (source.kind === "openapi") {
+    actions.append(el("button", { class: "link-button", onclick: () => startReimport(source) }, "Re-import"));
+  }
+  if (source.kind === "mcp") {
+    actions.append(
+      el("button", { class: "link-button", onclick: () => showMcpPick(source) }, "Pick tools"),
+      el("button", { class: "link-button", onclick: (e) => refreshMcp(source, e.target) }, "Refresh"));
+  }
+  actions.append(el("button", { class: "link-button danger", onclick: () => deleteSource(source) }, "Delete"));
+  const when = source.imported_at ? new Date(source.imported_at).toLocaleString() : "";
+  return el("li", { class: "source-card", "data-source": source.id },
+    el("div", { class: "card-head" },
+      el("strong", {}, source.name),
+      el("span", { class: `kind kind-${source.kind}` }, KIND_LABEL[source.kind] || source.kind)),
+    source.url ? el("div", { class: "source-url", title: source.url }, source.url) : null,
+    el("div", { class: "muted small" }, when ? `Imported ${when}` : "",
+      source.has_credentials ? " · credentials set" : ""),
+    source.tools.length
+      ? el("div", { class: "chips" }, source.tools.map((t) => toolLink(t.name)))
+      : el("div", { class: "muted small" }, "No tools exposed yet."),
+    actions);
+}
+
+async function deleteSource(source) {
+  if (!confirm(`Delete "${source.name}" and its ${source.tools.length} tool(s)?`)) return;
+  await api(`/api/sources/${source.id}/`, { method: "DELETE" });
+  await loadSources();
+}
+
+// --- tabs ------------------------------------------------------------------------------
+function selectTab(name) {
+  for (const tab of $$(".tab")) {
+    const on = tab.dataset.tab === name;
+    tab.classList.toggle("is-active", on);
+    tab.setAttribute("aria-selected", String(on));
+  }
+  for (const panel of $$(".tab-panel")) panel.hidden = panel.dataset.panel !== name;
+}
+
+// --- OpenAPI ---------------------------------------------------------------------------
+let reimportSource = null;
+
+function specMode() { return $("input[name=spec-mode]:checked").value; }
+
+async function specPayload() {
+  const mode = specMode();
+  if (mode === "url") return { url: $("#spec-url").value.trim() };
+  if (mode === "file") {
+    const file = $("#spec-file").files[0];
+    if (!file) throw new Error("Choose a file first.");
+    return { text: await file.text() };
+  }
+  return { text: $("#spec-text").value };
+}
+
+function startReimport(source) {
+  selectTab("openapi");
+  reimportSource = source;
+  $("#openapi-title").textContent = `Re-import "${source.name}"`;
+  $("#openapi-hint").textContent = "Give the new version of the spec; you will see what changed per operation before anything is updated.";
+  $("#reimport-cancel").hidden = false;
+  if (source.url) {
+    $("input[name=spec-mode][value=url]").checked = true;
+    $("#spec-url").value = source.url;
+    syncSpecMode();
+  }
+  $("#spec-preview").textContent = "Show changes";
+  $("#spec-preview-box").hidden = true;
+}
+
+function endReimport() {
+  reimportSource = null;
+  $("#openapi-title").textContent = "Import an OpenAPI spec";
+  $("#openapi-hint").textContent = "OpenAPI 3.0, 3.1 or Swagger 2.0, as JSON or YAML. Each operation you pick becomes a tool.";
+  $("#reimport-cancel").hidden = true;
+  $("#spec-preview").textContent = "Validate & preview";
+}
+
+function syncSpecMode() {
+  for (const box of $$("[data-mode]")) box.hidden = box.dataset.mode !== specMode();
+}
+
+async function previewSpec() {
+  const errors = $("#spec-errors");
+  const box = $("#spec-preview-box");
+  clearErrors(errors);
+  box.hidden = true;
+  try {
+    const payload = await specPayload();
+    if (reimportSource) {
+      const diff = await api(`/api/sources/${reimportSource.id}/openapi/diff`, { method: "POST", body: payload });
+      renderDiff(diff, payload);
+    } else {
+      renderPreview(await api("/api/sources/openapi/preview", { method: "POST", body: payload }), payload);
+    }
+    box.hidden = false;
+  } catch (err) {
+    showErrors(errors, err);
+  }
+}
+
+const methodBadge = (method) => el("span", { class: `method method-${method.toLowerCase()}` }, method);
+
+function renderPreview(preview, payload) {
+  const box = $("#spec-preview-box");
+  const rows = preview.operations.map((op) => el("tr", { "data-key": op.key },
+    el("td", {}, el("input", { type: "checkbox", class: "op-pick", "aria-label": `Pick ${op.key}` })),
+    el("td", { class: "nowrap" }, methodBadge(op.method), " ", el("code", {}, op.path)),
+    el("td", {}, el("input", { class: "op-name code", value: op.suggested_name, "aria-label": `Tool name for ${op.key}` }),
+      op.name_taken ? el("div", { class: "warn small" }, "name taken: change it") : null),
+    el("td", { class: "op-desc" }, op.summary || el("span", { class: "muted" }, op.description),
+      op.auth ? el("span", { class: "badge auth-badge" }, op.auth.replace("_", " ")) : null)));
+  const auths = new Set(preview.operations.map((op) => op.auth).filter(Boolean));
+  const creds = el("div", { class: "creds" });
+  const credField = (name, label, type = "password") =>
+    el("label", {}, label, el("input", { type, name, autocomplete: "off", "data-cred": name }));
+  if (auths.has("api_key")) creds.append(credField("api_key", "API key"));
+  if (auths.has("bearer")) creds.append(credField("token", "Bearer token"));
+  if (auths.has("basic")) creds.append(credField("username", "User name", "text"), credField("password", "Password"));
+  const importButton = el("button", { class: "primary", id: "spec-import" }, "Import selected");
+  const count = el("span", { class: "muted", id: "pick-count" }, "0 selected");
+  box.replaceChildren(
+    el("div", { class: "preview-head" },
+      el("h3", {}, preview.title, " ", el("span", { class: "muted" }, `OpenAPI ${preview.version}`)),
+      el("label", { class: "inline" }, "Base URL ", el("input", { id: "base-url", class: "code", value: preview.base_url }))),
+    el("table", { class: "ops" },
+      el("thead", {}, el("tr", {},
+        el("th", {}, el("input", { type: "checkbox", id: "pick-all", "aria-label": "Pick all" })),
+        el("th", {}, "Operation"), el("th", {}, "Tool name"), el("th", {}, "Summary"))),
+      el("tbody", {}, rows)),
+    creds.childElementCount ? el("fieldset", { class: "cred-box" },
+      el("legend", {}, "Credentials (stored encrypted on each tool, never shown again)"), creds) : null,
+    el("div", { class: "actions" }, importButton, count),
+    el("div", { id: "import-result" }));
+  const updateCount = () => { count.textContent = `${$$(".op-pick:checked", box).length} selected`; };
+  box.addEventListener("change", updateCount);
+  $("#pick-all").addEventListener("change", (e) => {
+    for (const cb of $$(".op-pick", box)) cb.checked = e.target.checked;
+    updateCount();
+  });
+  importButton.addEventListener("click", () => busy(importButton, () => importSpec(payload)));
+}
+
+async function importSpec(payload) {
+  const box = $("#spec-preview-box");
+  const errors = $("#spec-errors");
+  clearErrors(errors);
+  const picks = $$("tbody tr", box).filter((tr) => $(".op-pick", tr).checked)
+    .map((tr) => ({ key: tr.dataset.key, name: $(".op-name", tr).value.trim() }));
+  if (!picks.length) { showErrors(errors, new Error("Pick at least one operation.")); return; }
+  const credentials = {};
+  for (const input of $$("[data-cred]", box)) if (input.value) credentials[input.dataset.cred] = input.value;
+  const body = { ...payload, picks, base_url: $("#base-url").value.trim() };
+  if (Object.keys(credentials).length) body.credentials = credentials;
+  try {
+    const source = await api("/api/sources/openapi/import", { method: "POST", body });
+    box.replaceChildren(el("div", { class: "success" },
+      el("p", {}, `Imported ${source.tools.length} tool(s) from "${source.name}". Open one to test it in the console:`),
+      el("div", { class: "chips" }, source.tools.map((t) => toolLink(t.name)))));
+    await loadSources();
+  } catch (err) {
+    showErrors(errors, err);
+    markPickErrors(err, picks);
+  }
+}
+
+function markPickErrors(err, picks) {
+  for (const e of (err.body && err.body.errors) || []) {
+    const match = /^\$\.(picks|add)\[(\d+)\]/.exec(e.path);
+    if (!match) continue;
+    const row = $(`tr[data-key="${CSS.escape(picks[Number(match[2])].key)}"]`);
+    if (row) row.classList.add("row-error");
+  }
+}
+
+function renderDiff(diff, payload) {
+  const box = $("#spec-preview-box");
+  const rows = diff.operations.map((op) => el("tr", { "data-key": op.key, class: `diff-${op.status}` },
+    el("td", {}, op.status === "added"
+      ? el("input", { type: "checkbox", class: "op-pick", "aria-label": `Add ${op.key}` }) : null),
+    el("td", {}, el("span", { class: `status status-${op.status}` }, op.status)),
+    el("td", { class: "nowrap" }, el("code", {}, op.key)),
+    el("td", {}, op.tool ? toolLink(op.tool) : op.status === "added"
+      ? el("input", { class: "op-name code", value: op.suggested_name, "aria-label": `Tool name for ${op.key}` })
+      : el("span", { class: "muted" }, "not imported")),
+    el("td", {}, op.changes.length ? el("ul", { class: "changes" }, op.changes.map((c) => el("li", {}, c))) : "")));
+  const counts = {};
+  for (const op of diff.operations) counts[op.status] = (counts[op.status] || 0) + 1;
+  const apply = el("button", { class: "primary", id: "reimport-apply" }, "Apply changes");
+  box.replaceChildren(
+    el("h3", {}, "What changes ", el("span", { class: "muted" },
+      Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(" · "))),
+    el("table", { class: "ops" }, el("thead", {}, el("tr", {},
+      el("th", {}, "Add"), el("th", {}, "Status"), el("th", {}, "Operation"), el("th", {}, "Tool"),
+      el("th", {}, "What changed"))), el("tbody", {}, rows)),
+    el("p", { class: "muted small" }, "Applying updates the tools of changed operations and retires the tools of removed ones."),
+    el("div", { class: "actions" }, apply));
+  apply.addEventListener("click", () => busy(apply, async () => {
+    const add = $$("tbody tr", box).filter((tr) => $(".op-pick", tr)?.checked)
+      .map((tr) => ({ key: tr.dataset.key, name: $(".op-name", tr).value.trim() }));
+    try {
+      const result = await api(`/api/sources/${reimportSource.id}/openapi/reimport`,
+        { method: "POST", body: { ...payload, add } });
+      box.replaceChildren(el("div", { class: "success" },
+        el("p", {}, `Updated: ${result.updated.join(", ") || "none"} · retired: ${result.retired.join(", ") || "none"} · added: ${result.added.join(", ") || "none"}`)));
+      endReimport();
+      await loadSources();
+    } catch (err) {
+      showErrors($("#spec-errors"), err);
+    }
+  }));
+}
+
+// --- MCP -------------------------------------------------------------------------------
+async function registerMcp(event) {
+  event.preventDefault();
+  const form = event.target;
+  const errors = $("#mcp-errors");
+  clearErrors(errors);
+  await busy($("button[type=submit]", form), async () => {
+    try {
+      const data = Object.fromEntries(new FormData(form));
+      const body = { url: data.url, transport: data.transport, name: data.name, headers: parseHeaders(data.headers) };
+      const source = await api("/api/sources/mcp/", { method: "POST", body });
+      form.reset();
+      await loadSources();
+      showMcpPick(source);
+    } catch (err) {
+      showErrors(errors, err);
+    }
+  });
+}
+
+function showMcpPick(source) {
+  selectTab("mcp");
+  const box = $("#mcp-pick-box");
+  const exposed = new Set(source.tools.map((t) => t.key));
+  const rows = (source.remote_tools || []).map((tool) => el("tr", { "data-remote": tool.name },
+    el("td", {}, exposed.has(tool.name) ? el("span", { class: "badge badge-set" }, "exposed")
+      : el("input", { type: "checkbox", class: "op-pick", "aria-label": `Expose ${tool.name}` })),
+    el("td", {}, el("code", {}, tool.name)),
+    el("td", {}, exposed.has(tool.name) ? "" : el("input", { class: "op-name code", value: tool.name.toLowerCase().replace(/[^a-z0-9_]+/g, "_"), "aria-label": `Tool name for ${tool.name}` })),
+    el("td", {}, tool.description || el("span", { class: "muted" }, "no description"),
+      el("details", {}, el("summary", {}, "input schema"), el("pre", {}, JSON.stringify(tool.input_schema, null, 2))))));
+  const expose = el("button", { class: "primary" }, "Expose selected");
+  box.replaceChildren(
+    el("h3", {}, `Tools of ${source.name}`),
+    el("table", { class: "ops" }, el("thead", {}, el("tr", {}, el("th", {}, ""), el("th", {}, "Remote tool"),
+      el("th", {}, "Tool name"), el("th", {}, "Description"))), el("tbody", {}, rows)),
+    el("div", { class: "actions" }, expose),
+    el("div", { id: "mcp-result" }));
+  box.hidden = false;
+  expose.addEventListener("click", () => busy(expose, async () => {
+    const picks = $$("tbody tr", box).filter((tr) => $(".op-pick", tr)?.checked)
+      .map((tr) => ({ remote_name: tr.dataset.remote, name: $(".op-name", tr).value.trim() }));
+    try {
+      const result = await api(`/api/sources/${source.id}/mcp/pick`, { method: "POST", body: { picks } });
+      $("#mcp-result").replaceChildren(el("div", { class: "success" }, "Exposed: ", result.tools.map(toolLink)));
+      await loadSources();
+    } catch (err) {
+      showErrors($("#mcp-errors"), err);
+    }
+  }));
+}
+
+async function refreshMcp(source, button) {
+  await busy(button, async () => {
+    try {
+      const { changes, source: fresh } = await api(`/api/sources/${source.id}/mcp/refresh`, { method: "POST" });
+      await loadSources();
+      showMcpPick(fresh);
+      $("#mcp-result").replaceChildren(el("div", { class: "success" },
+        `Refreshed: ${changes.added.length} new, ${changes.removed.length} gone, ${changes.changed.length} changed on the server; updated ${changes.updated.length}, retired ${changes.retired.length}.`));
+    } catch (err) {
+      selectTab("mcp");
+      showErrors($("#mcp-errors"), err);
+    }
+  });
+}
+
+// --- A2A -------------------------------------------------------------------------------
+async function addA2A(event) {
+  event.preventDefault();
+  const form = event.target;
+  const errors = $("#a2a-errors");
+  clearErrors(errors);
+  await busy($("button[type=submit]", form), async () => {
+    try {
+      const data = Object.fromEntries(new FormData(form));
+      const body = { card_url: data.card_url, name: data.name, headers: parseHeaders(data.headers) };
+      if (data.timeout_seconds) body.timeout_seconds = Number(data.timeout_seconds);
+      const result = await api("/api/sources/a2a/", { method: "POST", body });
+      form.reset();
+      $("#a2a-done").hidden = false;
+      $("#a2a-done").replaceChildren(el("div", { class: "success" },
+        `Added "${result.source.name}" as the tool `, toolLink(result.tool), "."));
+      await loadSources();
+    } catch (err) {
+      showErrors(errors, err);
+    }
+  });
+}
+
+// --- wiring ----------------------------------------------------------------------------
+for (const tab of $$(".tab")) tab.addEventListener("click", () => selectTab(tab.dataset.tab));
+for (const radio of $$("input[name=spec-mode]")) radio.addEventListener("change", syncSpecMode);
+$("#spec-preview").addEventListener("click", (e) => busy(e.target, previewSpec));
+$("#reimport-cancel").addEventListener("click", () => { endReimport(); $("#spec-preview-box").hidden = true; });
+$("#mcp-form").addEventListener("submit", registerMcp);
+$("#a2a-form").addEventListener("submit", addA2A);
+loadSources().catch((err) => {
+  $("#source-cards").replaceChildren(el("li", { class: "error" }, err.message));
+}).finally(() => { $("#sources-app").dataset.ready = "1"; });

@@ -1,0 +1,81 @@
+"""The sources page in headless Chromium: import a spec, pick two operations, then test
+one of the new tools in the tool panel's console."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from tests.conftest import browser_login, daphne_process
+from tests.tools_app.sources.servers import API_KEY, pets_spec
+from tools_app.models import Tool
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+SHOTS = os.environ.get("STUDIO_SCREENSHOTS", "")
+
+
+def shot(page, name: str) -> None:
+    if SHOTS:
+        page.screenshot(path=os.path.join(SHOTS, f"{name}.png"), full_page=True)
+
+
+@pytest.fixture
+def loopback_server(transactional_db):
+    """The studio, allowed to call the test API on 127.0.0.1 (test-only settings)."""
+    with daphne_process(DJANGO_SETTINGS_MODULE="tests.tools_app.sources.settings_loopback") as url:
+        yield url
+
+
+def test_import_a_spec_pick_two_operations_and_test_one_in_the_console(
+        browser, owner, pets_api, loopback_server):
+    page = browser_login(browser, loopback_server, "owner")
+    page.goto(f"{loopback_server}/sources/")
+    page.wait_for_selector("#sources-app[data-ready='1']")
+    page.fill("#spec-text", json.dumps(pets_spec(f"{pets_api}/api"), indent=2))
+    page.click("#spec-preview")
+    page.wait_for_selector("table.ops tbody tr")
+    assert page.locator("table.ops tbody tr").count() == 8
+    page.check("tr[data-key='GET /pets/{petId}'] .op-pick")
+    page.fill("tr[data-key='GET /pets/{petId}'] .op-name", "fetch_pet")
+    page.check("tr[data-key='GET /pets'] .op-pick")
+    assert page.locator("#pick-count").inner_text() == "2 selected"
+    page.fill("[data-cred='api_key']", API_KEY)
+    shot(page, "sources-preview")
+    page.click("#spec-import")
+    page.wait_for_selector(".success .tool-chip")
+    assert sorted(page.locator(".success .tool-chip").all_inner_texts()) == [
+        "fetch_pet", "list_pets"]
+    assert page.locator(".source-card").count() == 1
+    shot(page, "sources-imported")
+    assert Tool.objects.filter(owner=owner, kind="openapi").count() == 2
+
+    page.click(".success .tool-chip:text('fetch_pet')")
+    page.wait_for_url(f"{loopback_server}/tools/fetch_pet/")
+    page.wait_for_selector("#tools-app[data-ready='1']")
+    page.click("#test-tool")
+    page.wait_for_selector("#test-console")
+    page.click("#console-tab-json")
+    page.fill("#console-json", json.dumps({"path": {"petId": "1"}}))
+    page.click("#console-send")
+    page.wait_for_selector("#console-status[data-status='completed']", timeout=30000)
+    output = json.loads(page.locator("#console-output").inner_text())
+    assert output["status"] == 200
+    assert output["body"]["name"] == "Rex"
+    shot(page, "sources-console")
+
+
+def test_a_malformed_spec_shows_each_error_with_its_place(browser, owner, studio_server):
+    page = browser_login(browser, studio_server, "owner")
+    page.goto(f"{studio_server}/sources/")
+    page.wait_for_selector("#sources-app[data-ready='1']")
+    document = pets_spec()
+    del document["paths"]["/pets"]["get"]["responses"]
+    page.fill("#spec-text", json.dumps(document))
+    page.click("#spec-preview")
+    page.wait_for_selector("#spec-errors:not([hidden]) .error-list li")
+    text = page.locator("#spec-errors").inner_text()
+    assert '$.paths["/pets"].get' in text
+    assert "'responses' is a required property" in text
+    shot(page, "sources-errors")
