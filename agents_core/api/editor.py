@@ -142,9 +142,16 @@ write_schema = extend_schema(
 
 
 class EditorOverridesApi(APIView):
-    @extend_schema(responses={200: STATE})
+    @extend_schema(responses={200: STATE, 304: OpenApiResponse(description="Unchanged.")})
     def get(self, request: Request, slug: str) -> Response:
-        state = selectors.editor_state(agent=_agent(request, slug))
+        agent = _agent(request, slug)
+        etag = _etag(agent.version)
+        if etag in [
+            t.strip().removeprefix("W/")
+            for t in request.headers.get("If-None-Match", "").split(",")
+        ]:
+            return Response(status=status.HTTP_304_NOT_MODIFIED, headers={"ETag": etag})
+        state = selectors.editor_state(agent=agent)
         return Response(state, headers={"ETag": _etag(state["version"])})
 
     @write_schema

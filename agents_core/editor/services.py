@@ -30,6 +30,7 @@ from agents_core.models import (
     LockEnd,
     Revision,
     RevisionKind,
+    Source,
 )
 from studio.exceptions import ApplicationError, Conflict
 
@@ -191,14 +192,18 @@ def _validate(agent: Agent, changes: dict[str, Any], user) -> dict[str, Any]:
                 raise _field_error(
                     name, f"{name}: {key!r} must be a key (letters, digits, _ -) naming a tool."
                 )
+        usable = Tool.objects.live().visible_to(user)
+        if agent.is_code:
+            # Everyone runs a code agent: only shared tools may join it, never a private one
+            # (it would run with its owner's credentials for every user).
+            usable = usable.filter(source=Source.CODE)
         missing = set(mapping.values()) - set(
-            Tool.objects.live()
-            .visible_to(user)
-            .filter(name__in=mapping.values())
-            .values_list("name", flat=True)
+            usable.filter(name__in=mapping.values()).values_list("name", flat=True)
         )
         if missing:
-            raise _field_error(name, f"Unknown tools: {', '.join(sorted(missing))}.")
+            raise _field_error(
+                name, f"No tools you can add here named: {', '.join(sorted(missing))}."
+            )
     return clean
 
 

@@ -222,3 +222,21 @@ def test_breaking_a_live_lock_needs_the_permission_and_is_recorded(
     assert (broken.end_reason, broken.ended_by.username) == ("broken", "teammate")
     # The owner's heartbeat now learns that the lock is gone.
     assert editor_api.put(url(code_agent, "lock/")).status_code == 423
+
+
+def test_if_none_match_with_the_current_etag_gets_304(code_agent, editor_api):
+    etag = editor_api.get(url(code_agent))["ETag"]
+    assert editor_api.get(url(code_agent), HTTP_IF_NONE_MATCH=etag).status_code == 304
+    editor_api.patch(url(code_agent), {"instructions": "x", "version": 1}, format="json")
+    assert editor_api.get(url(code_agent), HTTP_IF_NONE_MATCH=etag).status_code == 200
+
+
+def test_a_private_tool_cannot_be_added_to_a_shared_code_agent(code_agent, editor_api, editor):
+    from tools_app.models import Tool
+
+    Tool.objects.create(name="my_private_tool", kind="http", owner=editor, source="studio")
+    response = editor_api.patch(
+        url(code_agent), {"tools_added": {"mine": "my_private_tool"}, "version": 1}, format="json"
+    )
+    assert response.status_code == 400
+    assert "tools_added" in response.json()
