@@ -246,6 +246,9 @@ class AgentAdmin(AgentEditorAdminMixin, admin.ModelAdmin):
         readonly = list(super().get_readonly_fields(request, obj))
         if obj is not None:
             readonly.append("slug")  # the agent's id: threads and URLs name it
+        if obj is not None and obj.source == Source.CODE:
+            # Code owns the row; the next sync would silently undo an edit made here.
+            readonly += [f for f in self.form._meta.fields if f not in readonly]
         return readonly
 
     @admin.display(description="tools", ordering="tool_count")

@@ -111,6 +111,11 @@ class AgentInputSerializer(serializers.Serializer):
     )
     notification_policy = serializers.JSONField(required=False, default=dict)
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance is not None:
+            self.fields["slug"].required = False  # the URL names the agent already
+
     def validate_slug(self, value: str) -> str:
         if self.instance is not None and value != self.instance.slug:
             raise serializers.ValidationError(

@@ -94,6 +94,13 @@ class ToolInputSerializer(serializers.Serializer):
         "returned (see has_credentials). Omit to keep the stored ones; null or {} clears them.",
     )
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance is not None:
+            # The URL names the tool: a PUT may leave out its name and kind to keep them.
+            self.fields["name"].required = False
+            self.fields["kind"].required = False
+
     def validate_name(self, value: str) -> str:
         if not TOOL_NAME.match(value):
             raise serializers.ValidationError(TOOL_NAME_MESSAGE)

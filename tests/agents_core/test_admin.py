@@ -162,3 +162,13 @@ def test_the_admin_needs_a_staff_login(client, owner):
 
     assert response.status_code == 302
     assert "/admin/login/" in response["Location"]
+
+
+def test_a_code_agents_row_is_read_only_in_the_admin(staff):
+    agent = AgentFactory(slug="shared", code=True, name="From code")
+
+    page = staff.get(reverse("admin:agents_core_agent_change", args=[agent.pk]))
+
+    form = page.context["adminform"].form
+    assert not {"name", "model", "instructions", "owner"} & set(form.fields)
+    assert "From code" in page.content.decode()

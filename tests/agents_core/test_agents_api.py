@@ -133,6 +133,17 @@ def test_put_replaces_the_agent_and_bumps_its_version(api, owner):
     assert (agent.name, agent.metadata, agent.version) == ("Renamed", {}, 2)
 
 
+def test_put_may_leave_out_the_slug_the_url_already_names(api, owner):
+    AgentFactory(slug="trip-planner", owner=owner)
+    body = payload(name="Renamed")
+    del body["slug"]
+
+    response = api.put("/api/agents/trip-planner/", body, format="json")
+
+    assert response.status_code == 200, response.json()
+    assert Agent.objects.get(slug="trip-planner").name == "Renamed"
+
+
 def test_patch_changes_only_the_given_fields(api, owner):
     AgentFactory(slug="mine", owner=owner, name="Mine", model="anthropic/claude-3-5-haiku")
 

@@ -120,6 +120,18 @@ def test_put_replaces_the_tool(api, owner):
     assert tool.input_schema == WEATHER_SCHEMA
 
 
+def test_put_may_leave_out_the_name_and_kind_to_keep_them(api, owner):
+    ToolFactory(name="mine", owner=owner)
+    body = payload(description="Kept name.")
+    del body["name"], body["kind"]
+
+    response = api.put("/api/tools/mine/", body, format="json")
+
+    assert response.status_code == 200, response.json()
+    tool = Tool.objects.get(name="mine")
+    assert (tool.kind, tool.description) == ("test_echo", "Kept name.")
+
+
 def test_patch_changes_only_the_given_fields(api, owner):
     ToolFactory(name="mine", owner=owner, description="Old.", timeout_seconds=5)
 
