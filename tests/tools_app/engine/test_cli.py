@@ -116,3 +116,28 @@ def test_url_to_a_studio_that_is_not_running_exits_3(doubler):
     code, _, err = tool_cli("cli_double", "{}", "--url", f"http://127.0.0.1:{free_port()}")
 
     assert code == 3 and "Cannot reach" in err
+
+
+def test_rotate_credentials_re_encrypts_stored_credentials(make_tool, owner):
+    from tools_app.crypto import credentials_get, credentials_set
+
+    tool = make_tool(kind="http", owner=owner, config={"url": "https://x.test/"})
+    credentials_set(tool, {"token": "t"})
+    before = tool.credentials_encrypted
+    out = StringIO()
+
+    call_command("tool", "rotate-credentials", stdout=out)
+
+    tool.refresh_from_db()
+    assert "Re-encrypted the credentials of" in out.getvalue()
+    assert tool.credentials_encrypted != before
+    assert credentials_get(tool) == {"token": "t"}
+
+
+def test_agent_as_tool_without_a_user_says_to_pass_one(make_tool, owner):
+    make_tool(name="cli_agent", kind="agent", owner=owner, config={"agent": "anyone"})
+
+    code, _, err = tool_cli("cli_agent", '{"prompt": "hi"}')
+
+    assert code == 1
+    assert "--user" in err or "agent runtime" in err

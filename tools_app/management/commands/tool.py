@@ -3,6 +3,7 @@
     manage.py tool execute weather_lookup '{"city": "Paris"}'
     manage.py tool execute web_fetch '{"url": "https://example.com"}'
     manage.py tool execute weather_lookup --schema          # the input schema
+    manage.py tool rotate-credentials    # after putting a new key first in STUDIO_ENCRYPTION_KEYS
     manage.py tool execute weather_lookup '{"city": "Paris"}' \
         --url http://127.0.0.1:8000 --token KEY
 
@@ -37,8 +38,15 @@ class Command(BaseCommand):
         execute.add_argument("--mode", choices=["sync", "async"], default="sync")
         execute.add_argument("--url", help="Base URL of a running studio (uses its API).")
         execute.add_argument("--token", help="API token for --url (Authorization: Token).")
+        sub.add_parser("rotate-credentials",
+                       help="Re-encrypt stored credentials with the first encryption key.")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["action"] == "rotate-credentials":
+            from tools_app.crypto import credentials_rotate
+
+            self.stdout.write(f"Re-encrypted the credentials of {credentials_rotate()} tools.")
+            return
         if options["url"]:
             code = self._remote(options)
         else:

@@ -45,6 +45,10 @@ class AgentToolType(ToolType):
                 "Agent-as-tool needs the agent runtime (agents_core.runtime.api."
                 "agent_generate), which is not installed in this build."
             ) from None
+        if not getattr(context.user, "is_authenticated", False):
+            # The nested run and its thread belong to a user.
+            raise ToolError("Agent-as-tool runs on behalf of a signed-in user "
+                            "(from the CLI, pass --user).")
         slug = tool.config.get("agent", "")
         agent = await sync_to_async(_agent_for)(slug, context.user)
         if agent is None:
@@ -54,14 +58,12 @@ class AgentToolType(ToolType):
 
 
 def _agent_for(slug: str, user: Any) -> Any:
+    from django.db.models import Q
+
     from agents_core.models import Agent, Source
 
-    agents = Agent.objects.filter(slug=slug, gone_at__isnull=True)
-    if user is not None and getattr(user, "is_authenticated", False):
-        from django.db.models import Q
-
-        agents = agents.filter(Q(source=Source.CODE) | Q(owner=user))
-    return agents.first()
+    visible = Q(source=Source.CODE) | Q(owner=user)
+    return Agent.objects.filter(visible, slug=slug, gone_at__isnull=True).first()
 
 
 tool_type = AgentToolType()
