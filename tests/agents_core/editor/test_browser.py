@@ -178,3 +178,59 @@ def test_the_admin_change_page_edits_under_the_lock_in_chromium(
     )
     first.context.close()
     second.context.close()
+
+
+def test_an_expired_lock_can_be_taken_over_from_the_page(
+    studio_server, browser, code_agent, editor, second_editor, shots
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    url = f"{studio_server}/agents/{code_agent.slug}/edit/"
+    first = browser_login(browser, studio_server, "owner")
+    first.goto(url)
+    expect(first.locator("#lockbar")).to_have_attribute("data-mode", "mine")
+    second = browser_login(browser, studio_server, "teammate")
+    second.goto(url)
+    expect(second.locator("#lockbar")).to_have_attribute("data-mode", "other")
+    expect(second.locator("#lock-break")).to_be_hidden()  # no break permission
+    expect(second.locator("#lock-take")).to_be_hidden()
+
+    # The first editor's page goes offline (the laptop slept): no renewal, no release.
+    first.context.set_offline(True)
+    EditLock.objects.filter(holder=editor).update(expires_at=timezone.now() - timedelta(seconds=1))
+    # The second page polls the lock and offers to take it over.
+    expect(second.locator("#lockbar")).to_have_attribute("data-mode", "expired", timeout=30_000)
+    second.screenshot(path=f"{shots}/8-expired-lock.png", full_page=True)
+    second.click("#lock-take")
+    expect(second.locator("#lockbar")).to_have_attribute("data-mode", "mine")
+    expect(second.locator("#field-instructions")).to_be_enabled()
+    old = EditLock.objects.get(holder=editor)
+    assert (old.end_reason, old.ended_by_id) == ("taken_over", second_editor.pk)
+    first.context.close()
+    second.context.close()
+
+
+def test_a_studio_agent_owner_edits_name_model_and_instructions(
+    studio_server, browser, code_agent, owner
+):
+    agent = Agent.objects.create(
+        slug="my-helper",
+        name="My helper",
+        model="studio/scripted",
+        instructions="Help.",
+        owner=owner,
+    )
+    page = browser_login(browser, studio_server, "owner")
+    page.goto(f"{studio_server}/agents/{agent.slug}/edit/")
+    expect(page.locator("#lockbar")).to_have_attribute("data-mode", "mine")
+    expect(page.locator("#studio-fields")).to_be_visible()
+    page.fill("#field-name", "My better helper")
+    page.fill("#field-instructions", "Help, kindly.")
+    page.click("#save")
+    expect(page.locator("#save-status")).to_have_text("Saved · version 2")
+    expect(page.locator("#editor-title")).to_have_text("My better helper")
+    agent.refresh_from_db()
+    assert (agent.name, agent.instructions) == ("My better helper", "Help, kindly.")
+    page.context.close()
