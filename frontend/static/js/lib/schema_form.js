@@ -174,7 +174,7 @@ function foreignNote(el) {
 
 // A node over one control: read()/write() talk to the control; values it does not
 // accept are kept as foreign values (above).
-function controlNode(el, control, event, { read, write, accepts, why }) {
+function controlNode(el, control, event, { read, write, accepts, why, quiet = () => false }) {
   const note = foreignNote(el);
   let kept;
   control.addEventListener(event, () => { kept = undefined; note.hide(); });
@@ -189,7 +189,8 @@ function controlNode(el, control, event, { read, write, accepts, why }) {
       } else {
         write(undefined);
         kept = { value };
-        note.show(value, why);
+        // null in a nullable field is valid: kept, but nothing to warn about.
+        if (!quiet(value)) note.show(value, why);
       }
     },
   };
@@ -242,6 +243,7 @@ function stringNode(s, path, name, required) {
     write: (value) => { input.value = typeof value === "string" ? value : ""; },
     accepts: (value) => value === undefined || typeof value === "string",
     why: "not a string",
+    quiet: (value) => value === null && s.nullable,
   });
 }
 
@@ -338,8 +340,9 @@ function objectNode(s, keys, ctx, name, required) {
     const isRequired = requiredKeys.has(key);
     const subSchema = normalize(sub, ctx.root);
     const node = buildNode(sub, [...keys, key], ctx, { name: key, required: isRequired });
-    // Optional nested objects and arrays get an on/off switch: off means "leave it out".
-    const toggled = !isRequired && (subSchema.type === "object" || subSchema.type === "array");
+    // Optional nested objects get an on/off switch: off means "leave it out". (Optional
+    // arrays are left out while empty.)
+    const toggled = !isRequired && subSchema.type === "object" && Boolean(subSchema.properties);
     if (toggled) {
       const id = nextId();
       const box = h("input", { type: "checkbox", id, class: "sf-toggle", "data-toggle": toPath([...keys, key]) });
@@ -402,7 +405,10 @@ function arrayNode(s, keys, ctx, name, required) {
     const el = wrap(s, path, name, required, group);
     return {
       el,
-      get: () => boxes.filter((b) => b.box.checked).map((b) => structuredClone(b.value)),
+      get: () => {
+        const picked = boxes.filter((b) => b.box.checked).map((b) => structuredClone(b.value));
+        return picked.length || required ? picked : undefined;
+      },
       set(value) {
         const list = Array.isArray(value) ? value : [];
         for (const b of boxes) b.box.checked = list.some((v) => same(v, b.value));
@@ -428,9 +434,10 @@ function arrayNode(s, keys, ctx, name, required) {
     const li = h("li", { class: "sf-item" }, index, node.el, remove);
     const item = { node, li, index };
     remove.addEventListener("click", () => {
-      items.splice(items.indexOf(item), 1);
-      li.remove();
-      renumber();
+      // Rebuilt from the remaining values so that every data-path index stays right.
+      const values = items.map((it) => it.node.get());
+      values.splice(items.indexOf(item), 1);
+      arrayField.set(values);
       ctx.changed();
     });
     items.push(item);
@@ -442,9 +449,12 @@ function arrayNode(s, keys, ctx, name, required) {
     addItem(skeleton(s.items, ctx.root));
     ctx.changed();
   });
-  return {
+  const arrayField = {
     el,
-    get: () => items.map((item) => item.node.get()).map((v) => (v === undefined ? null : v)),
+    get: () => {
+      if (!items.length && !required) return undefined;
+      return items.map((item) => item.node.get()).map((v) => (v === undefined ? null : v));
+    },
     set(value) {
       // Rebuilt from scratch so that data-path indexes stay right for highlighting.
       for (const item of items.splice(0)) item.li.remove();
@@ -452,6 +462,7 @@ function arrayNode(s, keys, ctx, name, required) {
       renumber();
     },
   };
+  return arrayField;
 }
 
 // --- the form ------------------------------------------------------------------------------
