@@ -179,17 +179,17 @@ class Runner:
                              text=self.last_text, usage=self.usage, steps=self.step)
         return RunResult(RunStatus.COMPLETED, text=self.last_text)
 
-    async def _end(self, status: str, event: str, **fields: Any) -> RunResult:
+    async def _end(self, run_status: str, event: str, **fields: Any) -> RunResult:
         error = fields.get("error", "")
         try:
-            await db(store.run_finish_save, run_id=self.run_id, status=status, error=error,
+            await db(store.run_finish_save, run_id=self.run_id, status=run_status, error=error,
                      usage=self.usage, thread_id=self.setup.thread_id,
                      partial_text=self.partial_text)
             self.sink.failed = None
             await self.sink.emit(event, usage=self.usage, steps=self.step, **fields)
         except Exception:  # noqa: BLE001
             logger.exception("Run %s: could not record its end", self.run_id)
-        return RunResult(status, error=error)
+        return RunResult(run_status, error=error)
 
     def _check_abort(self) -> None:
         if self.active.abort.is_set():
@@ -205,8 +205,8 @@ class Runner:
         # Signals delivered into this run are written to the thread's memory by the drain,
         # so reading the memory after it gives each of them to the model exactly once.
         await db(_signals_drain, setup.run)
-        rows = await db(thread_memory, setup.thread_id)
-        messages = instruction_messages(setup.instructions) + memory_messages(rows)
+        rows, calls = await db(thread_memory, setup.thread_id)
+        messages = instruction_messages(setup.instructions) + memory_messages(rows, calls)
         specs = setup.active_specs()
         choice = setup.tool_choice()
         kwargs: dict[str, Any] = {"model": setup.agent.model, "messages": messages,
@@ -376,10 +376,17 @@ class Runner:
             _lifecycle(state.spec, "on_input_available",
                        {"toolCallId": state.id, "toolName": state.name, "input": state.input})
 
+    def _display_input(self, call: CallState) -> Any:
+        transform = getattr(call.spec.definition, "transform", None) if call.spec else None
+        if transform is None or call.input is None:
+            return call.input
+        return self._display(call, transform, call.input, "input")
+
     async def _save_step(self, text: str, calls: list[CallState]) -> None:
         pks = await db(store.step_save, run_id=self.run_id, thread_id=self.setup.thread_id,
                        step=self.step, text=text, calls=[
                            {"id": c.id, "name": c.name, "input": c.input,
+                            "display": self._display_input(c),
                             "inputText": "".join(c.text),
                             "tool": c.spec.tool if c.spec is not None else None}
                            for c in calls])
@@ -515,7 +522,16 @@ class Runner:
         output, error = await self._after_hook(call, output, error)
         if error:
             return await self._fail(call, error, errors=outcome.errors, output=output)
-        model_output = outcome.model_output if output is outcome.output else output
+        if output is outcome.output:
+            model_output = outcome.model_output
+        else:
+            # An after hook replaced the output: the model sees the new one, mapped the same way.
+            from tools_app.execution import apply_model_output
+
+            try:
+                model_output = apply_model_output(spec.tool, output)
+            except Exception as exc:  # noqa: BLE001
+                return await self._fail(call, f"to_model_output failed: {exc}", output=output)
         return await self._succeed(call, output, model_output, duration=outcome.duration_ms)
 
     async def _succeed(self, call: CallState, output: Any, model_output: Any,
@@ -528,10 +544,10 @@ class Runner:
         await db(store.tool_result_save, run_id=self.run_id, thread_id=self.setup.thread_id,
                  call_pk=call.pk, call_id=call.id, name=call.name, status=status,
                  output=output, model_output=model_output, display=None if hidden else shown,
-                 hook_decisions=call.hook_decisions)
+                 hook_decisions=call.hook_decisions, model_visible=transform is None)
         fields: dict[str, Any] = {"output": None if hidden else shown,
                                   "hookDecisions": call.hook_decisions}
-        if model_output != output and not hidden:
+        if model_output != output and transform is None:
             fields["modelOutput"] = model_output
         if hidden:
             fields["hidden"] = True

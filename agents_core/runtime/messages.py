@@ -1,12 +1,14 @@
 """The messages a model call sees: instructions, then the thread's memory.
 
-Stored messages keep parts (agents_core.models.Message.parts):
+Stored messages are the transcript as people see it (agents_core.models.Message.parts):
   user       [{"type": "text", "text"}]
   assistant  [{"type": "text", "text"}, {"type": "tool-call", "toolCallId", "toolName",
-              "input", "inputText"}]
-  tool       [{"type": "tool-result", "toolCallId", "toolName", "output", "modelOutput",
-              "isError"}]
-  signal     [{"type": "context", "text"}]  (a finished async tool, a signal)
+              "input"}]                       (display value: after a tool's transform)
+  tool       [{"type": "tool-result", "toolCallId", "toolName", "output", "isError",
+              "modelOutput"?}]               (modelOutput only for tools without transform)
+  signal     [{"type": "context" | "signal", "text"}]  (a finished async tool, a signal)
+What the model saw (raw arguments, model output) is read from the ToolCall rows, so a
+display transform never changes what the model remembers.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agents_core.models import Message, MessageRole
+from agents_core.models import Message, MessageRole, ToolCall
 
 MEMORY_LIMIT = 200
 INTERRUPTED = {"error": "No result: this call was interrupted before it finished."}
@@ -43,26 +45,34 @@ def text_of(parts: list[dict[str, Any]]) -> str:
     return "".join(p.get("text", "") for p in parts if p.get("type") == "text")
 
 
-def _arguments(part: dict[str, Any]) -> str:
+def _arguments(part: dict[str, Any], call: ToolCall | None) -> str:
+    if call is not None:
+        if call.input is not None:
+            return json.dumps(call.input, ensure_ascii=False)
+        return call.input_text or "{}"
     if part.get("input") is not None:
         return json.dumps(part["input"], ensure_ascii=False)
-    return part.get("inputText") or "{}"
+    return "{}"
 
 
-def _tool_content(part: dict[str, Any]) -> str:
+def _tool_content(part: dict[str, Any], call: ToolCall | None) -> str:
     value = part.get("modelOutput")
+    if call is not None and call.model_output is not None and not part.get("isError"):
+        value = call.model_output
     if part.get("isError") and not isinstance(value, dict | list):
         value = {"error": value if value is not None else part.get("error", "failed")}
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def memory_messages(rows: list[Message]) -> list[dict[str, Any]]:
+def memory_messages(rows: list[Message],
+                    calls: dict[tuple[Any, str], ToolCall] | None = None) -> list[dict[str, Any]]:
     """Thread memory in the OpenAI chat format litellm takes.
 
     Every tool call gets exactly one result right after its assistant message: a context
     message that arrived while calls were outstanding waits until they are answered, and a
     call left without a result (a run that was interrupted) gets an explicit one.
     """
+    calls = calls_of = calls or {}
     out: list[dict[str, Any]] = []
     outstanding: dict[str, str] = {}
     deferred: list[dict[str, Any]] = []
@@ -79,8 +89,9 @@ def memory_messages(rows: list[Message]) -> list[dict[str, Any]]:
             for part in parts:
                 if part.get("toolCallId") in outstanding:
                     outstanding.pop(part["toolCallId"])
+                    call = calls.get((row.run_id, part["toolCallId"]))
                     out.append({"role": "tool", "tool_call_id": part["toolCallId"],
-                                "content": _tool_content(part)})
+                                "content": _tool_content(part, call)})
             if not outstanding and deferred:
                 out.extend(deferred)
                 deferred.clear()
@@ -96,16 +107,18 @@ def memory_messages(rows: list[Message]) -> list[dict[str, Any]]:
         if row.role == MessageRole.USER:
             out.append({"role": "user", "content": text_of(parts)})
         elif row.role == MessageRole.ASSISTANT:
-            calls = [p for p in parts if p.get("type") == "tool-call"]
+            tool_parts = [p for p in parts if p.get("type") == "tool-call"]
             message: dict[str, Any] = {"role": "assistant", "content": text_of(parts) or None}
-            if calls:
+            if tool_parts:
                 message["tool_calls"] = [
-                    {"id": p["toolCallId"], "type": "function",
-                     "function": {"name": p["toolName"], "arguments": _arguments(p)}}
-                    for p in calls
+                    {"id": p["toolCallId"], "type": "function", "function": {
+                        "name": p["toolName"],
+                        "arguments": _arguments(p, calls_of.get((row.run_id, p["toolCallId"]))),
+                    }}
+                    for p in tool_parts
                 ]
-                outstanding.update({p["toolCallId"]: p["toolName"] for p in calls})
-            if message["content"] is None and not calls:
+                outstanding.update({p["toolCallId"]: p["toolName"] for p in tool_parts})
+            if message["content"] is None and not tool_parts:
                 continue
             out.append(message)
         elif row.role == MessageRole.SYSTEM:
@@ -117,10 +130,15 @@ def memory_messages(rows: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def thread_memory(thread_id: Any) -> list[Message]:
+def thread_memory(thread_id: Any) -> tuple[list[Message], dict[tuple[Any, str], ToolCall]]:
+    """The last messages of the thread and the tool calls they mention."""
     rows = list(Message.objects.filter(thread_id=thread_id).order_by("-id")[:MEMORY_LIMIT])
     rows.reverse()
     # Never start the window in the middle of a tool exchange.
     while rows and rows[0].role in (MessageRole.TOOL, MessageRole.SIGNAL):
         rows.pop(0)
-    return rows
+    run_ids = {row.run_id for row in rows if row.role in (MessageRole.ASSISTANT,
+                                                          MessageRole.TOOL)}
+    calls = {(call.run_id, call.call_id): call for call in ToolCall.objects.filter(
+        run_id__in=run_ids).only("run_id", "call_id", "input", "input_text", "model_output")}
+    return rows, calls

@@ -330,10 +330,19 @@ def script(
         return " ".join(parts), []
     last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
     text = _text_of(last_user) if last_user else ""
+    # Background results that arrived since the last answer are mentioned first.
+    news = []
+    for message in reversed(messages[:-1]):
+        if message.get("role") == "assistant":
+            break
+        if message.get("role") == "user" and _text_of(message).startswith("<context>"):
+            news.insert(0, "A background job finished: " + _compact(_text_of(message), 400) + " ")
     calls = choose_calls(text, available, tool_choice)
     if calls:
         names = ", ".join(name for name, _ in calls)
-        return f"Calling {names}. ", calls
+        return "".join(news) + f"Calling {names}. ", calls
+    if news:
+        return "".join(news).strip(), []
     if available:
         listed = ", ".join(sorted(available))
         return (
@@ -491,11 +500,16 @@ class ScriptedLLM(CustomLLM):
         if delay:
             # A fixed rate, not a fixed gap: the time the consumer spends between chunks
             # does not slow the stream down (benchmarks set the rate this way).
+            # After a stall (the consumer was busy) the schedule is re-anchored instead of
+            # catching up in one burst.
             start = time.monotonic()
             for number, chunk in enumerate(chunks(messages, params), 1):
-                wait = start + number * delay - time.monotonic()
+                now = time.monotonic()
+                wait = start + number * delay - now
                 if wait > 0:
                     await asyncio.sleep(wait)
+                elif wait < -2 * delay:
+                    start = now - number * delay
                 yield chunk
             return
         for chunk in chunks(messages, params):

@@ -18,7 +18,7 @@ def step_save(*, run_id: Any, thread_id: Any, step: int, text: str,
         parts.append({"type": "text", "text": text})
     for call in calls:
         parts.append({"type": "tool-call", "toolCallId": call["id"], "toolName": call["name"],
-                      "input": call["input"], "inputText": call["inputText"]})
+                      "input": call.get("display", call["input"])})
     now = timezone.now()
     with transaction.atomic():
         if parts:
@@ -37,7 +37,7 @@ def step_save(*, run_id: Any, thread_id: Any, step: int, text: str,
 def tool_result_save(*, run_id: Any, thread_id: Any, call_pk: int, call_id: str, name: str,
                      status: str, output: Any, model_output: Any, display: Any,
                      error: str = "", hook_decisions: list | None = None,
-                     message: bool = True) -> None:
+                     message: bool = True, model_visible: bool = True) -> None:
     """Finish a tool call and add its result to the transcript."""
     fields: dict[str, Any] = {"status": status, "output": output, "model_output": model_output,
                               "error": error, "finished_at": timezone.now()}
@@ -46,12 +46,13 @@ def tool_result_save(*, run_id: Any, thread_id: Any, call_pk: int, call_id: str,
     with transaction.atomic():
         ToolCall.objects.filter(pk=call_pk).update(**fields)
         if message:
-            is_error = status == ToolCallStatus.FAILED
+            part = {"type": "tool-result", "toolCallId": call_id, "toolName": name,
+                    "output": display, "isError": status == ToolCallStatus.FAILED,
+                    "error": error, "status": status}
+            if model_visible:
+                part["modelOutput"] = model_output
             Message.objects.create(thread_id=thread_id, run_id=run_id, role=MessageRole.TOOL,
-                                   parts=[{"type": "tool-result", "toolCallId": call_id,
-                                           "toolName": name, "output": display,
-                                           "modelOutput": model_output, "isError": is_error,
-                                           "error": error, "status": status}])
+                                   parts=[part])
 
 
 def tool_call_update(*, call_pk: int, **fields: Any) -> None:

@@ -12,12 +12,15 @@ from channels.db import database_sync_to_async
 @pytest.fixture
 def synced(transactional_db, settings):
     """Code agents and tools in the database (a transactional test flushes them)."""
-    from agents_core.registry import definitions_sync, reset_registry
+    from agents_core.registry import definitions_sync, discover, reset_registry
+    from tests.agents_core.runtime import definitions
 
     settings.STUDIO_OFFLINE_DELAY = 0.0
     settings.STUDIO_STREAM_BATCH_MS = 5
-    reset_registry()
-    definitions_sync()
+    registry = discover()
+    registry.collect_module(definitions)
+    reset_registry(registry)
+    definitions_sync(registry=registry)
     yield
     reset_registry()
 
