@@ -264,6 +264,7 @@ async function save(event) {
   const res = await call(config.urls.overrides, { method: "PATCH", body: data });
   if (res.ok) {
     $("conflict").hidden = true;
+    $("stale-note").hidden = true;
     adopt(res.data);
     const stripped = res.data.stripped.length ? ` (code owns ${res.data.stripped.join(", ")}: not saved)` : "";
     setStatus(`Saved · version ${res.data.version}${stripped}`, "ok");
@@ -283,6 +284,7 @@ function showConflict(body, mine) {
   const last = current.last_change || {};
   const panel = $("conflict");
   panel.hidden = false;
+  $("stale-note").hidden = true;
   $("conflict-detail").textContent =
     `${last.by || "Someone"} saved version ${current.version} ${last.at ? "at " + when(last.at) : ""} ` +
     `after you opened this page (you started from version ${body.your_version}). Nothing was overwritten.`;
@@ -517,8 +519,30 @@ async function takeLock(url = config.urls.lock) {
   const res = await call(url, { method: "POST" });
   if (res.ok) becomeHolder(res.data.lock);
   else becomeReader(res.data?.lock || null, res.status === 423 ? "" : res.data?.detail || "");
-  if (state) { const keep = formValues(); adopt(state, { keep }); }
+  if (state) {
+    const keep = formValues();
+    adopt(state, { keep });
+    if (lock.mine) checkStale();
+  }
   renderLock();
+}
+
+// Someone may have saved while this page was read-only: say so, and offer the latest.
+// (Nothing is swapped under the user's eyes; a save from the old version gets a 409 anyway.)
+async function checkStale() {
+  const res = await call(config.urls.overrides);
+  if (!res.ok || res.data.version === state.version) return;
+  const last = res.data.last_change || {};
+  $("stale-text").textContent =
+    `This agent changed since you opened it: version ${res.data.version} by ${last.by || "someone"}` +
+    `${last.at ? ", " + when(last.at) : ""}. You are looking at version ${state.version}.`;
+  $("stale-note").hidden = false;
+  $("stale-load").onclick = () => {
+    $("stale-note").hidden = true;
+    adopt(res.data, { keep: formValues() });
+    setStatus(`Showing version ${res.data.version}.`, "");
+    loadRevisions();
+  };
 }
 
 async function renew() {

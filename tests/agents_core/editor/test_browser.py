@@ -57,6 +57,8 @@ def test_two_editors_one_lock_and_a_stale_save_refused_with_the_current_text(
     second.click("#lock-break")
     expect(second.locator("#lockbar")).to_have_attribute("data-mode", "mine")
     expect(second.locator("#field-instructions")).to_be_enabled()
+    # It is told the agent changed meanwhile, but keeps working on what it has.
+    expect(second.locator("#stale-note")).to_contain_text("version 2 by owner")
     second.fill("#field-instructions", INSTRUCTIONS.replace("briefly", "at length"))
     second.click("#save")
     conflict = second.locator("#conflict")
