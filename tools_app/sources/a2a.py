@@ -26,6 +26,7 @@ from tools_app.sources.common import (
     check_url,
     fetch_text,
     get_credentials,
+    headers_check,
     names_check,
     set_credentials,
 )
@@ -161,9 +162,7 @@ def _description(card: dict[str, Any]) -> str:
 def a2a_agent_add(*, user, card_url: str, name: str = "",
                   headers: dict[str, str] | None = None, timeout_seconds: float = 60.0) -> Tool:
     """Add an external A2A agent as a tool (its card is fetched and checked first)."""
-    from tools_app.sources.mcp import _check_headers
-
-    headers = _check_headers(headers)
+    headers = headers_check(headers)
     card = _card_fetch(card_url, headers)
     name = name or snake_case(card.get("name") or "a2a_agent")
     errors = names_check([name], path="$.name")

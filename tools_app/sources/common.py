@@ -82,3 +82,14 @@ def get_credentials(obj: Any) -> dict[str, Any]:
     from tools_app.crypto import credentials_get
 
     return credentials_get(obj) if obj.credentials_encrypted else {}
+
+
+def headers_check(headers: Any) -> dict[str, str]:
+    if headers in (None, ""):
+        return {}
+    if not isinstance(headers, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
+        raise ApplicationError("headers must be an object of strings.", code="invalid",
+                               extra={"errors": [{"path": "$.headers",
+                                                  "message": "an object of strings"}]})
+    return headers

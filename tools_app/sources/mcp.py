@@ -24,6 +24,7 @@ from tools_app.models_sources import SourceKind
 from tools_app.sources.common import (
     check_url,
     get_credentials,
+    headers_check,
     names_check,
     set_credentials,
     unique_name,
@@ -144,17 +145,6 @@ def _list_or_raise(**connection: Any) -> list[dict[str, Any]]:
                                extra={"errors": [{"path": "$.url", "message": str(exc)}]}) from None
 
 
-def _check_headers(headers: Any) -> dict[str, str]:
-    if headers in (None, ""):
-        return {}
-    if not isinstance(headers, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
-        raise ApplicationError("headers must be an object of strings.", code="invalid",
-                               extra={"errors": [{"path": "$.headers",
-                                                  "message": "an object of strings"}]})
-    return headers
-
-
 @transaction.atomic
 def mcp_server_register(*, user, url: str, transport: str = "streamable_http",
                         headers: dict[str, str] | None = None, name: str = "") -> ToolSource:
@@ -164,7 +154,7 @@ def mcp_server_register(*, user, url: str, transport: str = "streamable_http",
         raise ApplicationError(f"transport must be one of {', '.join(TRANSPORTS)}.",
                                code="invalid", extra={"errors": [{"path": "$.transport",
                                                                   "message": "unknown"}]})
-    headers = _check_headers(headers)
+    headers = headers_check(headers)
     tools = _list_or_raise(url=url, transport=transport, headers=headers)
     source = ToolSource.objects.create(
         kind=SourceKind.MCP, name=name or url, owner=user, url=url,

@@ -5,17 +5,12 @@ JSON Schema, and the request recipe the openapi tool type executes).
 Swagger 2.0, OpenAPI 3.0 and 3.1 are read into one operation shape.
 
 `$ref`s: only local refs (`#/...`) are followed; an external ref is a validation error
-(following it would fetch an arbitrary URL outside the address guard). A ref is inlined
-where it is used, except when it refers to itself through its own expansion (a tree, a
-linked list): then the schema gets a `$defs` entry and the recursive use becomes
-`{"$ref": "#/$defs/<Name>"}`, so expansion always ends. A document whose refs nest
-deeper than MAX_INLINE_DEPTH also moves the deeper ones to `$defs`, which bounds the
-size of the generated schema.
+(following it would fetch an arbitrary URL outside the address guard). How schema refs
+are resolved, recursion included, is described in tools_app.sources.openapi_schema.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -24,12 +19,12 @@ from urllib.parse import urljoin
 
 import yaml
 
+from tools_app.execution import json_path
+from tools_app.sources.openapi_schema import SchemaConverter, pointer_get
+
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 PARAM_GROUPS = ("path", "query", "header", "cookie")
-MAX_INLINE_DEPTH = 8
 MAX_ERRORS = 50
-# Keywords that only describe a schema for documentation or code generators.
-_DROP_KEYS = {"example", "examples", "xml", "externalDocs", "discriminator", "deprecated"}
 
 
 class SpecError(ValueError):
@@ -38,18 +33,6 @@ class SpecError(ValueError):
     def __init__(self, message: str, errors: list[dict[str, str]] | None = None) -> None:
         super().__init__(message)
         self.errors = errors or []
-
-
-def json_path(parts: list[Any] | tuple[Any, ...]) -> str:
-    out = "$"
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(part)):
-            out += f".{part}"
-        else:
-            out += f"[{json.dumps(str(part))}]"
-    return out
 
 
 # --- loading and validating ------------------------------------------------------------
@@ -103,19 +86,6 @@ def _walk_refs(node: Any, parts: list[Any]):
             yield from _walk_refs(value, [*parts, index])
 
 
-def _pointer_get(document: dict[str, Any], ref: str) -> Any:
-    node: Any = document
-    for raw in ref[2:].split("/") if ref != "#" else []:
-        key = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, list) and key.isdigit() and int(key) < len(node):
-            node = node[int(key)]
-        elif isinstance(node, dict) and key in node:
-            node = node[key]
-        else:
-            raise KeyError(ref)
-    return node
-
-
 def _ref_errors(document: dict[str, Any]) -> list[dict[str, str]]:
     errors = []
     for ref, parts in _walk_refs(document, []):
@@ -125,7 +95,7 @@ def _ref_errors(document: dict[str, Any]) -> list[dict[str, str]]:
                            "bundle the spec into one document"})
             continue
         try:
-            _pointer_get(document, ref)
+            pointer_get(document, ref)
         except KeyError:
             errors.append({"path": where, "message": f"$ref {ref!r} points to nothing"})
     return errors
@@ -167,84 +137,6 @@ def spec_validate(document: dict[str, Any]) -> list[dict[str, str]]:
     except Exception as exc:  # the validator's own failures on odd input, reported as such
         errors.append({"path": "$", "message": f"could not validate the spec: {exc}"})
     return errors
-
-
-# --- schemas ---------------------------------------------------------------------------
-def _def_name(ref: str) -> str:
-    tail = ref.rsplit("/", 1)[-1] or "root"
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", tail)
-    return f"{name}_{hashlib.sha256(ref.encode()).hexdigest()[:6]}" if name != tail else name
-
-
-class SchemaConverter:
-    """OpenAPI schema objects -> JSON Schema 2020-12 with refs resolved (module docstring).
-
-    One converter per tool: `defs` collects the `$defs` that tool's schemas need.
-    """
-
-    def __init__(self, document: dict[str, Any], version: str) -> None:
-        self.document = document
-        self.version = version
-        self.defs: dict[str, Any] = {}
-        self._def_refs: dict[str, str] = {}
-
-    def convert(self, schema: Any) -> Any:
-        return self._convert(schema, ())
-
-    def with_defs(self, schema: dict[str, Any]) -> dict[str, Any]:
-        if self.defs:
-            schema = {**schema, "$defs": dict(sorted(self.defs.items()))}
-        return schema
-
-    def _def_ref(self, ref: str) -> dict[str, str]:
-        name = self._def_refs.get(ref)
-        if name is None:
-            name = _def_name(ref)
-            while name in self.defs:
-                name += "_"
-            self._def_refs[ref] = name
-            self.defs[name] = True  # reserve the slot before expanding (it may recurse)
-            self.defs[name] = self._convert(_pointer_get(self.document, ref), (ref,))
-        return {"$ref": f"#/$defs/{name}"}
-
-    def _convert(self, node: Any, stack: tuple[str, ...]) -> Any:
-        if isinstance(node, list):
-            return [self._convert(item, stack) for item in node]
-        if not isinstance(node, dict):
-            return node
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            if ref in stack or len(stack) >= MAX_INLINE_DEPTH or ref in self._def_refs:
-                return self._def_ref(ref)
-            target = self._convert(_pointer_get(self.document, ref), (*stack, ref))
-            siblings = {k: v for k, v in node.items() if k != "$ref"}
-            if siblings and isinstance(target, dict):  # 3.1 allows description next to $ref
-                target = {**target, **self._convert(siblings, stack)}
-            return target
-        out: dict[str, Any] = {}
-        for key, value in node.items():
-            if key in _DROP_KEYS or key.startswith("x-"):
-                continue
-            if key in ("properties", "patternProperties", "$defs", "definitions"):
-                out[key] = {name: self._convert(sub, stack) for name, sub in value.items()}
-            else:
-                out[key] = self._convert(value, stack)
-        return self._dialect(out)
-
-    def _dialect(self, out: dict[str, Any]) -> dict[str, Any]:
-        """Fix the keywords where OpenAPI 3.0 and Swagger 2.0 differ from JSON Schema."""
-        if out.pop("nullable", False) is True:
-            if isinstance(out.get("type"), str):
-                out["type"] = [out["type"], "null"]
-            elif "enum" in out and None not in out["enum"]:
-                out["enum"] = [*out["enum"], None]
-        for bound, exclusive in (("maximum", "exclusiveMaximum"), ("minimum", "exclusiveMinimum")):
-            if isinstance(out.get(exclusive), bool):
-                if out.pop(exclusive) and bound in out:
-                    out[exclusive] = out.pop(bound)
-        if out.get("type") == "file":
-            out["type"] = "string"
-        return out
 
 
 # --- operations ------------------------------------------------------------------------
@@ -379,7 +271,7 @@ def _resolve(document: dict[str, Any], node: Any) -> Any:
         if node["$ref"] in seen:
             raise SpecError(f"$ref loop at {node['$ref']}")
         seen.add(node["$ref"])
-        node = _pointer_get(document, node["$ref"])
+        node = pointer_get(document, node["$ref"])
     return node
 
 

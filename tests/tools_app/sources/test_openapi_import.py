@@ -276,3 +276,24 @@ def test_another_users_source_is_not_found(api, outsider_api, pets_api):
     assert outsider_api.delete(f"/api/sources/{data['id']}/").status_code == 404
     assert api.delete(f"/api/sources/{data['id']}/").status_code == 204
     assert not Tool.objects.filter(name="boom").exists()
+
+
+def test_every_sources_endpoint_refuses_anonymous_callers(anon_client, api, pets_api):
+    data = _import(api, pets_api, [{"key": "GET /boom"}])
+    sid = data["id"]
+    for method, url in [("get", "/api/sources/"), ("get", f"/api/sources/{sid}/"),
+                        ("delete", f"/api/sources/{sid}/"), ("post", PREVIEW), ("post", IMPORT),
+                        ("post", f"/api/sources/{sid}/openapi/diff"),
+                        ("post", f"/api/sources/{sid}/openapi/reimport"),
+                        ("post", "/api/sources/mcp/"), ("post", f"/api/sources/{sid}/mcp/refresh"),
+                        ("post", f"/api/sources/{sid}/mcp/pick"), ("post", "/api/sources/a2a/")]:
+        response = getattr(anon_client, method)(url, {}, format="json")
+        assert response.status_code in (401, 403), (method, url)
+    assert ToolSource.objects.filter(pk=sid).exists()
+
+
+def test_another_user_cannot_reimport_my_source(api, outsider_api, pets_api):
+    data = _import(api, pets_api, [{"key": "GET /boom"}])
+    response = outsider_api.post(f"/api/sources/{data['id']}/openapi/reimport",
+                                 {"text": _spec_text(pets_api)}, format="json")
+    assert response.status_code == 404
