@@ -290,6 +290,8 @@ const handlers = {
     renderTasks(event.tasks ?? event.items ?? []);
   },
   signal(event) {
+    // lib/inbox.js draws signals (with their attributes) when it is on the page.
+    if ($("inbox-panel")?.dataset.module) return;
     const run = event.runId ? ensureRun(event.runId) : null;
     const note = el("div", { class: "signal-line" }, el("span", { class: "signal-tag" }, event.tagName || event.signalType || "signal"),
       " ", typeof event.content === "string" ? event.content : formatJson(event.content ?? event.attributes ?? {}));
@@ -519,7 +521,7 @@ function renderAgent() {
     el("div", { class: "agent-line" }, el("strong", {}, agent.name),
       el("span", { class: `badge badge-${agent.source}` }, agent.source === "code" ? "Code" : "Studio")),
     el("code", { class: "muted agent-model" }, agent.model),
-    agent.description ? el("p", { class: "muted" }, agent.description) : null,
+    agent.description ? el("p", { class: "muted" }, agent.description) : "",
     el("ul", { class: "chips" }, [...agent.tools, ...agent.subagents].map((name) => el("li", { class: `chip${name.startsWith("agent-") ? " chip-agent" : ""}` }, name))));
   $("chat-subtitle").textContent = `${agent.name} · ${agent.model}`;
 }
@@ -580,6 +582,8 @@ async function openThread(threadId, { fresh = false } = {}) {
     onGap: () => { $("fact-gaps").textContent = String(state.stream.stats.gaps); },
   });
   window.chatStream = state.stream; // for the browser tests and the console
+  // Before the history replays, so that the inbox sees every event in order.
+  await mountInbox();
   if (!fresh) {
     state.replaying = true;
     await loadUserMessages(threadId);
@@ -594,7 +598,6 @@ async function openThread(threadId, { fresh = false } = {}) {
     for (const [id, info] of state.suspended) if (info.kind === "client") runClientCall(id);
   }
   state.stream.connect();
-  mountInbox();
   updateComposer();
 }
 
@@ -667,7 +670,7 @@ function renderEmpty() {
     prompts.length ? el("div", { class: "prompt-list" }, prompts.slice(0, 4).map((prompt) => el("button", {
       type: "button", class: "prompt-chip",
       onclick: () => { input.value = prompt; autosize(); input.focus(); },
-    }, prompt))) : null);
+    }, prompt))) : "");
 }
 
 renderAgent();
