@@ -9,7 +9,15 @@ import os
 import pytest
 
 from tests.conftest import browser_login, daphne_process
-from tests.tools_app.sources.servers import API_KEY, pets_spec
+from tests.tools_app.sources.servers import (
+    A2A_TOKEN,
+    API_KEY,
+    MCP_TOKEN,
+    mcp_http_app,
+    pets_spec,
+    serve,
+    serve_a2a_agent,
+)
 from tools_app.models import Tool
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -23,8 +31,14 @@ def shot(page, name: str) -> None:
 
 @pytest.fixture
 def loopback_server(transactional_db):
-    """The studio, allowed to call the test API on 127.0.0.1 (test-only settings)."""
+    """The studio, allowed to call the test servers on 127.0.0.1 (test-only settings)."""
     with daphne_process(DJANGO_SETTINGS_MODULE="tests.tools_app.sources.settings_loopback") as url:
+        yield url
+
+
+@pytest.fixture
+def mcp_base():
+    with serve(mcp_http_app()) as url:
         yield url
 
 
@@ -79,3 +93,34 @@ def test_a_malformed_spec_shows_each_error_with_its_place(browser, owner, studio
     assert '$.paths["/pets"].get' in text
     assert "'responses' is a required property" in text
     shot(page, "sources-errors")
+
+
+def test_register_an_mcp_server_pick_a_tool_and_add_an_a2a_agent(
+        browser, owner, mcp_base, loopback_server):
+    page = browser_login(browser, loopback_server, "owner")
+    page.goto(f"{loopback_server}/sources/")
+    page.wait_for_selector("#sources-app[data-ready='1']")
+    page.click(".tab[data-tab='mcp']")
+    page.fill("#mcp-form input[name=url]", f"{mcp_base}/mcp")
+    page.fill("#mcp-form input[name=name]", "Calculator")
+    page.fill("#mcp-form textarea[name=headers]", f"X-Token: {MCP_TOKEN}")
+    page.click("#mcp-form button[type=submit]")
+    page.wait_for_selector("#mcp-pick-box tr[data-remote='add']")
+    page.check("tr[data-remote='add'] .op-pick")
+    page.fill("tr[data-remote='add'] .op-name", "calc_add")
+    shot(page, "sources-mcp-pick")
+    page.click("#mcp-pick-box button.primary")
+    page.wait_for_selector("#mcp-result .tool-chip")
+    assert page.locator("#mcp-result .tool-chip").inner_text() == "calc_add"
+    assert Tool.objects.get(name="calc_add").kind == "mcp"
+    assert MCP_TOKEN not in page.content()
+
+    with serve_a2a_agent() as agent:
+        page.click(".tab[data-tab='a2a']")
+        page.fill("#a2a-form input[name=card_url]", f"{agent}/.well-known/agent-card.json")
+        page.fill("#a2a-form textarea[name=headers]", f"Authorization: Bearer {A2A_TOKEN}")
+        page.click("#a2a-form button[type=submit]")
+        page.wait_for_selector("#a2a-done .tool-chip")
+    assert page.locator("#a2a-done .tool-chip").inner_text() == "echo_agent"
+    assert page.locator(".source-card").count() == 2
+    shot(page, "sources-a2a")
