@@ -8,6 +8,7 @@ import os
 import pytest
 
 from tests.conftest import browser_login
+from tools_app.demo import UNITS
 from tools_app.models import Tool, ToolRun
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -73,6 +74,23 @@ def test_the_console_runs_unit_convert_from_the_form_and_shows_the_output(
     assert json.loads(page.input_value("#console-json")) == {"value": 10, "from": "km", "to": "mi"}
     run = ToolRun.objects.get(tool__name="unit_convert")
     assert run.status == "completed" and run.input == {"value": 10, "from": "km", "to": "mi"}
+
+    # Edits in the raw JSON reach the form; a second run joins the history on top.
+    page.fill("#console-json", '{"value": 1, "from": "kg", "to": "lb"}')
+    page.click("#console-tab-form")
+    assert page.input_value("#console-form input[name='$.value']") == "1"
+    page.click("#console-send")
+    page.wait_for_selector(f"#run-history .history-row:not([data-run='{run.id}'])")
+    assert page.locator("#run-history .history-row").count() == 2
+
+    # Clicking the older run re-opens its input (and its result).
+    page.click(f"#run-history .history-row[data-run='{run.id}']")
+    assert page.input_value("#console-form input[name='$.value']") == "10"
+    assert page.input_value("#console-form select[name='$.from']") == str(UNITS.index("km"))
+    assert json.loads(page.locator("#console-output").inner_text()) == {
+        "value": 6.213712,
+        "unit": "mi",
+    }
     page.context.close()
 
 

@@ -3,7 +3,7 @@
 // config_schema, and advanced settings (execution mode, timeout, write-only credentials).
 // The server's field errors are shown next to their fields.
 
-import { api, ApiError, flattenMessages } from "./lib/api.js";
+import { api, ApiError, flattenMessages, listOf } from "./lib/api.js";
 import { mountSchemaForm } from "./lib/schema_form.js";
 import { parseJson, schemaProblems, TOOL_NAME_RE, toSnakeCase } from "./lib/schema_json.js";
 import { fill, h, kindLabel, orderSchema, pretty } from "./lib/tool_dom.js";
@@ -94,6 +94,21 @@ function schemaEditor(id, { initial, optional, mustBeObject }) {
   return { area, status, format, check };
 }
 
+// "Agent as tool" names an agent by slug: offer the agents the user can see.
+async function suggestAgents(input) {
+  if (!input) return;
+  let agents = [];
+  try {
+    agents = listOf(await api("/api/agents/?limit=500"));
+  } catch {
+    return; // suggestions only: the field still takes any slug
+  }
+  const list = h("datalist", { id: "agent-slugs" },
+    agents.map((agent) => h("option", { value: agent.slug }, agent.name)));
+  input.setAttribute("list", list.id);
+  input.after(list);
+}
+
 export function renderToolForm(main, { types, kind, tool = null, onSaved, onCancel }) {
   const creating = !tool;
   const creatable = types.filter((t) => t.creatable);
@@ -169,6 +184,7 @@ export function renderToolForm(main, { types, kind, tool = null, onSaved, onCanc
     }
     configForm = mountSchemaForm(configBox, schema);
     if (tool && tool.kind === currentType.kind) configForm.setValue(tool.config || {});
+    if (currentType.kind === "agent") suggestAgents(configBox.querySelector("input[name='$.agent']"));
   }
 
   // --- advanced --------------------------------------------------------------------------

@@ -107,8 +107,9 @@ const nextId = () => `sf-${++uid}`;
 function fieldLabel(name, s, required) {
   const title = s.title && s.title !== name ? s.title : null;
   return [
-    h("span", { class: "sf-name" }, name === null ? "value" : String(name)),
-    required ? h("span", { class: "sf-req", title: "required" }, "*") : null,
+    // Array items (name null) are numbered beside the field instead.
+    name === null ? null : h("span", { class: "sf-name" }, String(name)),
+    required && name !== null ? h("span", { class: "sf-req", title: "required" }, "*") : null,
     title ? h("span", { class: "sf-title" }, title) : null,
     h("span", { class: "sf-type" }, describeType(s)),
   ];
