@@ -157,5 +157,6 @@ def editor_page_config(*, agent: Agent, user) -> dict[str, Any]:
             "lock": reverse("agent-lock", kwargs={"slug": agent.slug}),
             "lockBreak": reverse("agent-lock-break", kwargs={"slug": agent.slug}),
             "revisions": reverse("agent-revisions", kwargs={"slug": agent.slug}),
+            "tools": reverse("tool-list"),
         },
     }

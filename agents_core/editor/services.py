@@ -38,25 +38,12 @@ BINDING_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 # Payload key -> the policy field it writes. Keys outside these maps are refused (400);
 # keys that map to a code-owned field are stripped and reported.
-CODE_KEYS = {
-    "id": "id",
-    "name": "name",
-    "description": "description",
-    "model": "model",
-    "instructions": "instructions",
-    "tool_descriptions": "tool_descriptions",
-    "tools_removed": "tools",
-    "tools_added": "tools",
+_ROW_KEYS = {
+    name: name
+    for name in ("id", "name", "description", "model", "instructions", "tool_descriptions")
 }
-STUDIO_KEYS = {
-    "id": "id",
-    "name": "name",
-    "description": "description",
-    "model": "model",
-    "instructions": "instructions",
-    "tool_descriptions": "tool_descriptions",
-    "tools": "tools",
-}
+CODE_KEYS = {**_ROW_KEYS, "tools_removed": "tools", "tools_added": "tools"}
+STUDIO_KEYS = {**_ROW_KEYS, "tools": "tools"}
 
 
 class Locked(ApplicationError):

@@ -3,10 +3,14 @@
 // lets the user re-apply their change on top), reset to code, and revisions with diffs.
 // The server decides what is editable and refuses stale saves; this page only shows it.
 
+import { ApiError, api, csrfToken, listOf } from "./lib/api.js";
+
 const config = JSON.parse(document.getElementById("editor-config").textContent);
 const $ = (id) => document.getElementById(id);
 
 const FIELD_LABELS = { tools: "tool membership", tool_descriptions: "tool descriptions" };
+let pending = {}; // tools the user is adding: {key: {tool, description}}
+let toolCatalog = null; // tools that may be added, from /api/tools/
 let state = null; // the last editor state from the server (GET .../overrides/)
 let base = null; // the form values that state corresponds to (to tell what the user changed)
 let lock = { mine: false, info: null };
@@ -14,28 +18,19 @@ let heartbeat = null;
 let poll = null;
 
 // --- HTTP ---------------------------------------------------------------------------------
-function csrf() {
-  const input = document.querySelector("input[name=csrfmiddlewaretoken]");
-  return input ? input.value : "";
+// Every answer as {ok, status, data}: refusals (409, 423, ...) carry the data this page shows.
+async function call(url, { method = "GET", body } = {}) {
+  try {
+    return { ok: true, status: 200, data: await api(url, { method, body }) };
+  } catch (err) {
+    if (err instanceof ApiError) return { ok: false, status: err.status, data: err.body || { detail: err.message } };
+    throw err;
+  }
 }
 
-async function call(url, { method = "GET", body, keepalive = false } = {}) {
-  const headers = { Accept: "application/json" };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (method !== "GET") headers["X-CSRFToken"] = csrf();
-  let response;
-  try {
-    response = await fetch(url, {
-      method, headers, keepalive, credentials: "same-origin",
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch {
-    return { ok: false, status: 0, data: { detail: "The studio did not answer." } };
-  }
-  const text = await response.text();
-  let data = null;
-  try { data = text ? JSON.parse(text) : null; } catch { data = { detail: text.slice(0, 300) }; }
-  return { ok: response.ok, status: response.status, data };
+function releaseOnLeave() {
+  // keepalive lets the request outlive the page; api() has no such option.
+  fetch(config.urls.lock, { method: "DELETE", keepalive: true, credentials: "same-origin", headers: { "X-CSRFToken": csrfToken() } });
 }
 
 // --- values -------------------------------------------------------------------------------
@@ -81,7 +76,8 @@ function dirtyFields(values) {
     if ((values.descriptions[key] || "").trim() !== (base.descriptions[key] || "").trim()) dirty.push(`desc:${key}`);
   }
   for (const key of Object.keys(values.active)) {
-    if (values.active[key] !== base.active[key]) dirty.push(`active:${key}`);
+    if (key in pending) dirty.push(`add:${key}`);
+    else if (values.active[key] !== base.active[key]) dirty.push(`active:${key}`);
   }
   return dirty;
 }
@@ -94,14 +90,21 @@ function payload(values) {
   }
   for (const name of ["name", "model", "description"]) if (dirty.includes(name)) data[name] = values[name];
   const descriptions = {};
-  for (const tool of state.tools) {
+  for (const tool of allTools()) {
     if (!dirty.includes(`desc:${tool.key}`)) continue;
     const text = (values.descriptions[tool.key] || "").trim();
     descriptions[tool.key] = !text || text === tool.code_description.trim() ? null : text;
   }
   if (Object.keys(descriptions).length) data.tool_descriptions = descriptions;
-  if (dirty.some((d) => d.startsWith("active:"))) {
-    data.tools_removed = state.tools.filter((t) => t.origin === "code" && !values.active[t.key]).map((t) => t.key);
+  if (dirty.some((d) => d.startsWith("active:") || d.startsWith("add:"))) {
+    const kept = allTools().filter((t) => values.active[t.key]);
+    if (state.source === "code") {
+      // Code agents store a delta from code: what is switched off, and what is added.
+      data.tools_removed = state.tools.filter((t) => t.origin !== "added" && !values.active[t.key]).map((t) => t.key);
+      data.tools_added = Object.fromEntries(kept.filter((t) => t.origin === "added" || t.origin === "new").map((t) => [t.key, t.tool]));
+    } else {
+      data.tools = Object.fromEntries(kept.map((t) => [t.key, t.tool]));
+    }
   }
   return data;
 }
@@ -178,39 +181,58 @@ function setBadge(el, text, cls) {
   el.hidden = !text;
 }
 
+// The server's tool rows and the ones being added (origin "new").
+function allTools() {
+  const adding = Object.entries(pending).map(([key, p]) => ({
+    key, tool: p.tool, origin: "new", active: true, code_description: p.description,
+    description: p.description, overridden: false,
+  }));
+  return [...state.tools, ...adding];
+}
+
 function renderTools() {
   const list = $("tool-rows");
   list.replaceChildren();
-  const membership = editable("tools") && state.source === "code";
+  const membership = editable("tools");
+  $("add-tool").hidden = !membership || !canWrite();
+  if (membership && canWrite()) loadCatalog();
   $("tools-note").textContent = editable("tool_descriptions")
     ? "Descriptions the model sees. Empty = the tool's own description."
     : "Code owns the tool descriptions of this agent.";
-  if (!state.tools.length) list.append(Object.assign(document.createElement("li"), { className: "muted", textContent: "No tools." }));
-  for (const tool of state.tools) {
+  if (!allTools().length) list.append(Object.assign(document.createElement("li"), { className: "muted", textContent: "No tools." }));
+  for (const tool of allTools()) {
     const li = document.createElement("li");
     li.className = "tool-row";
     li.dataset.key = tool.key;
     const head = document.createElement("div");
     head.className = "field-head";
-    if (membership && tool.origin === "code") {
+    if (membership) {
       const toggle = document.createElement("input");
       toggle.type = "checkbox";
       toggle.checked = tool.active;
       toggle.title = "The agent has this tool";
+      toggle.setAttribute("aria-label", `The agent has ${tool.key}`);
       toggle.disabled = !canWrite();
-      toggle.addEventListener("change", updateSaveButton);
+      toggle.addEventListener("change", () => {
+        if (tool.origin !== "new") return updateSaveButton();
+        delete pending[tool.key]; // un-adding a tool that was never saved
+        adopt(state, { keep: formValues() });
+      });
       head.append(toggle);
     }
     head.append(Object.assign(document.createElement("strong"), { textContent: tool.key }));
     head.append(Object.assign(document.createElement("code"), { className: "muted", textContent: tool.tool }));
     const badge = document.createElement("span");
-    if (tool.overridden && state.source === "code") setBadge(badge, "Overridden", "badge-overridden");
+    if (tool.origin === "new") setBadge(badge, "New · not saved yet", "badge-new");
     else if (!tool.active) setBadge(badge, "Removed", "badge-locked");
+    else if (tool.origin === "added") setBadge(badge, "Added in the studio", "badge-new");
+    else if (tool.overridden && state.source === "code") setBadge(badge, "Overridden", "badge-overridden");
     else setBadge(badge, "", "");
     head.append(badge, Object.assign(document.createElement("span"), { className: "grow" }));
     if (tool.overridden && state.source === "code" && editable("tool_descriptions")) {
       const reset = Object.assign(document.createElement("button"), {
-        type: "button", className: "link-button", textContent: "Reset to code", disabled: !canWrite(),
+        type: "button", className: "link-button", disabled: !canWrite(),
+        textContent: tool.origin === "added" ? "Reset description" : "Reset to code",
       });
       reset.addEventListener("click", () => resetField("tool_descriptions", tool.key));
       head.append(reset);
@@ -265,6 +287,7 @@ async function save(event) {
   if (res.ok) {
     $("conflict").hidden = true;
     $("stale-note").hidden = true;
+    pending = {};
     adopt(res.data);
     const stripped = res.data.stripped.length ? ` (code owns ${res.data.stripped.join(", ")}: not saved)` : "";
     setStatus(`Saved · version ${res.data.version}${stripped}`, "ok");
@@ -307,6 +330,7 @@ function showConflict(body, mine) {
   };
   $("conflict-discard").onclick = () => {
     panel.hidden = true;
+    pending = {};
     adopt(current);
     setStatus(`Showing version ${current.version}.`, "");
   };
@@ -565,6 +589,40 @@ async function refreshLock() {
   }
 }
 
+// --- adding tools -------------------------------------------------------------------------
+async function loadCatalog() {
+  if (toolCatalog) return;
+  toolCatalog = [];
+  const res = await call(`${config.urls.tools}?limit=1000`);
+  const tools = res.ok ? listOf(res.data) : [];
+  // A code agent is shared by everyone: only shared (code) tools may join it.
+  toolCatalog = tools.filter((t) => state.source !== "code" || t.source === "code");
+  const select = $("add-tool-name");
+  select.replaceChildren(new Option("Choose a tool…", ""));
+  for (const tool of toolCatalog) {
+    const option = new Option(tool.name, tool.name);
+    option.title = tool.description || "";
+    select.append(option);
+  }
+}
+
+function addTool() {
+  const name = $("add-tool-name").value;
+  const key = $("add-tool-key").value.trim() || name;
+  const error = $("add-tool-error");
+  const taken = allTools().some((t) => t.key === key && t.active !== false) || key in pending;
+  if (!name) error.textContent = "Choose a tool.";
+  else if (!/^[A-Za-z0-9_-]{1,64}$/.test(key)) error.textContent = "A key uses letters, digits, _ and -.";
+  else if (taken) error.textContent = `The agent already has a tool named ${key}.`;
+  else {
+    error.textContent = "";
+    const tool = toolCatalog.find((t) => t.name === name);
+    pending[key] = { tool: name, description: tool?.description || "" };
+    $("add-tool-key").value = "";
+    adopt(state, { keep: formValues() });
+  }
+}
+
 // --- start --------------------------------------------------------------------------------
 async function start() {
   const res = await call(config.urls.overrides);
@@ -580,11 +638,12 @@ async function start() {
   $("editor-form").addEventListener("input", updateSaveButton);
   $("instructions-reset").addEventListener("click", () => resetField("instructions"));
   $("lock-take").addEventListener("click", () => takeLock());
+  $("add-tool-button").addEventListener("click", addTool);
   $("lock-break").addEventListener("click", () => {
     if (confirm(`Break ${lock.info?.holder}'s lock? Their unsaved work will be refused when they save.`)) takeLock(config.urls.lockBreak);
   });
   window.addEventListener("pagehide", () => {
-    if (lock.mine) call(config.urls.lock, { method: "DELETE", keepalive: true });
+    if (lock.mine) releaseOnLeave();
   });
 }
 

@@ -236,3 +236,29 @@ def test_a_studio_agent_owner_edits_name_model_and_instructions(
     agent.refresh_from_db()
     assert (agent.name, agent.instructions) == ("My better helper", "Help, kindly.")
     page.context.close()
+
+
+def test_tool_membership_is_edited_on_the_page_when_the_policy_opens_it(
+    studio_server, browser, code_agent_factory, editor
+):
+    agent = code_agent_factory(editor={"tools": True})
+    page = browser_login(browser, studio_server, "owner")
+    page.goto(f"{studio_server}/agents/{agent.slug}/edit/")
+    expect(page.locator("#lockbar")).to_have_attribute("data-mode", "mine")
+    expect(page.locator("#field-instructions")).to_be_disabled()  # code owns instructions
+    page.locator(".tool-row[data-key=convert] input[type=checkbox]").uncheck()
+    page.select_option("#add-tool-name", "editor_test_extra")
+    page.fill("#add-tool-key", "extra")
+    page.click("#add-tool-button")
+    expect(page.locator(".tool-row[data-key=extra] .badge")).to_have_text("New · not saved yet")
+    page.locator(".tool-row[data-key=extra] textarea").fill("Use for extras.")
+    page.click("#save")
+    expect(page.locator("#save-status")).to_have_text("Saved · version 2")
+    expect(page.locator(".tool-row[data-key=convert] .badge")).to_have_text("Removed")
+    expect(page.locator(".tool-row[data-key=extra] .badge")).to_have_text("Added in the studio")
+    expect(page.locator("#stale-note")).to_be_hidden()
+    bindings = overrides.effective_tool_bindings(Agent.objects.get(pk=agent.pk))
+    assert [b.key for b in bindings] == ["lookup", "extra"]
+    assert overrides.effective_tool_description(bindings[1]) == "Use for extras."
+    page.screenshot(path=f"{SHOTS}/9-membership.png", full_page=True)
+    page.context.close()
