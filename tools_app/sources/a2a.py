@@ -180,7 +180,10 @@ def a2a_agent_add(*, user, card_url: str, name: str = "",
     )
 
 
-def a2a_source_connection(source_id: int) -> dict[str, Any]:
-    source = ToolSource.objects.get(pk=source_id, kind=SourceKind.A2A)
+def a2a_source_connection(tool: Tool) -> dict[str, Any]:
+    """The card and decrypted headers of the tool's agent; only its owner's source counts
+    (see mcp_source_connection)."""
+    source = ToolSource.objects.get(pk=tool.config.get("source_id"), kind=SourceKind.A2A,
+                                    owner_id=tool.owner_id)
     return {"card_data": source.document,
             "headers": get_credentials(source).get("headers", {})}

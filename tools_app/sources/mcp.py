@@ -231,6 +231,9 @@ def mcp_server_refresh(*, source: ToolSource) -> dict[str, list[str]]:
     return result
 
 
-def mcp_source_connection(source_id: int) -> dict[str, Any]:
-    """URL, transport and decrypted headers of a source (used by the mcp tool type)."""
-    return _connection(ToolSource.objects.get(pk=source_id, kind=SourceKind.MCP))
+def mcp_source_connection(tool: Tool) -> dict[str, Any]:
+    """URL, transport and decrypted headers of the tool's server (used by the mcp tool
+    type). Only a source of the tool's own owner counts: a config pointing at another
+    user's server must not borrow its headers."""
+    return _connection(ToolSource.objects.get(pk=tool.config.get("source_id"),
+                                              kind=SourceKind.MCP, owner_id=tool.owner_id))

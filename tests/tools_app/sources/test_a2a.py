@@ -149,3 +149,14 @@ def test_the_a2a_endpoint_needs_a_token_and_an_agent_the_user_sees(owner, outsid
         "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}},
         headers={"Authorization": f"Token {outsider_token}"})
     assert response.status_code == 404
+
+
+def test_a_tool_pointing_at_another_users_agent_cannot_borrow_its_headers(
+        api, outsider, agent_base):
+    data = _add(api, agent_base)
+    stolen = Tool.objects.create(name="borrowed_echo", kind="a2a", owner=outsider,
+                                 input_schema={"type": "object"},
+                                 config={"source_id": data["source"]["id"]})
+    run = tool_execute(tool=stolen, input={"message": "hi"}, user=outsider)
+    assert run.status == "failed"
+    assert "not yours" in run.error

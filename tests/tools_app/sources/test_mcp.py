@@ -230,3 +230,14 @@ def test_the_studio_mcp_endpoint_refuses_missing_or_wrong_tokens(owner, studio_s
                           headers={**headers, "Authorization": f"Bearer {token}",
                                    "Host": "evil.example"})
     assert response.status_code == 400
+
+
+def test_a_tool_pointing_at_another_users_server_cannot_borrow_its_headers(
+        api, outsider, mcp_url):
+    data = _register(api, mcp_url)
+    stolen = Tool.objects.create(name="borrowed_add", kind="mcp", owner=outsider,
+                                 input_schema={"type": "object"},
+                                 config={"source_id": data["id"], "remote_name": "add"})
+    run = tool_execute(tool=stolen, input={"a": 1, "b": 2}, user=outsider)
+    assert run.status == "failed"
+    assert "not yours" in run.error

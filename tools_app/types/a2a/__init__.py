@@ -29,9 +29,9 @@ class A2AToolType(ToolType):
         from tools_app.sources.a2a import A2AFailure, a2a_send, a2a_source_connection
 
         try:
-            connection = await sync_to_async(a2a_source_connection)(tool.config["source_id"])
+            connection = await sync_to_async(a2a_source_connection)(tool)
         except ToolSource.DoesNotExist:
-            raise ToolError("The A2A agent of this tool was removed.") from None
+            raise ToolError("The A2A agent of this tool was removed (or is not yours).") from None
         try:
             return await a2a_send(**connection, text=input["message"],
                                   timeout=tool.timeout_seconds)

@@ -32,9 +32,9 @@ class McpToolType(ToolType):
         from tools_app.sources.mcp import McpFailure, mcp_call, mcp_source_connection
 
         try:
-            connection = await sync_to_async(mcp_source_connection)(tool.config["source_id"])
+            connection = await sync_to_async(mcp_source_connection)(tool)
         except ToolSource.DoesNotExist:
-            raise ToolError("The MCP server of this tool was removed.") from None
+            raise ToolError("The MCP server of this tool was removed (or is not yours).") from None
         try:
             result = await mcp_call(**connection, name=tool.config["remote_name"],
                                     arguments=input or {}, timeout=tool.timeout_seconds)
