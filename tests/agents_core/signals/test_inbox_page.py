@@ -1,0 +1,90 @@
+"""The chat page's signals and inbox in headless Chromium, against a real Daphne server
+running the offline model slowed down per chunk."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents_core.models import Agent, AgentTool, NotificationRecord, Run, Signal
+from tests.conftest import browser_login
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SLOW = {"providerOptions": {"studio": {"delay": 0.25, "chunk_size": 2}}, "maxSteps": 4}
+
+
+@pytest.fixture
+def slow_agent(owner):
+    from agents_core.registry import definitions_sync, reset_registry
+    from tools_app.models import Tool
+
+    reset_registry()
+    definitions_sync()
+    agent = Agent.objects.create(
+        slug="inbox-helper", name="Inbox helper", model="studio/scripted", owner=owner,
+        source="studio", instructions="Be brief.", default_options=SLOW,
+    )
+    AgentTool.objects.create(agent=agent, tool=Tool.objects.get(name="weather_lookup"),
+                             key="weather_lookup")
+    return agent
+
+
+def open_chat(browser, server, path):
+    page = browser_login(browser, server, "owner")
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.page_errors = errors
+    page.goto(f"{server}{path}")
+    return page
+
+
+@pytest.mark.timeout(300)
+def test_a_high_notification_during_a_streaming_run_shows_a_summary_now_and_the_full_one_after(
+    studio_server, browser, slow_agent
+):
+    page = open_chat(browser, studio_server, "/chat/inbox-helper/")
+    page.fill("#composer-input", "use weather_lookup for Paris")
+    page.press("#composer-input", "Enter")
+    # The run is streaming its first step when the notification arrives.
+    # The first model call of a fresh server imports litellm (seconds on a busy machine).
+    page.wait_for_selector(".turn-assistant .msg-text", timeout=120_000)
+    page.wait_for_selector("#inbox-body form.inbox-form")
+    form = page.locator("#inbox-body form.inbox-form")
+    form.locator("input[name=source]").fill("pager")
+    form.locator("select[name=priority]").select_option("high")
+    form.locator("input[name=summary]").fill('Database "db1" is <down>')
+    form.locator("details.inbox-more summary").click()
+    form.locator("textarea[name=payload]").fill('{"host": "db1", "since": "10:02"}')
+    form.locator("button[type=submit]").click()
+
+    page.wait_for_selector(".inbox-say[data-decision='summary']")
+    summary = page.locator(".turn-assistant .sig-card.sig-summary")
+    summary.wait_for()
+    assert summary.locator(".sig-body").inner_text() == 'Database "db1" is <down>'
+    assert "delivery=summary" in summary.locator(".sig-attrs").inner_text().replace("\n", "")
+    assert "pager" in summary.locator(".sig-attrs").inner_text()
+    # The full notification waits, queued, for the run to end.
+    assert page.locator(".sig-card.sig-notification").get_attribute("data-status") == "queued"
+    page.screenshot(path="/tmp/signals-summary.png")
+
+    # Delivered into the run before its next model call; then, once the run is over,
+    # the full notification wakes the agent.
+    page.wait_for_selector(".sig-card.sig-summary[data-status='delivered']", timeout=60_000)
+    full = page.locator(".sig-card.sig-notification[data-status='delivered']")
+    full.wait_for(timeout=60_000)
+    assert '"host": "db1"' in full.locator(".sig-body").inner_text()
+    assert "woke the agent" in full.locator(".sig-foot").inner_text()
+    page.wait_for_selector(".inbox-item[data-status='delivered']", timeout=30_000)
+    page.wait_for_function(
+        "() => document.querySelectorAll('.turn-assistant').length === 2"
+        " && document.querySelector('#chat-app').dataset.run === 'idle'", timeout=60_000)
+    page.screenshot(path="/tmp/signals-full.png")
+
+    first, second = Run.objects.order_by("created_at")
+    summary_signal = Signal.objects.get(metadata__delivery="summary")
+    assert summary_signal.delivered_in_run_id == first.id
+    full_signal = Signal.objects.get(metadata__delivery="full")
+    assert (full_signal.decision, full_signal.delivered_in_run_id) == ("wake", second.id)
+    assert NotificationRecord.objects.get().status == "delivered"
+    assert page.page_errors == []
+    page.context.close()
