@@ -257,6 +257,7 @@ def test_tool_membership_is_edited_on_the_page_when_the_policy_opens_it(
     expect(page.locator(".tool-row[data-key=convert] .badge")).to_have_text("Removed")
     expect(page.locator(".tool-row[data-key=extra] .badge")).to_have_text("Added in the studio")
     expect(page.locator("#stale-note")).to_be_hidden()
+    expect(page.locator("#add-tool")).to_be_visible()
     bindings = overrides.effective_tool_bindings(Agent.objects.get(pk=agent.pk))
     assert [b.key for b in bindings] == ["lookup", "extra"]
     assert overrides.effective_tool_description(bindings[1]) == "Use for extras."
