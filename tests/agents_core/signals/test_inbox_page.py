@@ -88,3 +88,47 @@ def test_a_high_notification_during_a_streaming_run_shows_a_summary_now_and_the_
     assert NotificationRecord.objects.get().status == "delivered"
     assert page.page_errors == []
     page.context.close()
+
+
+def test_the_inbox_coalesces_digests_without_waking_and_edits_the_agents_policy(
+    studio_server, browser, slow_agent, owner
+):
+    from agents_core.models import Thread
+
+    thread = Thread.objects.create(agent=slow_agent, owner=owner, resource_id=str(owner.pk),
+                                   title="Inbox only")
+    page = open_chat(browser, studio_server, f"/chat/t/{thread.id}/")
+    form = page.locator("#inbox-body form.inbox-form")
+    form.wait_for()
+    form.locator("details.inbox-more summary").click()
+    for n in (1, 2, 3):
+        form.locator("input[name=source]").fill("github")
+        form.locator("select[name=priority]").select_option("low")
+        form.locator("input[name=summary]").fill(f"comment {n} on PR 7")
+        form.locator("input[name=coalesceKey]").fill("pr-7")
+        form.locator("textarea[name=attributes]").fill('{"repo": "studio", "pr": 7}')
+        form.locator("button[type=submit]").click()
+        page.wait_for_selector(f".inbox-item .inbox-summary:text-is('comment {n} on PR 7')")
+    assert "kept for the digest (merged: coalesce)" in page.locator(".inbox-say").inner_text()
+    item = page.locator(".inbox-item")
+    assert item.count() == 1
+    assert item.locator(".inbox-times").inner_text() == "×3"
+    assert page.locator(".inbox-count[data-status='pending'] .n").inner_text() == "1"
+
+    page.click("button.inbox-digest")
+    digest = page.locator(".sig-card.sig-digest[data-status='persisted']")
+    digest.wait_for()
+    assert "comment 3 on PR 7 (x3)" in digest.locator(".sig-body").inner_text()
+    assert "count=3" in digest.locator(".sig-attrs").inner_text().replace("\n", "")
+    page.wait_for_selector(".inbox-count[data-status='digested'] .n:text-is('1')")
+    assert not thread.runs.exists()  # a low digest on an idle thread does not wake it
+
+    page.click(".inbox-policy summary")
+    page.select_option("select[name='low.idle']", "now")
+    page.click(".policy-actions button")
+    page.wait_for_selector(".policy-status:text-is('Saved.')")
+    page.screenshot(path="/tmp/signals-inbox.png", full_page=True)
+    slow_agent.refresh_from_db()
+    assert slow_agent.notification_policy["priority"]["low"] == {"active": "digest", "idle": "now"}
+    assert page.page_errors == []
+    page.context.close()

@@ -88,6 +88,7 @@ function renderSignal(conversation, signal) {
   const existing = conversation.querySelector(`.sig-card[data-signal-id="${signal.id}"]`);
   const card = signalCard(signal);
   if (!existing) {
+    document.getElementById("chat-empty")?.remove(); // the conversation is no longer empty
     const stick = conversation.scrollHeight - conversation.scrollTop - conversation.clientHeight < 120;
     placeSignal(conversation, card, signal);
     if (stick) conversation.scrollTop = conversation.scrollHeight;
