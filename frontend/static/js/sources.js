@@ -248,12 +248,16 @@ function markPickErrors(err, picks) {
 
 function renderDiff(diff, payload) {
   const box = $("#spec-preview-box");
-  const rows = diff.operations.map((op) => el("tr", { "data-key": op.key, class: `diff-${op.status}` },
-    el("td", {}, op.status === "added"
+  // Operations without a tool (new ones, or ones not picked before) can be added now.
+  const addable = (op) => !op.tool && op.status !== "removed";
+  const order = { changed: 0, added: 1, removed: 2, unchanged: 3 };
+  const operations = [...diff.operations].sort((a, b) => order[a.status] - order[b.status]);
+  const rows = operations.map((op) => el("tr", { "data-key": op.key, class: `diff-${op.status}` },
+    el("td", {}, addable(op)
       ? el("input", { type: "checkbox", class: "op-pick", "aria-label": `Add ${op.key}` }) : null),
     el("td", {}, el("span", { class: `status status-${op.status}` }, op.status)),
     el("td", { class: "nowrap" }, el("code", {}, op.key)),
-    el("td", {}, op.tool ? toolLink(op.tool) : op.status === "added"
+    el("td", {}, op.tool ? toolLink(op.tool) : addable(op)
       ? el("input", { class: "op-name code", value: op.suggested_name, "aria-label": `Tool name for ${op.key}` })
       : el("span", { class: "muted" }, "not imported")),
     el("td", {}, op.changes.length ? el("ul", { class: "changes" }, op.changes.map((c) => el("li", {}, c))) : "")));

@@ -124,3 +124,32 @@ def test_register_an_mcp_server_pick_a_tool_and_add_an_a2a_agent(
     assert page.locator("#a2a-done .tool-chip").inner_text() == "echo_agent"
     assert page.locator(".source-card").count() == 2
     shot(page, "sources-a2a")
+
+
+def test_reimport_shows_what_changed_and_applies_it(browser, owner, api, pets_api, studio_server):
+    spec = pets_spec(f"{pets_api}/api")
+    response = api.post("/api/sources/openapi/import", {"text": json.dumps(spec), "picks": [
+        {"key": "GET /pets"}, {"key": "GET /boom"}]}, format="json")
+    assert response.status_code == 201
+    spec["paths"]["/pets"]["get"]["parameters"].append(
+        {"name": "sort", "in": "query", "schema": {"type": "string"}})
+    del spec["paths"]["/boom"]
+    page = browser_login(browser, studio_server, "owner")
+    page.goto(f"{studio_server}/sources/")
+    page.wait_for_selector("#sources-app[data-ready='1']")
+    page.click(".source-card .link-button:text('Re-import')")
+    assert page.locator("#openapi-title").inner_text() == 'Re-import "Pets API"'
+    page.fill("#spec-text", json.dumps(spec))
+    page.click("#spec-preview")
+    page.wait_for_selector("tr.diff-changed")
+    assert page.locator("tr[data-key='GET /pets'] .status").inner_text() == "changed"
+    assert "query parameter added: sort" in page.locator("tr[data-key='GET /pets']").inner_text()
+    assert page.locator("tr[data-key='GET /boom'] .status").inner_text() == "removed"
+    page.check("tr[data-key='POST /pets'] .op-pick")
+    shot(page, "sources-reimport")
+    page.click("#reimport-apply")
+    page.wait_for_selector("#spec-preview-box .success")
+    text = page.locator("#spec-preview-box .success").inner_text()
+    assert "Updated: list_pets" in text and "retired: boom" in text and "added: create_pet" in text
+    assert "sort" in Tool.objects.get(name="list_pets").input_schema["properties"]["query"][
+        "properties"]
