@@ -16,14 +16,14 @@ import uuid
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from agents_core.models import NotificationRecord, NotificationStatus, SignalType, Thread
 from agents_core.models.signals import PRIORITY_RANK
-from agents_core.signals.notifications import notification_publish
-from agents_core.signals.policy import PolicyError, policy_decide
+from agents_core.signals.notifications import DELIVERY_ERRORS, notification_publish
+from agents_core.signals.policy import policy_decide
 from agents_core.signals.services import (
     _new_signal,
     signal_dispatch,
@@ -34,8 +34,6 @@ from studio.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
 
-# What may go wrong delivering one thread's group; anything else is a bug and propagates.
-DELIVERY_ERRORS = (PolicyError, ApplicationError, DatabaseError)
 
 
 class DigestDeliveryError(Exception):

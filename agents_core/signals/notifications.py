@@ -7,7 +7,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from agents_core.models import (
@@ -20,7 +21,7 @@ from agents_core.models import (
 from agents_core.models.signals import PRIORITY_RANK
 from agents_core.signals import bridge
 from agents_core.signals.payloads import notification_json
-from agents_core.signals.policy import PRIORITIES, policy_decide
+from agents_core.signals.policy import PRIORITIES, PolicyError, policy_decide
 from agents_core.signals.render import validate_attributes
 from agents_core.signals.services import (
     SendResult,
@@ -32,6 +33,9 @@ from agents_core.signals.services import (
 )
 from studio.exceptions import ApplicationError
 
+# What may go wrong delivering a notification (a policy function, starting a run, the
+# database); anything else is a bug and propagates.
+DELIVERY_ERRORS = (PolicyError, ApplicationError, DatabaseError)
 # How many coalesced summaries a record keeps (the count keeps going).
 COALESCED_KEPT = 20
 
@@ -148,11 +152,29 @@ def send_notification_signal(
                 dedupe_key=dedupe_key or "", coalesce_key=coalesce_key or "", created_by=user,
             )
         record.save()
-        result = notification_apply_policy(record)
-        result.merged = merged
+    # The record is committed before any delivery: a delivery that fails leaves it in the
+    # inbox for the digest job (which retries a bounded number of times), never lost.
+    try:
+        with transaction.atomic():
+            result = notification_apply_policy(record)
+    except DELIVERY_ERRORS as exc:
+        result = _defer_to_digest(record, exc)
+    result.merged = merged
     record.refresh_from_db()
     result.notification = record
     return result
+
+
+def _defer_to_digest(record: NotificationRecord, exc: Exception) -> SendResult:
+    message = f"{type(exc).__name__}: {exc}"[:2000]
+    NotificationRecord.objects.filter(id=record.id).update(
+        action="digest", status=NotificationStatus.PENDING, due_at=timezone.now(),
+        attempts=F("attempts") + 1, error=message, updated_at=timezone.now(),
+    )
+    record.refresh_from_db()
+    notification_publish(record, decision="digest")
+    return SendResult("digest", notification=record,
+                      reason=f"Immediate delivery failed ({message}); the digest will retry it.")
 
 
 def notification_apply_policy(record: NotificationRecord) -> SendResult:

@@ -99,3 +99,29 @@ def test_a_policy_function_in_code_decides_and_none_falls_back_to_the_table(code
     assert notify(thread, "low", source="ci").decision == "digest"
     assert calls == [("boss", True), ("spam", True), ("ci", True)]
     assert NotificationRecord.objects.count() == 3
+
+
+def test_a_policy_function_that_fails_leaves_the_record_in_the_inbox_for_the_digest(owner):
+    from agents_core.signals.digest import notifications_digest
+
+    def policy(notification, *, active):
+        if notification["source"] == "flaky":
+            raise ConnectionError("rules service down")
+        return None
+
+    reset_registry(Registry(agents={"picky": AgentDefinition(
+        id="picky", name="Picky", notification_policy=policy)}))
+    try:
+        row = AgentFactory(slug="picky", code=True)
+        thread = Thread.objects.create(agent=row, owner=owner, resource_id=str(owner.pk))
+        result = notify(thread, "urgent", source="flaky")
+        assert result.decision == "digest"
+        assert "rules service down" in result.reason
+        record = NotificationRecord.objects.get()
+        assert (record.status, record.action, record.attempts) == ("pending", "digest", 1)
+        assert "ConnectionError" in record.error
+        assert notifications_digest().records == 1
+        record.refresh_from_db()
+        assert record.status == "digested"
+    finally:
+        reset_registry(None)
