@@ -216,6 +216,9 @@ def signal_dispatch(
                     return SendResult("deliver", signal, run.id)
                 continue
             if if_active == "queue":
+                if options:
+                    # The run this signal starts later takes the caller's options.
+                    signal.metadata = {**signal.metadata, "streamOptions": options}
                 _queue(signal)
                 # The run may have ended before the row was written: take the queue up.
                 signal_queue_process(thread=signal.thread)
@@ -413,11 +416,12 @@ def send_state_signal(
 
 # --- the run loop's side ------------------------------------------------------------------------
 def signals_drain_for_run(run: Run) -> list[str]:
-    """Pending signals for this run, rendered for the model, marked delivered.
+    """Pending signals for this run, marked delivered and written to the thread's memory
+    (role `signal`), returned rendered for the model.
 
-    The run loop calls this before each model call and appends every string as a user
-    message. The signals are also written to the thread's memory (role `signal`), so
-    later runs see them; the loop must not read them back for the current run.
+    The run loop calls this before each model call and reads the thread's memory after
+    it, so each drained signal reaches the model once, in order (a caller that builds
+    its messages itself appends the returned strings as user messages instead).
     """
     now = timezone.now()
     with transaction.atomic():

@@ -113,3 +113,19 @@ def test_two_wakes_at_once_start_one_run_and_the_other_message_goes_into_it(thre
     second = Signal.objects.get(contents="second")
     assert (second.status, second.run_id) == (SignalStatus.PENDING, run.id)
     assert first_input(run).parts[0]["text"] == "first"
+
+
+@pytest.mark.django_db
+def test_a_queued_message_keeps_its_stream_options_for_the_run_it_starts(thread, running_run):
+    queue_message(thread=thread, message="later", stream_options={"maxSteps": 2})
+    next_run = finish(running_run)
+    assert next_run.options == {"maxSteps": 2}
+
+
+@pytest.mark.django_db
+def test_unknown_stream_options_are_refused_and_nothing_is_written(thread):
+    from studio.exceptions import ApplicationError
+
+    with pytest.raises(ApplicationError, match="Unknown run options"):
+        send_message(thread=thread, message="hi", stream_options={"warp": 9})
+    assert not Signal.objects.exists() and not thread.runs.exists()
