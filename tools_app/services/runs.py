@@ -10,6 +10,7 @@ running past its timeout, or fails it visibly after MAX_ATTEMPTS.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,6 +28,8 @@ from tools_app.execution import (
     run_tool,
 )
 from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
+
+logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
 # A running run is presumed lost when its tool's timeout plus this margin has passed.
@@ -89,9 +92,17 @@ def tool_run_enqueue(*, tool: Tool, input: Any, user: Any) -> ToolRun:  # noqa: 
 
 
 def _enqueue_on_commit(run_id: Any) -> None:
+    transaction.on_commit(lambda: _enqueue(run_id))
+
+
+def _enqueue(run_id: Any) -> None:
     from tools_app.tasks import tool_run_execute
 
-    transaction.on_commit(lambda: tool_run_execute.delay(str(run_id)))
+    try:
+        tool_run_execute.delay(str(run_id))
+    except Exception:  # noqa: BLE001 - the broker is down: the row stays pending, visibly
+        # The caller still gets its pending run; the sweep enqueues it again later.
+        logger.exception("Could not enqueue tool run %s; the sweep will retry", run_id)
 
 
 def tool_run_claim(*, run_id: Any) -> bool:

@@ -216,3 +216,21 @@ def test_anonymous_websockets_are_refused():
         return connected
 
     assert async_to_sync(scenario)() is False
+
+
+@pytest.mark.celery_worker
+@pytest.mark.django_db(transaction=True)
+def test_a_pending_run_whose_message_was_lost_is_enqueued_again(celery_worker, python_tool,
+                                                                 owner):
+    tool = python_tool("return 'found'")
+    # A pending row with no message in the broker (as if the enqueue was lost).
+    run = ToolRun.objects.create(tool=tool, status="pending", mode="async", input={},
+                                 created_by=owner)
+    ToolRun.objects.filter(id=run.id).update(created_at=timezone.now() - timedelta(hours=1))
+
+    report = tool_runs_sweep()
+    wait_until(lambda: status_of(run.id) == "completed")
+
+    assert report["reenqueued"] == [str(run.id)]
+    run.refresh_from_db()
+    assert (run.output, run.attempts) == ("found", 1)
