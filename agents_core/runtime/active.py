@@ -112,11 +112,15 @@ def _background_loop() -> asyncio.AbstractEventLoop:
         return _background
 
 
+_launching = [0]
+
+
 def _spawn(run_id: str) -> None:
     from agents_core.runtime.loop import execute_run
 
     task = asyncio.ensure_future(execute_run(run_id))
     _tasks.add(task)
+    _launching[0] -= 1
     task.add_done_callback(_tasks.discard)
 
 
@@ -135,6 +139,7 @@ def launch(run_id: Any) -> None:
         running = asyncio.get_running_loop()
     except RuntimeError:
         running = None
+    _launching[0] += 1
     if running is loop:
         _spawn(run_id)
     else:
@@ -142,8 +147,15 @@ def launch(run_id: Any) -> None:
 
 
 async def wait_idle(timeout: float = 30.0) -> None:
-    """Wait until every run task started in this loop has finished (tests, shutdown)."""
+    """Wait until every run task of this process has finished, whichever loop runs it
+    (tests, shutdown)."""
     loop = asyncio.get_running_loop()
-    mine = [task for task in list(_tasks) if task.get_loop() is loop]
-    if mine:
-        await asyncio.wait_for(asyncio.gather(*mine, return_exceptions=True), timeout)
+    deadline = loop.time() + timeout
+    while _launching[0] > 0 or any(not task.done() for task in list(_tasks)):
+        if loop.time() > deadline:
+            raise TimeoutError("runs still executing")
+        mine = [task for task in list(_tasks) if task.get_loop() is loop and not task.done()]
+        if mine:
+            await asyncio.wait(mine, timeout=max(0.0, deadline - loop.time()))
+        else:
+            await asyncio.sleep(0.02)

@@ -179,8 +179,10 @@ def _ask_user_arguments(tool: dict[str, Any], text: str) -> dict[str, Any]:
         if values:
             arguments["options"] = values
             arguments["question"] = question.split(options.group(0))[0].strip(" ,") or question
-            if "type" in properties:
-                multi = re.search(r"\b(several|multiple|any of)\b", text, re.IGNORECASE)
+            multi = re.search(r"\b(several|multiple|any of)\b", text, re.IGNORECASE)
+            if "mode" in properties:
+                arguments["mode"] = "multi" if multi else "single"
+            elif "type" in properties:
                 arguments["type"] = "multi_select" if multi else "single_select"
     filler = _Filler(text)
     for name in (tool.get("parameters") or {}).get("required") or []:
@@ -447,7 +449,8 @@ def _delay(optional_params: dict[str, Any]) -> float:
         return float(optional_params["delay"] or 0)
     from django.conf import settings
 
-    return float(getattr(settings, "STUDIO_OFFLINE_DELAY", 0.0))
+    # About 50 chunks a second by default: the UI streams visibly, like a real model.
+    return float(getattr(settings, "STUDIO_OFFLINE_DELAY", 0.02))
 
 
 def _materialise(messages: list[dict[str, Any]], optional_params: dict[str, Any],

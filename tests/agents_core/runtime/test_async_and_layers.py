@@ -1,0 +1,99 @@
+"""An async tool finished by a real Celery worker and injected into the next turn; two
+subscribers on the Redis channel layer see the same stream."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+
+from agents_core.models import Message, ToolCall
+from tests.agents_core.runtime.conftest import events_of, run_to_end, settle
+from tests.conftest import celery_worker_process
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def runtime_worker(synced):
+    with celery_worker_process(STUDIO_CODE_MODULES="tests.agents_core.runtime.definitions") as p:
+        yield p
+
+
+@pytest.mark.celery_worker
+async def test_an_async_tool_runs_on_a_worker_and_its_result_joins_the_next_turn(
+        make_thread, owner, runtime_worker):
+    thread = await database_sync_to_async(make_thread)("rt-agent")
+    run, events = await run_to_end(thread, "use rt_report for the budget", owner)
+    pending = next(e for e in events if e["type"] == "tool-call-pending")
+    assert pending["output"] == {"status": "pending"}
+    assert run.status == "completed"
+    answer = "".join(e["textDelta"] for e in events if e["type"] == "text-delta" and e["step"] == 2)
+    assert "running in the background" in answer
+
+    for _ in range(300):
+        later = [e for e in await database_sync_to_async(events_of)(thread)
+                 if e["type"] == "tool-result" and e.get("async")]
+        if later:
+            break
+        await asyncio.sleep(0.1)
+    assert later, "the worker never completed the call"
+    assert later[0]["toolCallId"] == pending["toolCallId"] and later[0]["runId"] == str(run.pk)
+    assert later[0]["output"] == {"report": "Report on the budget", "pages": 3}
+    call = await database_sync_to_async(ToolCall.objects.get)(call_id=pending["toolCallId"])
+    assert call.status == "completed"
+
+    _, next_events = await run_to_end(thread, "what happened?", owner)
+    text = "".join(e["textDelta"] for e in next_events if e["type"] == "text-delta")
+    assert "A background job finished" in text and "function [rt_report] completed" in text
+    context = await database_sync_to_async(
+        lambda: Message.objects.get(thread=thread, role="signal").parts[0]["text"])()
+    prefix, suffix = "<context>function [rt_report] completed with response ", "</context>"
+    assert context.startswith(prefix) and context.endswith(suffix)
+    assert json.loads(context[len(prefix):-len(suffix)]) == {"report": "Report on the budget",
+                                                              "pages": 3}
+
+
+async def test_two_subscribers_see_the_same_stream_through_redis(make_thread, owner, settings):
+    from channels.layers import channel_layers
+
+    from studio.routing import websocket_urlpatterns
+
+    settings.CHANNEL_LAYERS = {"default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [settings.REDIS_URL], "capacity": 5000, "expiry": 60,
+                   "prefix": f"rt-test-{os.getpid()}"},
+    }}
+    channel_layers.backends.clear()
+    try:
+        thread = await database_sync_to_async(make_thread)("weather-assistant")
+        comms = []
+        for _ in range(2):
+            comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns),
+                                         f"/ws/threads/{thread.pk}/")
+            comm.scope["user"] = owner
+            assert (await comm.connect())[0]
+            comms.append(comm)
+        from channels.layers import get_channel_layer
+
+        assert type(get_channel_layer()).__name__ == "RedisChannelLayer"
+        await comms[0].send_json_to({"type": "chat", "text": "use weather_lookup for Nairobi",
+                                     "options": {"providerOptions": {"studio": {"delay": 0.01}}}})
+        streams = []
+        for comm in comms:
+            got = []
+            while not got or got[-1]["type"] != "run-finish":
+                got.append(await comm.receive_json_from(timeout=30))
+            streams.append(got)
+        await settle()
+        assert streams[0] == streams[1]
+        assert streams[0] == await database_sync_to_async(events_of)(thread)
+        for comm in comms:
+            await comm.disconnect()
+    finally:
+        channel_layers.backends.clear()

@@ -1,0 +1,154 @@
+"""The run loop through litellm's real HTTP path: a local OpenAI-compatible server on
+127.0.0.1 streams SSE chunks (tool-call argument pieces, then text)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from aiohttp import web
+from channels.db import database_sync_to_async
+
+from tests.agents_core.runtime.conftest import run_to_end, squeeze, types
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ARGUMENTS = '{"city": "Paris", "units": "metric"}'
+
+
+def chunk(delta, finish=None):
+    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
+            "model": "whatever", "choices": [{"index": 0, "delta": delta,
+                                              "finish_reason": finish}]}
+
+
+class FakeOpenAI:
+    """Speaks /v1/chat/completions with stream=true, like vLLM or llama.cpp would."""
+
+    def __init__(self, mode="ok"):
+        self.mode = mode
+        self.requests = []
+
+    async def handle(self, request):
+        body = await request.json()
+        self.requests.append(body)
+        if request.headers.get("Authorization") != "Bearer sk-good":
+            return web.json_response({"error": {"message": "Incorrect API key provided",
+                                                "type": "invalid_request_error",
+                                                "code": "invalid_api_key"}}, status=401)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+
+        async def send(data):
+            text = data if isinstance(data, str) else json.dumps(data)
+            await response.write(f"data: {text}\n\n".encode())
+            await asyncio.sleep(0.01)
+
+        if self.mode == "malformed":
+            await send(chunk({"role": "assistant", "content": "Hel"}))
+            await send('{"choices": [{"delta": {"content": "lo"')
+        elif body["messages"][-1]["role"] == "tool":
+            for word in ["The ", "weather ", "in ", "Paris: ", "light ", "rain."]:
+                await send(chunk({"content": word}))
+            await send(chunk({}, "stop"))
+        else:
+            await send(chunk({"role": "assistant", "content": "Looking it up. "}))
+            await send(chunk({"tool_calls": [{"index": 0, "id": "call_abc", "type": "function",
+                                              "function": {"name": "weather_lookup",
+                                                           "arguments": ""}}]}))
+            for i in range(0, len(ARGUMENTS), 4):
+                await send(chunk({"tool_calls": [{"index": 0, "function": {
+                    "arguments": ARGUMENTS[i:i + 4]}}]}))
+            await send(chunk({}, "tool_calls"))
+        await response.write(b"data: [DONE]\n\n")
+        return response
+
+
+@pytest.fixture
+async def fake_openai():
+    server = FakeOpenAI()
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", server.handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    server.url = f"http://127.0.0.1:{port}/v1"
+    yield server
+    await runner.cleanup()
+
+
+def make_agent_thread(owner, url, key="sk-good"):
+    from agents_core.models import Agent, AgentTool
+    from agents_core.services.threads import thread_create
+    from tools_app.models import Tool
+
+    agent = Agent.objects.create(
+        slug="local-llm", name="Local LLM", model="openai/whatever", owner=owner,
+        instructions=["You are terse.", "Use tools."], metadata={"api_base": url},
+        default_options={"modelSettings": {"api_key": key}, "toolChoice": "auto"},
+    )
+    AgentTool.objects.create(agent=agent, tool=Tool.objects.get(name="weather_lookup"),
+                             key="weather_lookup")
+    return thread_create(user=owner, agent=agent)
+
+
+async def test_tool_call_chunks_stream_through_litellms_http_path(synced, owner, fake_openai):
+    thread = await database_sync_to_async(make_agent_thread)(owner, fake_openai.url)
+    run, events = await run_to_end(thread, "weather in Paris?", owner)
+    assert run.status == "completed", run.error
+    assert squeeze(types(events)) == [
+        "run-start", "text-delta", "tool-input-start", "tool-input-delta", "tool-input-end",
+        "tool-call", "tool-result", "step-finish", "text-delta", "step-finish", "run-finish",
+    ]
+    deltas = [e for e in events if e["type"] == "tool-input-delta"]
+    assert "".join(d["argsTextDelta"] for d in deltas) == ARGUMENTS
+    # Arrived in pieces and published in pieces: the first event shows a partial value.
+    assert len(deltas) >= 2
+    first = {}
+    for patch in deltas[0]["patches"]:
+        if patch["op"] == "set" and patch["path"] == []:
+            first = patch["value"]
+        elif patch["op"] == "set":
+            first[patch["path"][0]] = patch["value"]
+        else:
+            first[patch["path"][0]] += patch["value"]
+    assert first != json.loads(ARGUMENTS)
+    assert all(json.loads(ARGUMENTS)[key].startswith(value) for key, value in first.items())
+    assert next(e for e in events if e["type"] == "tool-call")["toolCallId"] == "call_abc"
+    assert events[-1]["text"] == "The weather in Paris: light rain."
+    first, second = fake_openai.requests
+    assert first["messages"][:2] == [{"role": "system", "content": "You are terse."},
+                                     {"role": "system", "content": "Use tools."}]
+    assert first["tools"][0]["function"]["name"] == "weather_lookup"
+    assert first["tool_choice"] == "auto" and first["stream"] is True
+    tool_message = second["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_abc"
+    assert json.loads(tool_message["content"])["conditions"] == "light rain"
+
+
+async def test_a_bad_api_key_ends_the_run_with_a_readable_error(synced, owner, fake_openai):
+    thread = await database_sync_to_async(make_agent_thread)(owner, fake_openai.url, "sk-bad")
+    run, events = await run_to_end(thread, "hello", owner)
+    assert squeeze(types(events)) == ["run-start", "run-error"]
+    assert events[-1]["code"] == "auth"
+    assert "Incorrect API key provided" in events[-1]["error"]
+    assert run.status == "failed"
+
+
+async def test_a_malformed_chunk_ends_the_run_with_run_error(synced, owner, fake_openai):
+    fake_openai.mode = "malformed"
+    thread = await database_sync_to_async(make_agent_thread)(owner, fake_openai.url)
+    run, events = await run_to_end(thread, "hello", owner)
+    assert events[-1]["type"] == "run-error" and run.status == "failed"
+    assert events[-1]["error"]
+
+
+async def test_a_provider_that_is_down_ends_the_run_with_run_error(synced, owner):
+    thread = await database_sync_to_async(make_agent_thread)(owner, "http://127.0.0.1:9/v1")
+    run, events = await run_to_end(thread, "hello", owner,
+                                   {"modelSettings": {"num_retries": 0, "timeout": 5}})
+    assert events[-1]["type"] == "run-error" and run.status == "failed"
+    assert events[-1]["code"] in ("unreachable", "unavailable", "provider_error")
