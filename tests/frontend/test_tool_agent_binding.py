@@ -78,7 +78,9 @@ def test_a_tool_is_added_to_an_agent_under_a_chosen_key_and_its_chip_appears(
     page.context.close()
 
 
-def test_a_code_agent_takes_a_studio_binding_that_survives_a_reload(studio_server, browser, owner):
+def test_a_code_agent_takes_a_studio_binding_that_survives_a_reload(
+    studio_server, browser, owner, python_tool
+):
     page = open_home(browser, studio_server)
     card = page.locator(".agent-card[data-agent='weather-assistant']")
     code_chips = card.locator(".chip[data-source='code']")
@@ -87,6 +89,9 @@ def test_a_code_agent_takes_a_studio_binding_that_survives_a_reload(studio_serve
     assert code_chips.locator(".chip-remove").count() == 0
     card.hover()
     card.locator(".add-tool").click()
+    # A code agent is shared by everyone: only shared tools are offered.
+    card.locator(".pick-row[data-tool='unit_convert']").wait_for()
+    assert card.locator(".pick-row[data-tool='add_numbers']").count() == 0
     card.locator(".pick-search").fill("convert")
     card.locator(".pick-row[data-tool='unit_convert']").click()
     card.locator(".pick-key").fill("convert-units")

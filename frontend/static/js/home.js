@@ -114,10 +114,17 @@ async function openPicker(card) {
   };
 
   let tools = [];
+  // Everyone runs a code agent, so the server lets it take shared (code) tools only.
+  const sharedOnly = Boolean(card.querySelector(".badge-code"));
+  if (sharedOnly) {
+    list.after(h("div", { class: "pick-help pick-note" },
+      "A code agent is shared by everyone: it takes shared tools only."));
+  }
   const renderList = () => {
     const q = search.value.trim().toLowerCase();
     const bound = new Set([...card.querySelectorAll(".chips .chip")].map((chip) => chip.title));
-    const shown = tools.filter((t) => !q || t.name.includes(q) || (t.description || "").toLowerCase().includes(q));
+    const shown = tools.filter((t) => (!sharedOnly || t.source === "code")
+      && (!q || t.name.includes(q) || (t.description || "").toLowerCase().includes(q)));
     if (!shown.length) {
       fill(list, h("li", { class: "muted" }, tools.length ? "No tool matches." : "No tools yet."));
       return;
