@@ -227,4 +227,14 @@ def test_an_http_tool_is_edited_and_its_credentials_stay_write_only(studio_serve
     assert page.input_value("input[data-credential='token']") == ""
     assert "s3cret-token" not in page.content()
     shot(page, "edit-credentials")
+
+    # Deleting asks first, then the tool leaves the list and the database.
+    page.click("#tool-form button:has-text('Cancel')")
+    page.wait_for_selector("#delete-tool")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#delete-tool")
+    page.wait_for_url(f"{studio_server}/tools/")
+    page.wait_for_selector(".tools-welcome")
+    assert page.locator("#tool-index [data-tool='city_api']").count() == 0
+    assert not Tool.objects.filter(name="city_api").exists()
     page.context.close()

@@ -24,6 +24,9 @@ export function openConsole(slot, tool) {
   const jsonStatus = h("div", { class: "json-status", id: "console-json-status", "aria-live": "polite" });
   const rawBox = h("div", { class: "console-raw", hidden: true }, raw, jsonStatus);
   const form = mountSchemaForm(formBox, schema, { onChange: () => syncRawFromForm() });
+  if (!formBox.querySelector("[name]") && !Object.keys(schema.properties || {}).length) {
+    formBox.append(h("p", { class: "muted no-input" }, "This tool takes no input: press Send."));
+  }
   raw.value = pretty(form.getValue());
   checkRaw();
 
