@@ -2,31 +2,57 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from studio.exceptions import ApplicationError, NotFound
+from tools_app.api.tools import tool_or_404
 from tools_app.execution import tool_execute
 from tools_app.models import Tool
-from tools_app.selectors import tool_get
 from tools_app.services.runs import tool_run_data, tool_run_get, tool_run_list
 
 TAG = ["tool runs"]
 
-
-def _tool_or_404(request: Request, name: str) -> Tool:
-    tool = tool_get(user=request.user, name=name)
-    if tool is None:
-        raise NotFound(f"No tool named {name!r}.", code="not_found")
-    return tool
+# OpenAPI documentation of the bodies (the views read and write plain JSON).
+EXECUTE_REQUEST = inline_serializer("ToolExecuteRequest", {
+    "input": serializers.JSONField(required=False, help_text="The input value."),
+    "input_text": serializers.CharField(
+        required=False, help_text="The input as JSON text (syntax errors come back with "
+        "line and column)."),
+})
+TOOL_RUN_FIELDS = {
+    "id": serializers.UUIDField(),
+    "tool": serializers.CharField(),
+    "status": serializers.ChoiceField(["pending", "running", "completed", "failed"]),
+    "mode": serializers.ChoiceField(["sync", "async"]),
+    "input": serializers.JSONField(),
+    "output": serializers.JSONField(),
+    "model_output": serializers.JSONField(),
+    "error": serializers.CharField(),
+    "errors": serializers.ListField(child=serializers.DictField()),
+    "logs": serializers.CharField(),
+    "isolation": serializers.CharField(allow_null=True),
+    "duration_ms": serializers.FloatField(allow_null=True),
+    "attempts": serializers.IntegerField(),
+    "created_at": serializers.DateTimeField(),
+    "started_at": serializers.DateTimeField(allow_null=True),
+    "finished_at": serializers.DateTimeField(allow_null=True),
+}
+TOOL_RUN = inline_serializer("ToolRun", TOOL_RUN_FIELDS)
+TOOL_RUN_PAGE = inline_serializer("ToolRunPage", {
+    "count": serializers.IntegerField(),
+    "next": serializers.URLField(allow_null=True),
+    "previous": serializers.URLField(allow_null=True),
+    "results": inline_serializer("ToolRunItem", TOOL_RUN_FIELDS, many=True),
+})
 
 
 @extend_schema(
-    tags=TAG, request=None, responses={200: dict, 202: dict, 400: dict},
+    tags=TAG, request=EXECUTE_REQUEST, responses={200: TOOL_RUN, 202: TOOL_RUN, 400: dict},
     parameters=[OpenApiParameter("mode", str, enum=["sync", "async"])],
 )
 class ToolExecuteApi(APIView):
@@ -34,7 +60,7 @@ class ToolExecuteApi(APIView):
     202 with a pending run (the result is pushed on /ws/tool-runs/ and can be polled)."""
 
     def post(self, request: Request, name: str) -> Response:
-        tool = _tool_or_404(request, name)
+        tool = tool_or_404(request, name)
         mode = request.query_params.get("mode") or tool.execution_mode
         if mode not in ("sync", "async"):
             raise ApplicationError("mode must be 'sync' or 'async'.", code="invalid_mode")
@@ -53,19 +79,19 @@ class ToolExecuteApi(APIView):
         return Response(body, status=code)
 
 
-@extend_schema(tags=TAG, responses=dict)
+@extend_schema(tags=TAG, responses=TOOL_RUN_PAGE)
 class ToolRunListApi(APIView):
     """The caller's runs of a tool, newest first (limit/offset pagination)."""
 
     def get(self, request: Request, name: str) -> Response:
-        tool = _tool_or_404(request, name)
+        tool = tool_or_404(request, name)
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(tool_run_list(user=request.user, tool=tool), request,
                                            view=self)
         return paginator.get_paginated_response([tool_run_data(run) for run in page])
 
 
-@extend_schema(tags=TAG, responses=dict)
+@extend_schema(tags=TAG, responses=TOOL_RUN)
 class ToolRunDetailApi(APIView):
     def get(self, request: Request, run_id: str) -> Response:
         run = tool_run_get(user=request.user, run_id=run_id)
@@ -79,7 +105,7 @@ class ToolSchemaApi(APIView):
     """The tool's JSON Schemas: input, output, and resume (suspending tools)."""
 
     def get(self, request: Request, name: str) -> Response:
-        tool = _tool_or_404(request, name)
+        tool = tool_or_404(request, name)
         return Response(tool_schema_data(tool))
 
 

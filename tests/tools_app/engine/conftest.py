@@ -33,6 +33,25 @@ def make_tool(db) -> Callable[..., Tool]:
     return make
 
 
+def synced_row(definition: ToolDefinition) -> Tool:
+    """The row the registry sync gives a code definition (the test database may have
+    been flushed by a transactional test, taking the rows migrate created with it)."""
+    tool, _ = Tool.objects.update_or_create(
+        name=definition.id,
+        defaults={
+            "kind": definition.kind,
+            "description": definition.description,
+            "input_schema": definition.input_schema,
+            "output_schema": definition.output_schema,
+            "timeout_seconds": definition.timeout,
+            "execution_mode": definition.execution_mode,
+            "source": Source.CODE,
+            "owner": None,
+        },
+    )
+    return tool
+
+
 @pytest.fixture
 def code_tool(db) -> Iterator[Callable[[ToolDefinition], Tool]]:
     """Register a code definition for one test and give it its synced row."""
@@ -42,20 +61,7 @@ def code_tool(db) -> Iterator[Callable[[ToolDefinition], Tool]]:
     def add(definition: ToolDefinition) -> Tool:
         registry.tools[definition.id] = definition
         added.append(definition.id)
-        tool, _ = Tool.objects.update_or_create(
-            name=definition.id,
-            defaults={
-                "kind": definition.kind,
-                "description": definition.description,
-                "input_schema": definition.input_schema,
-                "output_schema": definition.output_schema,
-                "timeout_seconds": definition.timeout,
-                "execution_mode": definition.execution_mode,
-                "source": Source.CODE,
-                "owner": None,
-            },
-        )
-        return tool
+        return synced_row(definition)
 
     yield add
     for name in added:
@@ -64,24 +70,8 @@ def code_tool(db) -> Iterator[Callable[[ToolDefinition], Tool]]:
 
 @pytest.fixture
 def system_tool(db) -> Callable[[str], Tool]:
-    """The synced row of a built-in system tool (the test database may have been flushed)."""
-
-    def get(name: str) -> Tool:
-        definition = get_registry().tools[name]
-        tool, _ = Tool.objects.update_or_create(
-            name=name,
-            defaults={
-                "kind": definition.kind,
-                "input_schema": definition.input_schema,
-                "output_schema": definition.output_schema,
-                "timeout_seconds": definition.timeout,
-                "source": Source.CODE,
-                "owner": None,
-            },
-        )
-        return tool
-
-    return get
+    """The synced row of a built-in system tool."""
+    return lambda name: synced_row(get_registry().tools[name])
 
 
 class LocalServer:
