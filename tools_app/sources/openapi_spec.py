@@ -152,6 +152,7 @@ class Operation:
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None
     config: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what the tool cannot do
 
     @property
     def tool_description(self) -> str:
@@ -164,6 +165,7 @@ class Operation:
             "description": self.tool_description, "suggested_name": self.suggested_name,
             "input_schema": self.input_schema, "output_schema": self.output_schema,
             "auth": (self.config.get("auth") or {}).get("type"),
+            "notes": self.notes,
         }
 
 
@@ -182,16 +184,17 @@ def operation_name(method: str, path: str, operation_id: str) -> str:
     return snake_case(f"{method} {path.replace('{', '').replace('}', '')}")
 
 
-def base_url(document: dict[str, Any], version: str, spec_url: str = "") -> str:
-    """The API's base URL; relative server URLs are resolved against the spec's URL."""
+def base_url(document: dict[str, Any], version: str, spec_url: str = "",
+             servers: list[dict[str, Any]] | None = None) -> str:
+    """The API's base URL (the operation's or path's own `servers` first); relative
+    server URLs are resolved against the spec's URL."""
     if version == "2.0":
         host = document.get("host")
         scheme = (document.get("schemes") or ["https"])[0]
         base = f"{scheme}://{host}{document.get('basePath', '')}" if host else document.get(
             "basePath", "")
     else:
-        servers = document.get("servers") or [{"url": "/"}]
-        server = servers[0]
+        server = (servers or document.get("servers") or [{"url": "/"}])[0]
         base = server.get("url", "/")
         for name, var in (server.get("variables") or {}).items():
             base = base.replace("{" + name + "}", str(var.get("default", "")))
@@ -283,6 +286,7 @@ def _operation(document, version, path, method, path_item, op, spec_url) -> Oper
         params[(param.get("name"), param.get("in"))] = param  # operation level wins
     groups: dict[str, dict[str, Any]] = {}
     recipes, body_recipe, body_schema, body_required = [], None, None, False
+    notes: list[str] = []
     for (name, where), param in params.items():
         if where == "body":  # Swagger 2.0
             body_schema = conv.convert(param.get("schema", {}))
@@ -314,6 +318,9 @@ def _operation(document, version, path, method, path_item, op, spec_url) -> Oper
         elif form is not None:
             body_schema = conv.convert(form.get("schema", {}))
             body_recipe = {"media_type": "application/x-www-form-urlencoded"}
+        elif request_body.get("content"):
+            notes.append("request body type not supported (only JSON and form bodies): "
+                         + ", ".join(request_body["content"]))
         body_required = bool(request_body.get("required"))
     properties: dict[str, Any] = {}
     required = []
@@ -339,7 +346,8 @@ def _operation(document, version, path, method, path_item, op, spec_url) -> Oper
     operation_id = op.get("operationId") or ""
     config = {
         "method": method.upper(), "path": path,
-        "base_url": base_url(document, version, spec_url),
+        "base_url": base_url(document, version, spec_url,
+                             op.get("servers") or path_item.get("servers")),
         "parameters": recipes, "body": body_recipe,
         "auth": _security_auth(document, op, version),
     }
@@ -351,6 +359,7 @@ def _operation(document, version, path, method, path_item, op, spec_url) -> Oper
         input_schema=conv.with_defs(input_schema),
         output_schema=output_schema,
         config=config,
+        notes=notes,
     )
 
 

@@ -182,7 +182,8 @@ function renderPreview(preview, payload) {
     el("td", {}, el("input", { class: "op-name code", value: op.suggested_name, "aria-label": `Tool name for ${op.key}` }),
       op.name_taken ? el("div", { class: "warn small" }, "name taken: change it") : null),
     el("td", { class: "op-desc" }, op.summary || el("span", { class: "muted" }, op.description),
-      op.auth ? el("span", { class: "badge auth-badge" }, op.auth.replace("_", " ")) : null)));
+      op.auth ? el("span", { class: "badge auth-badge" }, op.auth.replace("_", " ")) : null,
+      (op.notes || []).map((note) => el("div", { class: "warn small" }, note)))));
   const auths = new Set(preview.operations.map((op) => op.auth).filter(Boolean));
   const creds = el("div", { class: "creds" });
   const credField = (name, label, type = "password") =>

@@ -177,3 +177,18 @@ def test_names_come_from_the_operation_id_in_snake_case_or_from_method_and_path(
     assert operation_name("get", "/x", "list-all.things") == "list_all_things"
     assert operation_name("delete", "/pets/{petId}/toys", "") == "delete_pets_pet_id_toys"
     assert operation_name("get", "/", "2fast") == "op_2fast"
+
+
+def test_an_operations_own_servers_win_and_unsupported_bodies_are_noted():
+    document = pets_spec("http://127.0.0.1:1/api")
+    document["paths"]["/search"]["servers"] = [{"url": "http://127.0.0.1:2/{v}",
+                                                "variables": {"v": {"default": "v2"}}}]
+    document["paths"]["/pets"]["post"]["requestBody"]["content"] = {
+        "multipart/form-data": {"schema": {"type": "object"}}}
+    assert spec_validate(document) == []
+    ops = _ops(document)
+    assert ops["GET /search"].config["base_url"] == "http://127.0.0.1:2/v2"
+    assert ops["GET /pets"].config["base_url"] == "http://127.0.0.1:1/api"
+    assert ops["POST /pets"].notes == [
+        "request body type not supported (only JSON and form bodies): multipart/form-data"]
+    assert "body" not in ops["POST /pets"].input_schema["properties"]
