@@ -191,6 +191,17 @@ def test_server_side_errors_are_shown_next_to_their_fields(studio_server, browse
     assert "unit_convert" in page.locator("[data-error-for='name']").inner_text()
     assert page.locator("#tool-config .sf-error").count() == 0
     shot(page, "create-name-error")
+
+    # A schema that is valid JSON but not a valid JSON Schema: the server's message, with
+    # its path, appears under the schema editor.
+    page.fill("#tool-name", "city_lookup")
+    page.fill(
+        "#tool-output-schema",
+        '{"type": "object", "properties": {"n": {"type": "integer", "minimum": "zero"}}}',
+    )
+    page.click("#save-tool")
+    page.wait_for_selector("[data-error-for='output_schema']")
+    assert "$.properties.n.minimum" in page.locator("[data-error-for='output_schema']").inner_text()
     assert not Tool.objects.filter(kind="http").exists()
     page.context.close()
 
