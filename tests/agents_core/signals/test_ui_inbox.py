@@ -1,5 +1,6 @@
 """The chat page's signals and inbox in headless Chromium, against a real Daphne server
-running the offline model slowed down per chunk."""
+running the offline model slowed down per chunk. (Named to run after the async tests of
+this folder: the session's Playwright keeps an event loop running in the main thread.)"""
 
 from __future__ import annotations
 
