@@ -221,7 +221,7 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
         socket_options: Any = None,
     ) -> httpcore.AsyncNetworkStream:
-        ip = self.pins.get((host.lower().strip("[]"), port))
+        ip = self.pins.get((host.lower().strip("[]").rstrip("."), port))
         if ip is None:
             raise httpcore.ConnectError(f"{host}:{port} was not checked by the address guard")
         return await self._inner.connect_tcp(
@@ -306,7 +306,11 @@ async def _fetch(
         while True:
             target = parse_target(url)
             backend.pins[(target.host, target.port)] = await resolve_checked(target)
-            request = client.build_request(method, url, headers=headers, content=content)
+            # Send to the host as the guard read it (canonical IP, punycode, no trailing
+            # dot), so the connection, Host and SNI all name what was checked.
+            checked_url = httpx.URL(url).copy_with(host=target.host)
+            request = client.build_request(method, checked_url, headers=headers,
+                                           content=content)
             try:
                 response = await client.send(request, stream=True)
             except httpx.HTTPError as exc:

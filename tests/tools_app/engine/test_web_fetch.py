@@ -298,3 +298,18 @@ def test_https_certificates_are_verified(tls_server):
 
     assert result["isError"] is True
     assert "CERTIFICATE_VERIFY_FAILED" in result["error"]
+
+
+@allow_loopback
+@pytest.mark.parametrize("spelling", [
+    "http://0x7f.1:{port}/p", "http://2130706433:{port}/p", "http://127.0.0.1.:{port}/p",
+    "http://[::ffff:7f00:1]:{port}/p",
+])
+def test_odd_spellings_of_an_allowed_address_reach_it_as_checked(local_server, spelling):
+    local_server.route("/p", body="reached")
+
+    result = fetch(spelling.format(port=local_server.port))
+
+    assert result.get("content") == "reached", result
+    host = local_server.requests[-1]["headers"]["host"]
+    assert host.split(":")[0] in ("127.0.0.1", "[") and "0x" not in host
