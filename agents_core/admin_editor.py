@@ -287,10 +287,11 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
         holder = lock.holder.get_username()
         if viewer is not None and lock.holder_id == viewer.pk:
             return format_html(
-                "<span id='editor-lock' data-lock-url='{}' data-holder='{}'>Locked by "
-                "<strong>{}</strong> (you) since {}{}. It renews while this page is open."
+                "<span id='editor-lock' data-lock-url='{}' data-lock-id='{}' data-holder='{}'>"
+                "Locked by <strong>{}</strong> (you) since {}{}. It renews while this page is open."
                 "</span>",
                 url,
+                lock.pk,
                 holder,
                 holder,
                 since,

@@ -210,9 +210,17 @@ class EditLockApi(APIView):
         lock = services.lock_renew(agent=_agent(request, slug), user=request.user)
         return Response({"lock": selectors.lock_info(lock)})
 
-    @extend_schema(responses={204: None})
+    @extend_schema(
+        responses={204: None},
+        parameters=[OpenApiParameter("lock", int, description="Release only this lock session.")],
+    )
     def delete(self, request: Request, slug: str) -> Response:
-        services.lock_release(agent=_agent(request, slug), user=request.user)
+        session = request.query_params.get("lock", "")
+        services.lock_release(
+            agent=_agent(request, slug),
+            user=request.user,
+            lock_id=int(session) if session.isdigit() else None,
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -463,15 +463,19 @@ def _new_lock(agent: Agent, user, now) -> EditLock:
 
 @transaction.atomic
 def lock_take(*, agent: Agent, user) -> EditLock:
-    """Take the lock, renew one's own, or take over an expired one (recorded)."""
+    """Take the lock (a new lock session), or take over an expired one (recorded).
+
+    Taking it again while holding it starts a new session too: a page that is being left
+    releases its own session by id, and must not release the one the next page took.
+    """
     _require_edit(user, agent)
     # Serialize lock changes per agent on the agent row.
     Agent.objects.select_for_update().filter(pk=agent.pk).first()
     now = timezone.now()
     lock = _open_lock(agent)
     if lock is not None and lock.holder_id == user.pk:
-        return _extend(lock, now)
-    if lock is not None:
+        _end(lock, by=user, reason=LockEnd.RELEASED, now=now)
+    elif lock is not None:
         if lock.expires_at > now:
             raise _locked_error(lock)
         _end(lock, by=user, reason=LockEnd.TAKEN_OVER, now=now)
@@ -500,11 +504,15 @@ def lock_renew(*, agent: Agent, user) -> EditLock:
 
 
 @transaction.atomic
-def lock_release(*, agent: Agent, user) -> None:
+def lock_release(*, agent: Agent, user, lock_id: int | None = None) -> None:
+    """End the user's lock; with `lock_id`, only that session (a page leaving)."""
     Agent.objects.select_for_update().filter(pk=agent.pk).first()
     lock = _open_lock(agent)
-    if lock is not None and lock.holder_id == user.pk:
-        _end(lock, by=user, reason=LockEnd.RELEASED, now=timezone.now())
+    if lock is None or lock.holder_id != user.pk:
+        return
+    if lock_id is not None and lock.pk != lock_id:
+        return
+    _end(lock, by=user, reason=LockEnd.RELEASED, now=timezone.now())
 
 
 @transaction.atomic

@@ -16,6 +16,7 @@ from .core import (
     ToolCall,
     ToolCallStatus,
 )
+from .editor import EditLock, EditorOverride, LockEnd, Revision, RevisionKind
 from .signals import (
     NotificationPriority,
     NotificationRecord,
@@ -25,7 +26,6 @@ from .signals import (
     SignalStatus,
     SignalType,
 )
-from .editor import EditLock, EditorOverride, LockEnd, Revision, RevisionKind
 from .tasks import TaskItem, TaskStatus
 
 __all__ = [

@@ -20,7 +20,10 @@
         badge.classList.add("errornote");
       }
     }, RENEW_EVERY_MS);
-    window.addEventListener("pagehide", () => call("DELETE", { keepalive: true }));
+    // Release this page's lock session only: the next page (after a save) has its own.
+    const release = `${url}?lock=${badge.dataset.lockId}`;
+    window.addEventListener("pagehide", () =>
+      fetch(release, { method: "DELETE", keepalive: true, credentials: "same-origin", headers: { "X-CSRFToken": csrf() } }));
   }
 
   document.addEventListener("DOMContentLoaded", start);

@@ -30,7 +30,7 @@ async function call(url, { method = "GET", body } = {}) {
 
 function releaseOnLeave() {
   // keepalive lets the request outlive the page; api() has no such option.
-  fetch(config.urls.lock, { method: "DELETE", keepalive: true, credentials: "same-origin", headers: { "X-CSRFToken": csrfToken() } });
+  fetch(`${config.urls.lock}?lock=${lock.info.id}`, { method: "DELETE", keepalive: true, credentials: "same-origin", headers: { "X-CSRFToken": csrfToken() } });
 }
 
 // --- values -------------------------------------------------------------------------------

@@ -34,11 +34,24 @@ def test_renewal_pushes_the_expiry_forward(code_agent, editor):
     assert renewed.renew_count == 1
 
 
-def test_taking_ones_own_lock_again_renews_it(code_agent, editor):
+def test_taking_ones_own_lock_again_starts_a_new_session(code_agent, editor):
     first = services.lock_take(agent=code_agent, user=editor)
     again = services.lock_take(agent=code_agent, user=editor)
-    assert again.pk == first.pk
-    assert EditLock.objects.count() == 1
+    assert again.pk != first.pk
+    first.refresh_from_db()
+    assert first.end_reason == "released"
+
+
+def test_a_leaving_page_releases_only_its_own_session(code_agent, editor):
+    """Save-and-continue: the old page's release arrives after the new page took the lock."""
+    old_page = services.lock_take(agent=code_agent, user=editor)
+    new_page = services.lock_take(agent=code_agent, user=editor)
+    services.lock_release(agent=code_agent, user=editor, lock_id=old_page.pk)
+    new_page.refresh_from_db()
+    assert new_page.ended_at is None
+    services.lock_release(agent=code_agent, user=editor, lock_id=new_page.pk)
+    new_page.refresh_from_db()
+    assert new_page.end_reason == "released"
 
 
 def test_a_live_lock_cannot_be_taken(code_agent, editor, second_editor):
