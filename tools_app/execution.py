@@ -409,7 +409,8 @@ def _record(
             logs=logs_with_isolation(outcome),
             duration_ms=outcome.duration_ms,
             attempts=1,
-            tool_call=tool_call,
+            # The run loop passes the ToolCall row or its primary key.
+            tool_call_id=getattr(tool_call, "pk", tool_call),
             created_by=user if getattr(user, "is_authenticated", False) else None,
             started_at=now,
             finished_at=now,

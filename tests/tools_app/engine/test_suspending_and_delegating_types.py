@@ -140,3 +140,16 @@ def test_agent_as_tool_refuses_an_agent_the_user_cannot_run(make_tool, owner, ou
     assert tool_run.status == "failed"
     if importlib.util.find_spec("agents_core.runtime.api") is not None:
         assert tool_run.error == "No agent 'engine-foreign' that this user can run."
+
+
+def test_a_recorded_run_is_linked_to_the_chats_tool_call(system_tool, chat_run, owner):
+    from agents_core.models import ToolCall
+
+    tool = system_tool("web_search")
+    call = ToolCall.objects.create(run=chat_run, call_id="call_1", tool_name="search", tool=tool)
+
+    outcome = run(tool, {"query": "x"}, user=owner, run=chat_run, tool_call=call.pk,
+                  record=True)
+
+    assert outcome.tool_run.tool_call_id == call.pk
+    assert call.tool_runs.get().status == "failed"
