@@ -176,8 +176,9 @@ async def spec(request: Request) -> Response:
     return Response(json.dumps(pets_spec()), media_type="application/json")
 
 
-async def raw_path_probe(request: Request) -> Response:
-    return JSONResponse({"path": request.scope["raw_path"].decode()})
+async def not_mcp(request: Request) -> Response:
+    """Answers anything with JSON that is not JSON-RPC: a protocol error for a client."""
+    return JSONResponse({"hello": "world"})
 
 
 def pets_app() -> Starlette:
@@ -191,6 +192,7 @@ def pets_app() -> Starlette:
         Route("/api/boom", boom),
         Route("/api/slow", slow),
         Route("/api/moved", moved),
+        Route("/api/not-mcp", not_mcp, methods=["GET", "POST", "DELETE"]),
     ])
 
 
@@ -255,7 +257,8 @@ A2A_TOKEN = "a2a-bearer-secret"
 
 def a2a_agent_app(*, base_url: str, require_token: bool = True):
     """An echo agent that works through task states: submitted -> working -> completed
-    (or failed for a message containing "fail"; slow for one containing "slow")."""
+    (failed for a message containing "fail", input-required for "which", slow for "slow";
+    a message containing "direct" is answered at once with a message, no task)."""
     from a2a.helpers import (
         get_message_text,
         new_task_from_user_message,
@@ -277,6 +280,9 @@ def a2a_agent_app(*, base_url: str, require_token: bool = True):
     class EchoExecutor(AgentExecutor):
         async def execute(self, context, event_queue) -> None:
             text = get_message_text(context.message)
+            if "direct" in text:  # an immediate answer: a message, no task
+                await event_queue.enqueue_event(new_text_message(f"Directly: {text}"))
+                return
             task = context.current_task or new_task_from_user_message(context.message)
             await event_queue.enqueue_event(task)
             updater = TaskUpdater(event_queue, task.id, task.context_id)
@@ -284,6 +290,11 @@ def a2a_agent_app(*, base_url: str, require_token: bool = True):
                                         new_text_message("thinking", task_id=task.id,
                                                          context_id=task.context_id))
             await asyncio.sleep(5 if "slow" in text else 0.3)
+            if "which" in text:
+                await updater.requires_input(new_text_message("Which one do you mean?",
+                                                              task_id=task.id,
+                                                              context_id=task.context_id))
+                return
             if "fail" in text:
                 await updater.failed(new_text_message("I cannot do that", task_id=task.id,
                                                       context_id=task.context_id))

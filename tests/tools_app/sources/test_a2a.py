@@ -160,3 +160,21 @@ def test_a_tool_pointing_at_another_users_agent_cannot_borrow_its_headers(
     run = tool_execute(tool=stolen, input={"message": "hi"}, user=outsider)
     assert run.status == "failed"
     assert "not yours" in run.error
+
+
+def test_an_agent_asking_for_input_returns_its_question(api, owner, agent_base):
+    _add(api, agent_base, name="echo")
+    run = tool_execute(tool=Tool.objects.get(name="echo"), input={"message": "which file?"},
+                       user=owner)
+    assert run.status == "completed", run.error
+    assert (run.output["state"], run.output["reply"]) == ("input-required",
+                                                          "Which one do you mean?")
+
+
+def test_an_agent_answering_with_a_message_at_once_is_a_reply(api, owner, agent_base):
+    _add(api, agent_base, name="echo")
+    run = tool_execute(tool=Tool.objects.get(name="echo"), input={"message": "direct hi"},
+                       user=owner)
+    assert run.status == "completed", run.error
+    assert run.output["reply"] == "Directly: direct hi"
+    assert run.output["task_id"] is None

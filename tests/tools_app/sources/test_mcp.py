@@ -241,3 +241,16 @@ def test_a_tool_pointing_at_another_users_server_cannot_borrow_its_headers(
     run = tool_execute(tool=stolen, input={"a": 1, "b": 2}, user=outsider)
     assert run.status == "failed"
     assert "not yours" in run.error
+
+
+def test_an_endpoint_that_does_not_speak_mcp_is_a_protocol_error(api, owner, mcp_url, pets_api):
+    data = _register(api, mcp_url)
+    _pick(api, data["id"], "add")
+    ToolSource.objects.filter(pk=data["id"]).update(url=f"{pets_api}/api/not-mcp")
+    run = tool_execute(tool=Tool.objects.get(name="add"), input={"a": 1, "b": 1}, user=owner)
+    assert run.status == "failed"
+    assert run.error.startswith(f"MCP server {pets_api}/api/not-mcp: "), run.error
+    ToolSource.objects.filter(pk=data["id"]).update(url=f"{pets_api}/api/boom")
+    run = tool_execute(tool=Tool.objects.get(name="add"), input={"a": 1, "b": 1}, user=owner)
+    assert run.status == "failed"
+    assert "HTTP 405 Method Not Allowed" in run.error
