@@ -26,7 +26,7 @@ from django.utils import timezone
 from agents_core.models import StreamEvent, Thread
 from agents_core.runtime import stats
 from agents_core.runtime.db import db
-from agents_core.runtime.partial_json import merge_patches
+from agents_core.runtime.partial_json import compact_patches, merge_patches
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +93,31 @@ def publish_unsequenced_sync(*, thread_id: Any, event: dict[str, Any]) -> None:
         )
 
 
+def coalesce(buffer: list[dict[str, Any]], event: dict[str, Any]) -> None:
+    """Append a delta to a batch, joined to the last event when it continues it: text to
+    text, argument text and patches of the same call to that call's delta."""
+    if buffer:
+        last = buffer[-1]
+        if last["type"] == event["type"] == "text-delta":
+            last["textDelta"] += event["textDelta"]
+            return
+        if (last["type"] == event["type"] == "tool-input-delta"
+                and last["toolCallId"] == event["toolCallId"]):
+            if "argsTextDelta" in last and "argsTextDelta" in event:
+                last["argsTextDelta"] += event["argsTextDelta"]
+                merge_patches(last["patches"], event["patches"])
+                return
+            if "argsTextDelta" not in last and "argsTextDelta" not in event:
+                # Transformed values: the newest whole value replaces the previous one.
+                last.update(event)
+                return
+    if event["type"] == "tool-input-delta" and "patches" in event:
+        patches: list[dict[str, Any]] = []
+        merge_patches(patches, event["patches"])
+        event["patches"] = patches
+    buffer.append(event)
+
+
 class EventSink:
     """The run's way out: `delta()` for coalesced deltas, `await emit()` for the rest."""
 
@@ -114,23 +139,7 @@ class EventSink:
 
     def delta(self, event: dict[str, Any]) -> None:
         """Buffer a delta, merged into the previous one when it continues it."""
-        buffer = self.buffer
-        if buffer:
-            last = buffer[-1]
-            if last["type"] == event["type"] == "text-delta":
-                last["textDelta"] += event["textDelta"]
-                return
-            if (last["type"] == event["type"] == "tool-input-delta"
-                    and last["toolCallId"] == event["toolCallId"]
-                    and "argsTextDelta" in last and "argsTextDelta" in event):
-                last["argsTextDelta"] += event["argsTextDelta"]
-                merge_patches(last["patches"], event["patches"])
-                return
-        if event["type"] == "tool-input-delta" and "patches" in event:
-            patches: list[dict[str, Any]] = []
-            merge_patches(patches, event["patches"])
-            event["patches"] = patches
-        buffer.append(event)
+        coalesce(self.buffer, event)
         if self.timer is None:
             self.timer = asyncio.ensure_future(self._flush_later())
 
@@ -159,6 +168,9 @@ class EventSink:
                 return
             events, self.buffer = self.buffer, []
             started = time.perf_counter()
+            for event in events:
+                if event["type"] == "tool-input-delta" and len(event.get("patches", ())) > 1:
+                    event["patches"] = compact_patches(event["patches"])
             await db(events_store, thread_id=self.thread_id, run_id=self.run_id, events=events)
             await events_publish(thread_id=self.thread_id, events=events)
             self.published += len(events)

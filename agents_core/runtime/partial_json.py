@@ -123,13 +123,23 @@ class IncrementalJSONParser:
             return self._read_escape(delta, index, end)
         match = _STRING_RUN.match(delta, index)
         if match is not None:
-            self._flush_surrogate()
-            self._string_text(match.group())
+            if self.high_surrogate:
+                self._flush_surrogate()
+            # The hot path (most of an argument is string content), inlined.
+            text = match.group()
+            self.string.append(text)
+            if self.string_as == _AS_VALUE:
+                patches = self.patches
+                if patches and patches[-1]["path"] is self.string_path:
+                    patches[-1]["value"] += text
+                else:
+                    patches.append({"op": "append", "path": self.string_path, "value": text})
             index = match.end()
             if index >= end:
                 return index
         if delta[index] == '"':
-            self._flush_surrogate()
+            if self.high_surrogate:
+                self._flush_surrogate()
             self._end_string()
             return index + 1
         self.escape = "\\"
@@ -250,12 +260,12 @@ class IncrementalJSONParser:
 
     # --- structure ---------------------------------------------------------------------------
     def _read_structure(self, delta: str, index: int, end: int) -> int:
-        match = _SPACE.match(delta, index)
-        if match is not None:
-            index = match.end()
+        char = delta[index]
+        if char in " \t\n\r":
+            index = _SPACE.match(delta, index).end()
             if index >= end:
                 return index
-        char = delta[index]
+            char = delta[index]
         expect = self.expect
         if expect == _VALUE or expect == _VALUE_OR_END:
             if char == "]" and expect == _VALUE_OR_END:
@@ -386,6 +396,44 @@ def merge_patches(into: list[dict[str, Any]], patches: list[dict[str, Any]]) -> 
                 last["value"] += patch["value"]
                 continue
         into.append(dict(patch))
+
+
+def compact_patches(patches: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same changes in fewer bytes: a patch inside a container that an earlier patch
+    of the list set is applied to that container's value, consecutive appends to one string
+    are joined, and a set that follows a set of the same path replaces it. Applying the
+    result in order gives what applying `patches` in order gives. (Mutates the values of
+    container sets, which belong to these patches only.)"""
+    out: list[dict[str, Any]] = []
+    containers: dict[tuple, Any] = {}
+    for patch in patches:
+        path, op, value = patch["path"], patch["op"], patch["value"]
+        parent = containers.get(tuple(path[:-1])) if path else None
+        if parent is not None:
+            key = path[-1]
+            if op == "set":
+                if isinstance(parent, list) and key == len(parent):
+                    parent.append(value)
+                else:
+                    parent[key] = value
+            else:
+                parent[key] = parent[key] + value
+        elif out and out[-1]["path"] == path and (
+            op == "set" or (out[-1]["op"] in ("set", "append")
+                            and isinstance(out[-1]["value"], str))
+        ):
+            last = out[-1]
+            if op == "set":
+                last["op"], last["value"] = "set", value
+            else:
+                last["value"] += value
+        else:
+            out.append({"op": op, "path": path, "value": value})
+        if op == "set":
+            containers.pop(tuple(path), None)
+            if isinstance(value, dict | list):
+                containers[tuple(path)] = value
+    return out
 
 
 def parse_partial(text: str) -> Any:

