@@ -42,7 +42,6 @@ from functools import lru_cache
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
-from django.db import transaction
 from django.utils import timezone
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -396,25 +395,25 @@ def _record(
         # Outside a chat nobody can answer: show what the tool would have asked.
         status, output = ToolRunStatus.FAILED, outcome.suspend_payload
         error = "This tool waits for a person's answer; it completes in the preview chat."
-    with transaction.atomic():
-        return ToolRun.objects.create(
-            tool=tool,
-            status=status,
-            mode=mode,
-            input=input,
-            output=output,
-            model_output=outcome.model_output,
-            error=error,
-            errors=outcome.errors,
-            logs=logs_with_isolation(outcome),
-            duration_ms=outcome.duration_ms,
-            attempts=1,
-            # The run loop passes the ToolCall row or its primary key.
-            tool_call_id=getattr(tool_call, "pk", tool_call),
-            created_by=user if getattr(user, "is_authenticated", False) else None,
-            started_at=now,
-            finished_at=now,
-        )
+    # One INSERT: atomic by itself (an explicit transaction would only add round trips).
+    return ToolRun.objects.create(
+        tool=tool,
+        status=status,
+        mode=mode,
+        input=input,
+        output=output,
+        model_output=outcome.model_output,
+        error=error,
+        errors=outcome.errors,
+        logs=logs_with_isolation(outcome),
+        duration_ms=outcome.duration_ms,
+        attempts=1,
+        # The run loop passes the ToolCall row or its primary key.
+        tool_call_id=getattr(tool_call, "pk", tool_call),
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+        started_at=now,
+        finished_at=now,
+    )
 
 
 def logs_with_isolation(outcome: ToolOutcome) -> str:
