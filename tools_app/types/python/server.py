@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import sys
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -55,11 +57,22 @@ class SandboxHandler(BaseHTTPRequestHandler):
         pass  # one line per run would drown the service's log
 
 
+def default_python() -> str:
+    # Images built FROM python:*-slim have no /usr/bin/python3; the service's own
+    # interpreter is then the one to use (the container is the sandbox's outer wall).
+    configured = os.environ.get("STUDIO_PYTHON_EXECUTABLE", "")
+    if configured:
+        return configured
+    return "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8700)
-    parser.add_argument("--python", default="/usr/bin/python3")
+    parser.add_argument("--python", default=default_python(),
+                        help="Interpreter for the code (default: $STUDIO_PYTHON_EXECUTABLE, "
+                        "else /usr/bin/python3, else this interpreter).")
     args = parser.parse_args(argv)
     SandboxHandler.python = args.python
     server = ThreadingHTTPServer((args.host, args.port), SandboxHandler)
