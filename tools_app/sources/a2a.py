@@ -7,6 +7,8 @@ on a ToolSource (kind "a2a") with optional encrypted headers, and makes one Tool
 A call sends the message without blocking (`return_immediately`) and then follows the
 task: it polls `tasks/get` until the task is completed, failed, canceled, rejected or
 asks for input, all within the tool's timeout (the execution pipeline enforces it).
+The card is fetched with tools_app.net.fetch, and the SDK's HTTP client is pinned to the
+addresses the guard checked for the card's endpoints (common.pinned_client).
 """
 
 from __future__ import annotations
@@ -23,11 +25,11 @@ from studio.exceptions import ApplicationError
 from tools_app.models import Tool, ToolKind, ToolSource
 from tools_app.models_sources import SourceKind
 from tools_app.sources.common import (
-    check_url,
     fetch_text,
     get_credentials,
     headers_check,
     names_check,
+    pinned_client,
     set_credentials,
 )
 from tools_app.sources.openapi_spec import snake_case
@@ -93,7 +95,6 @@ _DONE = {"completed", "failed", "canceled", "rejected", "input-required", "auth-
 
 async def a2a_send(*, card_data: dict[str, Any], headers: dict[str, str], text: str,
                    timeout: float) -> dict[str, Any]:
-    import httpx
     from a2a.client import ClientConfig, ClientFactory
     from a2a.helpers import get_message_text, new_text_message
     from a2a.types.a2a_pb2 import GetTaskRequest, Role, SendMessageRequest
@@ -102,12 +103,11 @@ async def a2a_send(*, card_data: dict[str, Any], headers: dict[str, str], text: 
 
     card = card_parse(card_data)
     try:
-        for interface in card.supported_interfaces:
-            await check_url(interface.url)
+        http = await pinned_client([i.url for i in card.supported_interfaces],
+                                   headers=headers, timeout=timeout)
     except (BlockedURL, FetchError) as exc:
         raise A2AFailure(f"The agent's address is not allowed: {exc}") from None
-    async with httpx.AsyncClient(headers=headers, timeout=timeout, follow_redirects=False,
-                                 trust_env=False) as http:
+    async with http:
         client = ClientFactory(ClientConfig(streaming=False, polling=True,
                                             httpx_client=http)).create(card)
         request = SendMessageRequest(message=new_text_message(text, role=Role.ROLE_USER))

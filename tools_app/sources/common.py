@@ -42,6 +42,22 @@ async def check_url(url: str) -> None:
     await resolve_checked(parse_target(url))
 
 
+async def pinned_client(urls: list[str], **kwargs: Any) -> Any:
+    """An httpx client that can reach only the hosts of `urls`, each at the address the
+    guard checked (tools_app.net's pinned transport: no second DNS lookup, so a rebinding
+    name cannot swap in a private address after the check)."""
+    import httpx
+
+    from tools_app.net import _PinnedBackend, _PinnedTransport, parse_target, resolve_checked
+
+    backend = _PinnedBackend()
+    for url in urls:
+        target = parse_target(url)
+        backend.pins[(target.host, target.port)] = await resolve_checked(target)
+    return httpx.AsyncClient(transport=_PinnedTransport(backend), trust_env=False,
+                             follow_redirects=False, **kwargs)
+
+
 def names_check(names: list[str], *, path: str) -> list[dict[str, str]]:
     """Errors for tool names that are malformed, repeated, or already taken."""
     errors = []

@@ -5,8 +5,11 @@ or "sse") and optional HTTP headers (encrypted, e.g. an Authorization header). I
 `document` keeps the tools it listed last; each exposed tool is a Tool of kind "mcp"
 whose config names the source and the remote tool.
 
-Every connection is checked by the web_fetch address guard first (tools_app.net); the
-SDK then connects on its own HTTP client, which never follows redirects off the origin.
+Every connection is checked by the web_fetch address guard first (tools_app.net): the
+URL and every address its host resolves to. The SDK then connects on its own HTTP client
+(`httpx2`, which the guard's pinned httpx transport cannot serve), so a DNS name that
+changes its answer between the check and the connection is the one gap left; the SDK
+never follows redirects off the endpoint's origin.
 """
 
 from __future__ import annotations
