@@ -105,4 +105,11 @@ def test_a_code_agent_takes_a_studio_binding_that_survives_a_reload(
     )
     assert chip.get_attribute("data-source") == "studio"
     assert chip.locator(".chip-remove").count() == 1
+
+    # The tool's page lists the agents that use it, with the key the model sees.
+    page.goto(f"{studio_server}/tools/unit_convert/")
+    used = page.locator("#used-by .chip[data-agent='weather-assistant']")
+    used.first.wait_for()
+    texts = [" ".join(text.split()) for text in used.all_inner_texts()]
+    assert "Weather assistant as convert-units" in texts
     page.context.close()

@@ -149,6 +149,7 @@ function renderDetail(tool) {
   const type = typeOf(tool.kind);
   const editable = tool.source === "studio";
   const consoleSlot = h("div", { id: "console-slot" });
+  const usedBy = h("section", { class: "used-by", id: "used-by" });
   const testButton = h("button", {
     type: "button", class: "primary", id: "test-tool", "aria-expanded": "false",
     onclick: () => toggleConsole(tool, consoleSlot, testButton),
@@ -180,7 +181,29 @@ function renderDetail(tool) {
       schemaCard("Output schema", tool.output_schema, "output-schema-view")),
     tool.config && Object.keys(tool.config).length && tool.kind !== "code" ? configView(tool.config) : null,
   );
+  main.querySelector(".facts").after(usedBy);
+  showUsedBy(tool, usedBy);
   if (location.hash === "#test") toggleConsole(tool, consoleSlot, testButton);
+}
+
+// Which agents use the tool, and under which key the model sees it.
+async function showUsedBy(tool, box) {
+  let agents;
+  try {
+    agents = listOf(await api("/api/agents/?limit=500"));
+  } catch {
+    box.remove();
+    return;
+  }
+  const uses = agents.flatMap((agent) => (agent.tools || [])
+    .filter((binding) => binding.tool === tool.name)
+    .map((binding) => ({ agent, key: binding.key })));
+  fill(box, h("h3", {}, "Used by"),
+    uses.length
+      ? h("ul", { class: "chips used-by-list" }, uses.map(({ agent, key }) => h("li", { class: "chip", "data-agent": agent.slug },
+        h("strong", {}, agent.name), key !== tool.name ? h("span", { class: "muted" }, ` as ${key}`) : null)))
+      : h("p", { class: "muted" }, "No agent uses this tool yet. ",
+        h("a", { href: "/" }, "Add it to an agent"), " from the agents page."));
 }
 
 // Multi-line strings (code, templates) read better as blocks than as escaped JSON.

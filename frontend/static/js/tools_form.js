@@ -15,6 +15,11 @@ const DEFAULT_INPUT_SCHEMA = {
   required: ["query"],
 };
 
+// A first config that runs with DEFAULT_INPUT_SCHEMA, so a new tool can be tried at once.
+const STARTERS = {
+  python: { code: '# `input` is the validated input; return JSON; print() goes to the logs.\nreturn {"answer": input["query"].upper()}' },
+};
+
 // Turn whatever was typed into a tool name; say what was refused.
 export function cleanToolName(text) {
   const snake = toSnakeCase(text);
@@ -184,6 +189,7 @@ export function renderToolForm(main, { types, kind, tool = null, onSaved, onCanc
     }
     configForm = mountSchemaForm(configBox, schema);
     if (tool && tool.kind === currentType.kind) configForm.setValue(tool.config || {});
+    else if (STARTERS[currentType.kind]) configForm.setValue(STARTERS[currentType.kind]);
     if (currentType.kind === "agent") suggestAgents(configBox.querySelector("input[name='$.agent']"));
   }
 
