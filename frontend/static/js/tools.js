@@ -104,6 +104,10 @@ async function render() {
     if (!tool) return renderMissing(where.name, err);
   }
   document.title = `${tool.name} · Tools · Agent Studio`;
+  if (where.view === "edit" && tool.source !== "studio") {
+    // Code and built-in tools are edited in code (or through the agent editor's overrides).
+    return navigate(toolUrl(tool.name), { replace: true });
+  }
   if (where.view === "edit") {
     return renderToolForm(main, {
       types: state.types, tool, onSaved: saved, onCancel: () => navigate(toolUrl(tool.name)),
