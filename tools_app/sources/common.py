@@ -34,14 +34,6 @@ async def fetch_text(url: str, *, max_bytes: int, timeout: float = 15.0,
     return result.text()[0]
 
 
-async def check_url(url: str) -> None:
-    """The address guard's checks for clients the SDKs own (MCP, A2A): the URL's shape and
-    every address its host resolves to must be allowed (tools_app.net)."""
-    from tools_app.net import parse_target, resolve_checked
-
-    await resolve_checked(parse_target(url))
-
-
 async def pinned_client(urls: list[str], **kwargs: Any) -> Any:
     """An httpx client that can reach only the hosts of `urls`, each at the address the
     guard checked (tools_app.net's pinned transport: no second DNS lookup, so a rebinding

@@ -5,11 +5,9 @@ or "sse") and optional HTTP headers (encrypted, e.g. an Authorization header). I
 `document` keeps the tools it listed last; each exposed tool is a Tool of kind "mcp"
 whose config names the source and the remote tool.
 
-Every connection is checked by the web_fetch address guard first (tools_app.net): the
-URL and every address its host resolves to. The SDK then connects on its own HTTP client
-(`httpx2`, which the guard's pinned httpx transport cannot serve), so a DNS name that
-changes its answer between the check and the connection is the one gap left; the SDK
-never follows redirects off the endpoint's origin.
+Every connection is checked by the web_fetch address guard (tools_app.net): the URL and
+every address its host resolves to; the SDK's HTTP client is then pinned to the checked
+address (tools_app.sources.pinning), and the SDK never follows redirects off the origin.
 """
 
 from __future__ import annotations
@@ -25,7 +23,6 @@ from studio.exceptions import ApplicationError
 from tools_app.models import Tool, ToolKind, ToolSource
 from tools_app.models_sources import SourceKind
 from tools_app.sources.common import (
-    check_url,
     get_credentials,
     headers_check,
     names_check,
@@ -59,25 +56,32 @@ async def mcp_client(*, url: str, transport: str, headers: dict[str, str], timeo
     from mcp.client.streamable_http import streamable_http_client
 
     from tools_app.net import BlockedURL, FetchError
+    from tools_app.sources.pinning import checked_pins, pinned_httpx2_client
 
     try:
-        await check_url(url)
+        pins = await checked_pins(url)
     except (BlockedURL, FetchError) as exc:
         raise McpFailure(f"The MCP server address is not allowed: {exc}") from None
     statuses: list[str] = []
+    default_timeout = httpx2.Timeout(timeout)
 
     async def note_status(response: Any) -> None:
         # The SDK reports a refused request as a bare "error response"; keep the status.
         if response.status_code >= 400:
             statuses.append(f"HTTP {response.status_code} {response.reason_phrase}")
 
+    def client_factory(headers: dict[str, str] | None = None, timeout: Any = None,
+                       auth: Any = None) -> httpx2.AsyncClient:
+        return pinned_httpx2_client(pins, headers=headers, auth=auth,
+                                    timeout=timeout or default_timeout,
+                                    event_hooks={"response": [note_status]})
+
     if transport == "sse":
-        stream = sse_client(url, headers=headers, timeout=timeout, sse_read_timeout=timeout)
+        stream = sse_client(url, headers=headers, timeout=timeout, sse_read_timeout=timeout,
+                            httpx_client_factory=client_factory)
         mode = "legacy"  # SSE servers predate the discovery probe
     else:
-        http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(timeout),
-                                  follow_redirects=False, trust_env=False,
-                                  event_hooks={"response": [note_status]})
+        http = client_factory(headers=headers)
         stream = streamable_http_client(url, http_client=http)
         mode = "auto"
     try:

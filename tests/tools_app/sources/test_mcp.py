@@ -254,3 +254,11 @@ def test_an_endpoint_that_does_not_speak_mcp_is_a_protocol_error(api, owner, mcp
     run = tool_execute(tool=Tool.objects.get(name="add"), input={"a": 1, "b": 1}, user=owner)
     assert run.status == "failed"
     assert "HTTP 405 Method Not Allowed" in run.error
+
+
+def test_registering_a_loopback_server_is_refused_by_the_address_guard(api):
+    with serve(mcp_http_app()) as url:
+        response = api.post("/api/sources/mcp/", {"url": f"{url}/mcp"}, format="json")
+    assert response.status_code == 400
+    assert "not allowed" in response.json()["detail"]
+    assert "loopback" in response.json()["detail"]
