@@ -334,7 +334,11 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
                 messages.warning(request, f"{exc.message} The editor is read-only.")
         token = _viewer.set(request.user)
         try:
-            return super().change_view(request, object_id, form_url, extra_context)
+            response = super().change_view(request, object_id, form_url, extra_context)
+            # Render now, while the viewer is known (a TemplateResponse renders later).
+            if hasattr(response, "render") and not getattr(response, "is_rendered", True):
+                response.render()
+            return response
         finally:
             _viewer.reset(token)
 

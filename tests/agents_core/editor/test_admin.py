@@ -68,7 +68,10 @@ def test_opening_the_page_takes_the_lock_and_shows_it(code_agent, admin_editor):
     assert response.status_code == 200
     lock = EditLock.objects.get(agent=code_agent, ended_at__isnull=True)
     assert lock.holder == admin_editor
-    assert "Locked by <strong>owner</strong>" in response.content.decode()
+    html = response.content.decode()
+    assert "Locked by <strong>owner</strong> (you)" in html
+    assert f"data-lock-id='{lock.pk}'" in html
+    assert "editor-break-lock" not in html  # nobody breaks their own lock
     assert "agents_core/admin_editor.js" in response.content.decode()
 
 
@@ -172,6 +175,11 @@ def test_a_second_admin_sees_the_lock_and_a_read_only_editor(
     assert fields_of(response)["editor_instructions"].disabled
     messages = [str(m) for m in response.context["messages"]]
     assert any("owner is editing this agent" in m and "read-only" in m for m in messages)
+    html = response.content.decode()
+    assert "(you)" not in html
+    assert "editor-break-lock" not in html  # no break permission
+    breaker = grant(other, "break_editlock")
+    assert "editor-break-lock" in client_for(breaker).get(change_url(code_agent)).content.decode()
 
 
 def test_breaking_the_lock_in_the_admin_needs_the_permission(

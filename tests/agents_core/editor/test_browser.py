@@ -166,6 +166,7 @@ def test_the_admin_change_page_edits_under_the_lock_in_chromium(
         re.compile("owner is editing this agent", re.IGNORECASE)
     )
     expect(second.locator("textarea[name=editor_instructions]")).to_be_disabled()
+    expect(second.locator("#editor-break-lock")).to_be_visible()
     second.screenshot(path=f"{shots}/6-admin-locked.png", full_page=True)
 
     first.fill("textarea[name=editor_instructions]", "Edited in the admin.")
@@ -175,6 +176,18 @@ def test_the_admin_change_page_edits_under_the_lock_in_chromium(
         "Edited in the admin."
     )
     first.screenshot(path=f"{shots}/7-admin-saved.png", full_page=True)
+    # The page that was left released only its own lock session: this one still holds one.
+    status = first.evaluate(
+        """async () => {
+            const badge = document.getElementById("editor-lock");
+            const csrf = document.querySelector("input[name=csrfmiddlewaretoken]").value;
+            const headers = {"X-CSRFToken": csrf};
+            const r = await fetch(badge.dataset.lockUrl, {method: "PUT", headers});
+            return r.status;
+        }"""
+    )
+    assert status == 200
+    assert EditLock.objects.get(agent=agent, ended_at__isnull=True).holder == editor
     assert (
         overrides.effective_instructions(Agent.objects.get(pk=agent.pk)) == "Edited in the admin."
     )
