@@ -103,17 +103,19 @@ def _deliver_group(thread: Thread, records: list[NotificationRecord], token: str
         for r in records
     ]
     active = thread_active_run(thread=thread) is not None
-    action = policy_decide(
-        agent=thread.agent,
-        notification={"source": "digest", "kind": "digest", "priority": priority,
-                      "summary": f"{total} notifications", "payload": {}, "count": total,
-                      "attributes": {}},
-        active=active,
-    )
+    summary = {"source": "digest", "kind": "digest", "priority": priority,
+               "summary": f"{total} notifications", "payload": {}, "count": total,
+               "attributes": {}}
+
+    def decide(when_active: bool) -> str:
+        return policy_decide(agent=thread.agent, notification=summary, active=when_active)
+
     # A digest reaches the model now (into the run, or waking the thread), or, for a
     # thread whose policy keeps it (the default for low), only the thread and its
-    # subscribers: it is persisted without waking the model.
-    wake = action in ("now", "summary")
+    # subscribers: it is persisted without waking the model. The idle choice is kept
+    # even for an active thread, for a digest the run ends without reading.
+    if_idle = "wake" if decide(False) in ("now", "summary") else "persist"
+    if_active = "persist" if active and decide(True) == "persist" else "deliver"
     signal = _new_signal(
         thread=thread, type=SignalType.NOTIFICATION, tag_name="notifications",
         contents="\n".join(lines),
@@ -121,11 +123,7 @@ def _deliver_group(thread: Thread, records: list[NotificationRecord], token: str
         metadata={"digest": token, "notificationIds": [r.id for r in records]},
         user=None,
     )
-    result = signal_dispatch(
-        signal=signal,
-        if_active="deliver",
-        if_idle="wake" if wake else "persist",
-    )
+    result = signal_dispatch(signal=signal, if_active=if_active, if_idle=if_idle)
     now = timezone.now()
     updated = NotificationRecord.objects.filter(
         id__in=[r.id for r in records], status=NotificationStatus.PENDING

@@ -208,6 +208,8 @@ def signal_dispatch(
     *, signal: Signal, if_active: str, if_idle: str, options: dict[str, Any] | None = None
 ) -> SendResult:
     """Apply the caller's choice for an active or an idle thread, safe against races."""
+    # Kept for a signal the run ends without draining: it then goes as if idle.
+    signal.metadata = {**signal.metadata, "ifIdle": if_idle}
     for _attempt in range(_RACE_RETRIES):
         run = thread_active_run(thread=signal.thread)
         if run is not None:
@@ -445,10 +447,17 @@ def signals_drain_for_run(run: Run) -> list[str]:
 def signals_on_run_end(run: Run) -> Run | None:
     """Called once a run's final status is saved: what it did not drain, and the queue,
     start the next run (one queued signal per run, oldest first). Returns that run."""
-    leftovers = Signal.objects.filter(run=run, status=SignalStatus.PENDING)
-    # A summary the run never saw is moot: the full notification is queued behind it.
-    leftovers.filter(metadata__delivery="summary").update(status=SignalStatus.DISCARDED)
-    leftovers.update(status=SignalStatus.QUEUED, decision=SignalDecision.QUEUE)
+    leftovers = Signal.objects.filter(run=run, status=SignalStatus.PENDING).order_by("id")
+    for signal in leftovers.select_related("thread"):
+        if signal.metadata.get("delivery") == "summary":
+            # A summary the run never saw is moot: the full notification is queued behind it.
+            _discard(signal)
+        elif signal.metadata.get("ifIdle") == "persist":
+            _persist(signal)
+        elif signal.metadata.get("ifIdle") == "discard":
+            _discard(signal)
+        else:
+            _queue(signal)
     return signal_queue_process(thread=run.thread)
 
 

@@ -129,3 +129,26 @@ def test_unknown_stream_options_are_refused_and_nothing_is_written(thread):
     with pytest.raises(ApplicationError, match="Unknown run options"):
         send_message(thread=thread, message="hi", stream_options={"warp": 9})
     assert not Signal.objects.exists() and not thread.runs.exists()
+
+
+@pytest.mark.django_db
+def test_a_low_digest_the_run_never_read_is_persisted_without_waking(thread, running_run):
+    from agents_core.signals.digest import notifications_digest
+
+    send_notification_signal(thread=thread, source="ci", summary="nightly", priority="low")
+    notifications_digest()
+    assert Signal.objects.get().status == SignalStatus.PENDING
+    assert finish(running_run) is None
+    digest = Signal.objects.get()
+    assert (digest.status, digest.decision) == (SignalStatus.PERSISTED, "persist")
+    assert Message.objects.filter(role=MessageRole.SIGNAL).count() == 1
+    assert thread.runs.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_state_the_run_never_read_is_kept_in_memory(thread, running_run):
+    from agents_core.signals.services import send_state_signal
+
+    send_state_signal(thread=thread, id="cart", value={"n": 1})
+    assert finish(running_run) is None
+    assert Signal.objects.get().status == SignalStatus.PERSISTED
