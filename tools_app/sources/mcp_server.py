@@ -31,7 +31,9 @@ HIDDEN_KINDS = {"client"}
 def _visible_tools(user: Any) -> list[Any]:
     from tools_app.selectors import tool_list
 
-    return list(tool_list(user=user).exclude(kind__in=HIDDEN_KINDS))
+    # MCP tools take an object of arguments; a tool whose input is not one cannot be listed.
+    return [tool for tool in tool_list(user=user).exclude(kind__in=HIDDEN_KINDS)
+            if (tool.input_schema or {}).get("type", "object") == "object"]
 
 
 @database_sync_to_async

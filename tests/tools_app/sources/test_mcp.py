@@ -192,12 +192,16 @@ def test_an_mcp_client_lists_and_calls_the_users_tools_on_the_studio(owner, outs
                         config={"source_id": 0, "remote_name": "x"})
     Tool.objects.create(name="outsiders_tool", kind="mcp", owner=outsider,
                         config={"source_id": 0, "remote_name": "x"})
+    Tool.objects.create(name="takes_a_string", kind="mcp", owner=owner,
+                        input_schema={"type": "string"},
+                        config={"source_id": 0, "remote_name": "x"})
     token = Token.objects.create(user=owner).key
     tools, result = asyncio.run(_studio_mcp(
         studio_server, token, ("unit_convert", {"value": 1, "from": "km", "to": "m"})))
     names = {t.name for t in tools}
     assert {"unit_convert", "owners_private_tool"} <= names
     assert "outsiders_tool" not in names
+    assert "takes_a_string" not in names  # MCP arguments are always an object
     assert result.is_error is False
     assert result.structured_content == {"value": 1000, "unit": "m"}
     # The call was recorded like any other tool run.
