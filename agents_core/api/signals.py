@@ -15,6 +15,7 @@ GET|PUT /api/agents/<slug>/notification-policy
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -92,7 +93,7 @@ def _result(result: services.SendResult, code: int = status.HTTP_201_CREATED) ->
 
 
 class ThreadSendMessageApi(APIView):
-    @extend_schema(tags=TAG, request=MessageInputSerializer)
+    @extend_schema(tags=TAG, request=MessageInputSerializer, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request, thread_id) -> Response:  # noqa: ANN001
         thread = thread_owned(user=request.user, thread_id=thread_id)
         data = MessageInputSerializer(data=request.data)
@@ -105,7 +106,7 @@ class ThreadSendMessageApi(APIView):
 
 
 class ThreadQueueMessageApi(APIView):
-    @extend_schema(tags=TAG, request=MessageInputSerializer)
+    @extend_schema(tags=TAG, request=MessageInputSerializer, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request, thread_id) -> Response:  # noqa: ANN001
         thread = thread_owned(user=request.user, thread_id=thread_id)
         data = MessageInputSerializer(data=request.data)
@@ -118,12 +119,12 @@ class ThreadQueueMessageApi(APIView):
 
 
 class ThreadSignalsApi(APIView):
-    @extend_schema(tags=TAG, responses=None)
+    @extend_schema(tags=TAG, responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, thread_id) -> Response:  # noqa: ANN001
         thread = thread_owned(user=request.user, thread_id=thread_id)
         return Response([signal_json(s) for s in signal_list(thread=thread)])
 
-    @extend_schema(tags=TAG, request=SignalInputSerializer)
+    @extend_schema(tags=TAG, request=SignalInputSerializer, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request, thread_id) -> Response:  # noqa: ANN001
         thread = thread_owned(user=request.user, thread_id=thread_id)
         data = SignalInputSerializer(data=request.data)
@@ -137,7 +138,7 @@ class ThreadSignalsApi(APIView):
 
 
 class ThreadStateSignalApi(APIView):
-    @extend_schema(tags=TAG, request=StateSignalInputSerializer)
+    @extend_schema(tags=TAG, request=StateSignalInputSerializer, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request, thread_id) -> Response:  # noqa: ANN001
         thread = thread_owned(user=request.user, thread_id=thread_id)
         data = StateSignalInputSerializer(data=request.data)
@@ -152,7 +153,7 @@ class ThreadStateSignalApi(APIView):
 
 
 class ThreadNotificationsApi(APIView):
-    @extend_schema(tags=TAG, responses=None)
+    @extend_schema(tags=TAG, responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, thread_id) -> Response:  # noqa: ANN001
         thread = thread_owned(user=request.user, thread_id=thread_id)
         records = notification_list(thread=thread, status=request.query_params.get("status"))
@@ -161,7 +162,7 @@ class ThreadNotificationsApi(APIView):
             "results": [notification_json(r) for r in records[:200]],
         })
 
-    @extend_schema(tags=TAG, request=NotificationInputSerializer)
+    @extend_schema(tags=TAG, request=NotificationInputSerializer, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request, thread_id) -> Response:  # noqa: ANN001
         thread = thread_owned(user=request.user, thread_id=thread_id)
         data = NotificationInputSerializer(data=request.data)
@@ -176,7 +177,7 @@ class ThreadNotificationsApi(APIView):
 
 
 class ThreadDigestApi(APIView):
-    @extend_schema(tags=TAG, request=None, responses=None)
+    @extend_schema(tags=TAG, request=None, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request, thread_id) -> Response:  # noqa: ANN001
         thread = thread_owned(user=request.user, thread_id=thread_id)
         ids = notifications_digest_thread_now(thread=thread)
@@ -184,14 +185,14 @@ class ThreadDigestApi(APIView):
 
 
 class ThreadSubscriptionApi(APIView):
-    @extend_schema(tags=TAG, responses=None)
+    @extend_schema(tags=TAG, responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, thread_id) -> Response:  # noqa: ANN001
         thread = thread_owned(user=request.user, thread_id=thread_id)
         return Response(thread_subscription_info(thread=thread))
 
 
 class ThreadAbortApi(APIView):
-    @extend_schema(tags=TAG, request=None, responses=None)
+    @extend_schema(tags=TAG, request=None, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request, thread_id) -> Response:  # noqa: ANN001
         thread = thread_owned(user=request.user, thread_id=thread_id)
         run_id = thread_abort(thread=thread, user=request.user)
@@ -199,12 +200,12 @@ class ThreadAbortApi(APIView):
 
 
 class AgentNotificationPolicyApi(APIView):
-    @extend_schema(tags=TAG, responses=None)
+    @extend_schema(tags=TAG, responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> Response:
         return Response(agent_policy_json(agent=agent_visible(user=request.user, slug=slug),
                                           user=request.user))
 
-    @extend_schema(tags=TAG, request=None, responses=None)
+    @extend_schema(tags=TAG, request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     def put(self, request: Request, slug: str) -> Response:
         agent = agent_visible(user=request.user, slug=slug)
         body = request.data

@@ -21,9 +21,10 @@ def start_run(*, thread, text: str, user, options: dict[str, Any], signal) -> An
     becomes a `signal` message of the thread's memory (the model still sees it as a user
     turn) and the run-start event carries no chat text: the page shows the signal itself.
     """
-    from agents_core.models import Message, MessageRole, Run
+    from agents_core.models import Message, MessageRole, Run, Thread
     from agents_core.services.runs import run_start
 
+    untitled = not thread.title
     run = run_start(thread=thread, message=text, user=user or thread.owner, options=options)
     if signal.type != "message" or signal.attributes:
         Message.objects.filter(run=run, role=MessageRole.USER).update(
@@ -31,6 +32,10 @@ def start_run(*, thread, text: str, user, options: dict[str, Any], signal) -> An
         )
         Run.objects.filter(id=run.id).update(state={**run.state, "message": "",
                                                     "signalId": signal.id})
+        if untitled:
+            # Not the XML the model sees: the signal's own words.
+            title = f"{signal.tag_name}: {signal.contents}".splitlines()[0][:80]
+            Thread.objects.filter(id=thread.id).update(title=title)
     return run
 
 
