@@ -234,3 +234,38 @@ def test_a_pending_run_whose_message_was_lost_is_enqueued_again(celery_worker, p
     assert report["reenqueued"] == [str(run.id)]
     run.refresh_from_db()
     assert (run.output, run.attempts) == ("found", 1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_route_is_served_by_the_studio_asgi_app_with_session_auth(python_tool, owner):
+    from django.test import Client
+
+    from studio.asgi import application
+
+    client = Client()
+    client.force_login(owner)
+    cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
+    tool = python_tool("return 1")
+    run = ToolRun.objects.create(tool=tool, status="completed", mode="async", input={},
+                                 output=1, created_by=owner)
+
+    async def scenario():
+        communicator = WebsocketCommunicator(
+            application, "/ws/tool-runs/",
+            headers=[(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1"),
+                     (b"cookie", cookie)],
+        )
+        connected, _ = await communicator.connect()
+        await database_sync_to_async(tool_run_notify)(run_id=run.id)
+        message = await communicator.receive_json_from(timeout=5)
+        await communicator.disconnect()
+        anonymous = WebsocketCommunicator(application, "/ws/tool-runs/",
+                                          headers=[(b"origin", b"http://127.0.0.1")])
+        refused, _ = await anonymous.connect()
+        return connected, message, refused
+
+    connected, message, refused = async_to_sync(scenario)()
+
+    assert connected is True
+    assert message["type"] == "tool-run" and message["id"] == str(run.id)
+    assert refused is False
