@@ -203,6 +203,12 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
             return super().get_form(request, obj, change=change, **kwargs)
         state = selectors.editor_state(agent=obj)
         declared = self._editor_fields(request, obj, state)
+        for field in declared.values():
+            if field.disabled:  # the admin's stylesheet draws disabled inputs like live ones
+                field.widget.attrs["style"] = (
+                    "background: var(--darkened-bg); color: var(--body-quiet-color); "
+                    "cursor: not-allowed"
+                )
         base = kwargs.get("form", self.form)
         form = type(
             "AgentEditorForm",
@@ -250,7 +256,7 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
             ]
         return readonly
 
-    def _policy_text(self, agent: Agent) -> str:
+    def _policy_text(self, agent: Agent) -> str:  # HTML: the admin shows it as is
         labels = {
             "tools": "tool membership (API and studio page)",
             "tool_descriptions": "tool descriptions",
@@ -262,11 +268,18 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
             if last
             else f"Version {agent.version}, never edited."
         )
+        page = reverse("frontend:agent-edit", kwargs={"slug": agent.slug})
         if not agent.is_code:
-            return f"A studio agent: its owner edits every field but its id. {version}"
-        return (
-            f"Code agent. Editable under its editor policy: {', '.join(editable) or 'nothing'}; "
-            f"everything else comes from code. {version}"
+            text = f"A studio agent: its owner edits every field but its id. {version}"
+        else:
+            text = (
+                f"Code agent. Editable under its editor policy: "
+                f"{', '.join(editable) or 'nothing'}; everything else comes from code. {version}"
+            )
+        return format_html(
+            "{} <a href='{}'>Revisions, diffs and restore</a> are on the studio's editor page.",
+            text,
+            page,
         )
 
     @admin.display(description="Code instructions")
