@@ -11,7 +11,7 @@ Whatever the mode: an empty environment, an unprivileged uid (nobody) when the s
 root, rlimits set in the child only (CPU, address space, files, file size, processes), a
 wall-clock timeout that kills the whole process group, bounded stdout/stderr.
 The mode is detected once per process (the first that runs a probe) and reported in
-every result as `isolation`.
+every result as `isolation`; STUDIO_SANDBOX_ISOLATION=bwrap|unshare|rlimits forces one.
 """
 
 from __future__ import annotations
