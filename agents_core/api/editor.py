@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -241,11 +242,18 @@ def _readable_agent(request: Request, slug: str) -> Agent:
 
 
 class RevisionListApi(APIView):
-    @extend_schema(operation_id="agent_revisions_list", responses={200: OpenApiTypes.OBJECT})
+    """Newest first, paginated like the other lists (`?limit=&offset=`)."""
+
+    @extend_schema(
+        operation_id="agent_revisions_list",
+        parameters=[OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def get(self, request: Request, slug: str) -> Response:
         agent = _readable_agent(request, slug)
-        revisions = selectors.revision_list(agent=agent)
-        return Response({"results": [selectors.revision_info(r) for r in revisions]})
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(selectors.revision_list(agent=agent), request, view=self)
+        return paginator.get_paginated_response([selectors.revision_info(r) for r in page])
 
 
 class RevisionDetailApi(APIView):

@@ -247,3 +247,14 @@ def test_delete_with_a_lock_id_releases_only_that_session(code_agent, editor_api
     new = editor_api.post(url(code_agent, "lock/")).json()["lock"]
     assert editor_api.delete(url(code_agent, f"lock/?lock={old['id']}")).status_code == 204
     assert editor_api.get(url(code_agent, "lock/")).json()["lock"]["id"] == new["id"]
+
+
+def test_revisions_are_paginated_newest_first(code_agent, editor_api):
+    for version in range(1, 4):
+        editor_api.patch(
+            url(code_agent), {"instructions": f"v{version}", "version": version}, format="json"
+        )
+    body = editor_api.get(url(code_agent, "revisions/?limit=2")).json()
+    assert body["count"] == 3
+    assert [r["version"] for r in body["results"]] == [4, 3]
+    assert body["next"]
