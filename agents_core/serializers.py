@@ -111,11 +111,6 @@ class AgentInputSerializer(serializers.Serializer):
     )
     notification_policy = serializers.JSONField(required=False, default=dict)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if self.instance is not None:
-            self.fields["slug"].required = False  # the URL names the agent already
-
     def validate_slug(self, value: str) -> str:
         if self.instance is not None and value != self.instance.slug:
             raise serializers.ValidationError(
@@ -153,6 +148,14 @@ class AgentInputSerializer(serializers.Serializer):
         if problems:
             raise serializers.ValidationError(problems)
         return value
+
+
+class AgentUpdateInputSerializer(AgentInputSerializer):
+    """PUT and PATCH: the URL names the agent, so the slug may be left out."""
+
+    slug = serializers.CharField(
+        max_length=100, required=False, help_text="The agent's id; it cannot change."
+    )
 
 
 class ToolBindingInputSerializer(serializers.Serializer):

@@ -94,13 +94,6 @@ class ToolInputSerializer(serializers.Serializer):
         "returned (see has_credentials). Omit to keep the stored ones; null or {} clears them.",
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if self.instance is not None:
-            # The URL names the tool: a PUT may leave out its name and kind to keep them.
-            self.fields["name"].required = False
-            self.fields["kind"].required = False
-
     def validate_name(self, value: str) -> str:
         if not TOOL_NAME.match(value):
             raise serializers.ValidationError(TOOL_NAME_MESSAGE)
@@ -166,6 +159,13 @@ class ToolInputSerializer(serializers.Serializer):
         if problem:
             raise serializers.ValidationError({"credentials": [problem]})
         return attrs
+
+
+class ToolUpdateInputSerializer(ToolInputSerializer):
+    """PUT and PATCH: the URL names the tool, so name and kind may be left out to keep them."""
+
+    name = serializers.CharField(max_length=64, required=False, help_text="Renames the tool.")
+    kind = serializers.CharField(max_length=16, required=False)
 
 
 def _config_messages(exc: ConfigError) -> list[str]:

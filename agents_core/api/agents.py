@@ -17,6 +17,7 @@ from agents_core.selectors import agent_get, agent_list
 from agents_core.serializers import (
     AgentInputSerializer,
     AgentOutputSerializer,
+    AgentUpdateInputSerializer,
     SubAgentInputSerializer,
     SubAgentOutputSerializer,
     ToolBindingInputSerializer,
@@ -94,11 +95,13 @@ class AgentDetailApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         return Response(AgentOutputSerializer(agent_or_404(request, slug)).data)
 
-    @extend_schema(request=AgentInputSerializer, responses=AgentOutputSerializer)
+    @extend_schema(request=AgentUpdateInputSerializer, responses=AgentOutputSerializer)
     def put(self, request: Request, slug: str) -> Response:
         return self._update(request, slug, partial=False)
 
-    @extend_schema(request=AgentInputSerializer(partial=True), responses=AgentOutputSerializer)
+    @extend_schema(
+        request=AgentUpdateInputSerializer(partial=True), responses=AgentOutputSerializer
+    )
     def patch(self, request: Request, slug: str) -> Response:
         return self._update(request, slug, partial=True)
 
@@ -110,7 +113,7 @@ class AgentDetailApi(APIView):
     def _update(self, request: Request, slug: str, *, partial: bool) -> Response:
         agent = agent_or_404(request, slug)
         agent_ensure_editable(agent)  # a code agent answers 403 before any field is judged
-        serializer = AgentInputSerializer(agent, data=request.data, partial=partial)
+        serializer = AgentUpdateInputSerializer(agent, data=request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
         agent = agent_update(agent=agent, data=serializer.validated_data)
         return Response(AgentOutputSerializer(agent).data)

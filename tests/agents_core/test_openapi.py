@@ -46,6 +46,10 @@ def test_the_schema_describes_write_only_credentials_and_the_read_side(api):
     assert "credentials" not in schemas["ToolOutput"]["properties"]
     assert schemas["ToolOutput"]["properties"]["has_credentials"]["type"] == "boolean"
     assert "results" in schemas["PaginatedAgentOutputList"]["properties"]
+    # PUT may leave out what the URL names; POST may not.
+    assert "slug" in schemas["AgentInput"]["required"]
+    assert "slug" not in schemas["AgentUpdateInput"].get("required", [])
+    assert not {"name", "kind"} & set(schemas["ToolUpdateInput"].get("required", []))
 
 
 def test_our_endpoints_generate_a_valid_schema_without_warnings():

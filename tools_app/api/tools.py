@@ -12,7 +12,12 @@ from rest_framework.views import APIView
 from studio.exceptions import NotFound
 from tools_app.models import Tool
 from tools_app.selectors import tool_get, tool_list
-from tools_app.serializers import ToolInputSerializer, ToolOutputSerializer, ToolTypeSerializer
+from tools_app.serializers import (
+    ToolInputSerializer,
+    ToolOutputSerializer,
+    ToolTypeSerializer,
+    ToolUpdateInputSerializer,
+)
 from tools_app.services.tools import (
     tool_create,
     tool_delete,
@@ -67,11 +72,11 @@ class ToolDetailApi(APIView):
     def get(self, request: Request, name: str) -> Response:
         return Response(ToolOutputSerializer(tool_or_404(request, name)).data)
 
-    @extend_schema(request=ToolInputSerializer, responses=ToolOutputSerializer)
+    @extend_schema(request=ToolUpdateInputSerializer, responses=ToolOutputSerializer)
     def put(self, request: Request, name: str) -> Response:
         return self._update(request, name, partial=False)
 
-    @extend_schema(request=ToolInputSerializer(partial=True), responses=ToolOutputSerializer)
+    @extend_schema(request=ToolUpdateInputSerializer(partial=True), responses=ToolOutputSerializer)
     def patch(self, request: Request, name: str) -> Response:
         return self._update(request, name, partial=True)
 
@@ -83,7 +88,7 @@ class ToolDetailApi(APIView):
     def _update(self, request: Request, name: str, *, partial: bool) -> Response:
         tool = tool_or_404(request, name)
         tool_ensure_editable(tool)  # a code tool answers 403 before any field is judged
-        serializer = ToolInputSerializer(tool, data=request.data, partial=partial)
+        serializer = ToolUpdateInputSerializer(tool, data=request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
         tool = tool_update(tool=tool, data=serializer.validated_data)
         return Response(ToolOutputSerializer(tool).data)
