@@ -13,7 +13,9 @@ from agents_core.models import Agent, AgentTool, Message, Run, Thread
 from tests.conftest import browser_login
 from tools_app.models import Tool
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# A fresh server's first run imports litellm (tens of seconds on a busy machine).
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
+              pytest.mark.timeout(300)]
 
 # Seconds between the offline model's chunks, and characters per argument chunk.
 SLOW = {"providerOptions": {"studio": {"delay": 0.06, "chunk_size": 4}}}
@@ -48,7 +50,7 @@ def note_tool(owner) -> Tool:
     )
 
 
-def system_tool(name: str) -> Tool:
+def tool_named(name: str) -> Tool:
     return Tool.objects.get(name=name)
 
 
@@ -63,6 +65,25 @@ def open_chat(browser, server: str, path: str):
     page.goto(f"{server}{path}")
     page.wait_for_selector("#conn-pill", state="attached")
     return page
+
+
+def warm_up(page) -> None:
+    """Run one message on a scratch thread, then delete it. The first run of a fresh server
+    imports litellm, which holds the server's event loop for seconds (see PROTOCOL.md,
+    "Requests from chat-ui"): tests that assert what is visible *while* a run streams do
+    this first, so that the stream they watch runs at the offline model's pace."""
+    page.evaluate(
+        """async () => {
+          const { api } = await import('/static/js/lib/api.js');
+          const thread = await api('/api/threads/', {method: 'POST',
+                                   body: {agent: 'weather-assistant', title: 'warm-up'}});
+          await api(`/api/threads/${thread.id}/runs/`, {method: 'POST', body: {message: 'hi'}});
+          while ((await api(`/api/threads/${thread.id}/`)).activeRun) {
+            await new Promise((resolve) => setTimeout(resolve, 200));
+          }
+          await api(`/api/threads/${thread.id}/`, {method: 'DELETE'});
+        }"""
+    )
 
 
 def send(page, text: str) -> None:
@@ -89,6 +110,7 @@ def squash(text: str) -> str:
 def test_a_message_streams_back_token_by_token(studio_server, browser, owner):
     make_agent(owner)
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
+    warm_up(page)
     message = "Tell me what you can do for a gardener who grows tomatoes and basil"
     send(page, message)
     # While the run streams: the composer is locked, and the text is a growing prefix.
@@ -118,6 +140,7 @@ def test_a_message_streams_back_token_by_token(studio_server, browser, owner):
 def test_a_tool_card_fills_its_argument_before_the_call_completes(studio_server, browser, owner):
     make_agent(owner, note_tool(owner))
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
+    warm_up(page)
     send(page, f'Call save_note with {{"text": "{LONG_NOTE}"}}')
     # An intermediate state: the card is still streaming and shows part of the text.
     partial = page.wait_for_function(
@@ -140,7 +163,7 @@ def test_a_tool_card_fills_its_argument_before_the_call_completes(studio_server,
 
 
 def test_the_user_answers_ask_user_in_place_and_the_run_continues(studio_server, browser, owner):
-    make_agent(owner, system_tool("ask_user"))
+    make_agent(owner, tool_named("ask_user"))
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
     send(page, "Ask me which city I live in")
     widget = page.locator(
@@ -163,7 +186,7 @@ def test_the_user_answers_ask_user_in_place_and_the_run_continues(studio_server,
 
 
 def test_the_user_approves_a_plan(studio_server, browser, owner):
-    make_agent(owner, system_tool("submit_plan"))
+    make_agent(owner, tool_named("submit_plan"))
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
     send(page, "Make a plan to repot the lemon tree")
     widget = page.locator(".tool-card[data-tool-name=submit_plan] form.widget-plan")
@@ -180,7 +203,7 @@ def test_the_user_approves_a_plan(studio_server, browser, owner):
 
 
 def test_rejecting_a_plan_needs_a_reason_the_model_then_reads(studio_server, browser, owner):
-    make_agent(owner, system_tool("submit_plan"))
+    make_agent(owner, tool_named("submit_plan"))
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
     send(page, "Make a plan to repot the lemon tree")
     widget = page.locator(".tool-card[data-tool-name=submit_plan] form.widget-plan")
@@ -220,6 +243,7 @@ def test_an_async_tool_shows_pending_then_its_result(studio_server, celery_worke
 def test_a_reload_mid_stream_keeps_the_conversation_intact(studio_server, browser, owner):
     make_agent(owner, note_tool(owner))
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
+    warm_up(page)
     send(page, f'Call save_note with {{"text": "{LONG_NOTE}"}} and tell me about it')
     page.wait_for_selector('.tool-card[data-tool-name="save_note"][data-status="streaming"]')
     page.reload()
@@ -247,6 +271,7 @@ def test_a_lost_connection_resumes_from_the_last_event_without_duplicates(
 ):
     make_agent(owner)
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
+    warm_up(page)
     send(page, "Describe in a few words how a tomato plant grows from seed to fruit in summer")
     page.wait_for_selector(".turn-assistant .msg-text.streaming")
     page.evaluate("() => window.chatStream.dropConnection()")

@@ -157,3 +157,64 @@ def test_stored_rows_with_a_payload_are_flattened_like_live_events(page):
     )
     assert result == {"seq": 7, "type": "tool-call", "run": "r1", "runId": "r1",
                       "toolCallId": "c1", "toolName": "w", "input": {"a": 1}}
+
+
+WIDGET_HARNESS = """
+async ({payload, pick, text}) => {
+  const { buildWidget, suspendKind } = await import('/static/js/lib/chat_widgets.js');
+  const sent = [];
+  const kind = suspendKind('ask_user', payload);
+  const form = buildWidget({kind, toolName: 'ask_user', payload,
+                            submit: async (answer) => { sent.push(answer); }});
+  document.body.append(form);
+  for (const value of pick || []) form.querySelector(`input[value="${value}"]`).click();
+  if (text !== undefined) form.querySelector('textarea[name=answer]').value = text;
+  form.querySelector('button[type=submit]').click();
+  await new Promise((r) => setTimeout(r, 50));
+  const shown = document.querySelector('.answered')?.textContent || null;
+  const inputs = [...form.querySelectorAll('input')].map((i) => i.type);
+  document.querySelector('.answered')?.remove();
+  form.remove();
+  return {kind, sent, shown, inputs};
+}
+"""
+
+
+def test_a_single_select_question_sends_the_chosen_option(page):
+    payload = {"kind": "ask-user", "question": "Which city?", "mode": "single",
+               "options": ["Paris", "Tokyo"]}
+    result = page.evaluate(WIDGET_HARNESS, {"payload": payload, "pick": ["Tokyo"]})
+    assert result["kind"] == "ask"
+    assert result["sent"] == [{"answer": "Tokyo"}]
+    assert result["shown"] == "You answered: Tokyo"
+
+
+def test_a_multi_select_question_sends_every_checked_option(page):
+    payload = {"kind": "ask-user", "question": "Which herbs?", "mode": "multi",
+               "options": ["basil", "mint", "thyme"]}
+    result = page.evaluate(WIDGET_HARNESS, {"payload": payload, "pick": ["basil", "thyme"]})
+    assert result["sent"] == [{"answer": ["basil", "thyme"]}]
+    assert result["shown"] == "You answered: basil, thyme"
+
+
+def test_a_question_without_an_answer_is_not_sent(page):
+    payload = {"kind": "ask-user", "question": "Anything else?", "mode": "free-text"}
+    result = page.evaluate(WIDGET_HARNESS, {"payload": payload, "text": "   "})
+    assert result["sent"] == []
+    assert result["shown"] is None
+
+
+def test_suspend_payload_kinds_pick_their_widget(page):
+    kinds = page.evaluate(
+        """async () => {
+          const { suspendKind } = await import('/static/js/lib/chat_widgets.js');
+          return [
+            suspendKind('submit_plan', {kind: 'plan-approval', plan: 'x'}),
+            suspendKind('weather', {kind: 'approval', tool: 'weather', input: {}}),
+            suspendKind('clock', {kind: 'client-function', function: 'local_time'}),
+            suspendKind('ask_user', {kind: 'ask-user', question: 'q'}),
+            suspendKind('custom', {anything: 1}),
+          ];
+        }"""
+    )
+    assert kinds == ["plan", "approval", "client", "ask", "generic"]

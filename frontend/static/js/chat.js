@@ -38,6 +38,7 @@ const state = {
   localUsers: [], // bubbles sent from this page, bound to the next run-start
   clientDone: new Set(),
   eventCount: 0,
+  partialRequests: 0,
   log: [],
 };
 
@@ -83,6 +84,13 @@ function ensureRun(runId) {
   conversation.append(element);
   run = { id: runId, element, body, foot, segment: null, status: "running", steps: 0 };
   state.runs.set(runId, run);
+  return run;
+}
+
+// A run first seen mid-stream (opened with ?since=): its output means it is running.
+function liveRun(runId) {
+  const run = ensureRun(runId);
+  if (!run.element.dataset.status) setRunStatus(run, "running");
   return run;
 }
 
@@ -136,6 +144,7 @@ function cardFor(event, { create = true } = {}) {
 // A card first seen through a delta (its start was never received): ask the server once
 // for the current partial value, and hold the deltas until it answers.
 function lateCard(event) {
+  liveRun(event.runId);
   const card = cardFor(event);
   if (!card.late) {
     card.late = { buffered: [], asked: false };
@@ -147,6 +156,7 @@ function lateCard(event) {
 function askPartial(card) {
   if (!card.late || card.late.asked) return;
   card.late.asked = state.stream?.send({ type: "get-partial", toolCallId: card.toolCallId }) || false;
+  if (card.late.asked) state.partialRequests += 1;
 }
 
 function hooksOf(event) {
@@ -170,9 +180,10 @@ const handlers = {
   },
   "text-delta"(event) {
     const delta = event.delta ?? event.textDelta ?? event.text ?? "";
-    if (delta) appendText(ensureRun(event.runId), delta);
+    if (delta) appendText(liveRun(event.runId), delta);
   },
   "tool-input-start"(event) {
+    liveRun(event.runId);
     const card = cardFor(event);
     card.late = null; // the start is here: deltas apply directly
     if (event.patches || event.argsTextDelta) card.applyDelta(event.patches, event.argsTextDelta);
@@ -574,14 +585,25 @@ async function openThread(threadId, { fresh = false } = {}) {
   state.threadId = threadId;
   app.dataset.thread = threadId;
   const scheme = location.protocol === "https:" ? "wss" : "ws";
+  // `?since=<seq>` opens a long thread at that event (a deep link, or a thread too long
+  // to replay): cards whose input started earlier are "late" and ask for their partial value.
+  const since = fresh ? 0 : Math.max(0, parseInt(new URLSearchParams(location.search).get("since") || "0", 10) || 0);
+  if (since > 1) {
+    hideEmpty();
+    conversation.append(el("div", { class: "since-banner" }, `Showing the conversation from event #${since}. `,
+      el("a", { href: location.pathname }, "Show all of it")));
+  }
   state.stream = new ThreadStream({
     wsUrl: `${scheme}://${location.host}/ws/threads/${threadId}/`,
     eventsUrl: `/api/threads/${threadId}/events/`,
+    after: since > 1 ? since - 1 : 0,
     onEvent: handleEvent,
     onState: setConnection,
     onGap: () => { $("fact-gaps").textContent = String(state.stream.stats.gaps); },
   });
-  window.chatStream = state.stream; // for the browser tests and the console
+  // For the console and the browser tests.
+  window.chatStream = state.stream;
+  window.chatDebug = { get partialRequests() { return state.partialRequests; } };
   // Before the history replays, so that the inbox sees every event in order.
   await mountInbox();
   if (!fresh) {

@@ -77,7 +77,14 @@ function askWidget(payload, { autoResume }) {
   const options = (payload.options || payload.choices || []).map(optionOf);
   const controls = [];
   if (mode === "text") {
-    controls.push(el("textarea", { name: "answer", rows: 2, placeholder: autoResume ? "Type your answer here or in the message box" : "Type your answer", "aria-label": "Your answer" }));
+    const text = el("textarea", { name: "answer", rows: 2, placeholder: autoResume ? "Type your answer here or in the message box" : "Type your answer", "aria-label": "Your answer" });
+    controls.push(text);
+    // Free text with suggested options: a click fills the answer, which stays editable.
+    if (options.length) {
+      controls.push(el("div", { class: "suggestions" }, options.map((option) => el("button", {
+        type: "button", class: "suggestion", onclick: () => { text.value = option.value; text.focus(); },
+      }, option.label))));
+    }
   } else {
     const type = mode === "multi" ? "checkbox" : "radio";
     const name = `answer-${Math.random().toString(36).slice(2, 8)}`;
