@@ -9,7 +9,11 @@ Host header is checked against ALLOWED_HOSTS as Django would.
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import json
+import sys
+import threading
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -72,21 +76,39 @@ async def guarded(scope: dict[str, Any], send: Any) -> Any:
     return user
 
 
+# The SDKs take seconds to import. Importing them inside a request would stall the whole
+# event loop (every other request and websocket of the process), so they are imported in
+# a thread: started when the router is built, awaited by the first request that needs them.
+_SDK_MODULES = {
+    "mcp": ["mcp_types", "mcp.server", "mcp.server.streamable_http_manager",
+            "tools_app.sources.mcp_server"],
+    "a2a": ["a2a.helpers", "a2a.server.request_handlers", "a2a.server.routes",
+            "a2a.server.tasks", "a2a.server.agent_execution", "tools_app.sources.a2a_server"],
+}
+
+
+def _import_sdk(name: str) -> Any:
+    for module in _SDK_MODULES[name]:
+        importlib.import_module(module)
+    return sys.modules[_SDK_MODULES[name][-1]]
+
+
 class SourcesRouter:
     """Routes the MCP and A2A prefixes to their apps; everything else to `app`."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
+        for name in _SDK_MODULES:
+            threading.Thread(target=_import_sdk, args=(name,), daemon=True,
+                             name=f"import-{name}").start()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             path = scope["path"]
             if path == MCP_PREFIX or path.startswith(MCP_PREFIX + "/"):
-                from tools_app.sources.mcp_server import mcp_asgi
-
-                return await mcp_asgi(scope, receive, send)
+                module = await asyncio.to_thread(_import_sdk, "mcp")
+                return await module.mcp_asgi(scope, receive, send)
             if path.startswith(A2A_PREFIX):
-                from tools_app.sources.a2a_server import a2a_asgi
-
-                return await a2a_asgi(scope, receive, send)
+                module = await asyncio.to_thread(_import_sdk, "a2a")
+                return await module.a2a_asgi(scope, receive, send)
         return await self.app(scope, receive, send)

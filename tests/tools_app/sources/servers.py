@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import httpx
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -19,6 +20,16 @@ from starlette.routing import Route
 from tests.conftest import free_port, wait_for_port
 
 API_KEY = "pets-secret-key"
+
+
+def http_get(*args, **kwargs):
+    # The first request to a fresh studio server may wait for the SDK imports (seconds on a
+    # busy machine): a generous bound, not a timing assertion.
+    return httpx.get(*args, timeout=60, **kwargs)
+
+
+def http_post(*args, **kwargs):
+    return httpx.post(*args, timeout=60, **kwargs)
 
 
 @contextmanager

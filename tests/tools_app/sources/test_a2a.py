@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx
 import pytest
 from rest_framework.authtoken.models import Token
 
 from agents_core.models import Agent
 from tests.conftest import free_port
-from tests.tools_app.sources.servers import A2A_TOKEN, serve_a2a_agent
+from tests.tools_app.sources.servers import A2A_TOKEN, http_get, http_post, serve_a2a_agent
 from tools_app.execution import tool_execute
 from tools_app.models import Tool, ToolSource
 from tools_app.sources.a2a import a2a_send
@@ -112,7 +111,7 @@ def test_a_studio_agent_answers_an_a2a_client(owner, studio_server, loopback):
     _studio_agent(owner)
     token = Token.objects.create(user=owner).key
     headers = {"Authorization": f"Token {token}"}
-    card = httpx.get(f"{studio_server}/a2a/helper/.well-known/agent-card.json",
+    card = http_get(f"{studio_server}/a2a/helper/.well-known/agent-card.json",
                      headers=headers).json()
     assert card["name"] == "Helper"
     assert card["supportedInterfaces"][0]["url"] == f"{studio_server}/a2a/helper/"
@@ -141,11 +140,11 @@ def test_the_a2a_endpoint_needs_a_token_and_an_agent_the_user_sees(owner, outsid
                                                                       studio_server):
     _studio_agent(owner)
     url = f"{studio_server}/a2a/helper/.well-known/agent-card.json"
-    assert httpx.get(url).status_code == 401
+    assert http_get(url).status_code == 401
     outsider_token = Token.objects.create(user=outsider).key
-    response = httpx.get(url, headers={"Authorization": f"Token {outsider_token}"})
+    response = http_get(url, headers={"Authorization": f"Token {outsider_token}"})
     assert response.status_code == 404
-    response = httpx.post(f"{studio_server}/a2a/helper/", json={
+    response = http_post(f"{studio_server}/a2a/helper/", json={
         "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}},
         headers={"Authorization": f"Token {outsider_token}"})
     assert response.status_code == 404

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx
 import pytest
 from rest_framework.authtoken.models import Token
 
 from tests.conftest import free_port
-from tests.tools_app.sources.servers import MCP_TOKEN, mcp_http_app, mcp_sse_app, serve
+from tests.tools_app.sources.servers import (
+    MCP_TOKEN,
+    http_post,
+    mcp_http_app,
+    mcp_sse_app,
+    serve,
+)
 from tools_app.execution import tool_execute
 from tools_app.models import Tool, ToolSource
 
@@ -174,7 +179,7 @@ async def _studio_mcp(url: str, token: str, call: tuple[str, dict] | None = None
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    http = httpx2.AsyncClient(headers={"Authorization": f"Token {token}"})
+    http = httpx2.AsyncClient(headers={"Authorization": f"Token {token}"}, timeout=60)
     async with Client(streamable_http_client(f"{url}/mcp/", http_client=http)) as client:
         tools = (await client.list_tools()).tools
         result = await client.call_tool(*call) if call else None
@@ -224,13 +229,13 @@ def test_a_failing_studio_tool_is_an_is_error_result(owner, studio_server):
 def test_the_studio_mcp_endpoint_refuses_missing_or_wrong_tokens(owner, studio_server):
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     headers = {"Accept": "application/json, text/event-stream"}
-    response = httpx.post(f"{studio_server}/mcp/", json=body, headers=headers)
+    response = http_post(f"{studio_server}/mcp/", json=body, headers=headers)
     assert response.status_code == 401
-    response = httpx.post(f"{studio_server}/mcp/", json=body,
+    response = http_post(f"{studio_server}/mcp/", json=body,
                           headers={**headers, "Authorization": "Token wrong"})
     assert response.status_code == 401
     token = Token.objects.create(user=owner).key
-    response = httpx.post(f"{studio_server}/mcp/", json=body,
+    response = http_post(f"{studio_server}/mcp/", json=body,
                           headers={**headers, "Authorization": f"Bearer {token}",
                                    "Host": "evil.example"})
     assert response.status_code == 400
