@@ -172,9 +172,13 @@ class EventSink:
                 if event["type"] == "tool-input-delta" and len(event.get("patches", ())) > 1:
                     event["patches"] = compact_patches(event["patches"])
             await db(events_store, thread_id=self.thread_id, run_id=self.run_id, events=events)
+            stored = time.perf_counter()
             await events_publish(thread_id=self.thread_id, events=events)
             self.published += len(events)
-            stats.add("flush_s", time.perf_counter() - started)
+            stats.add("flushes")
+            stats.add("events", len(events))
+            stats.add("store_s", stored - started)
+            stats.add("publish_s", time.perf_counter() - stored)
 
     async def close(self) -> None:
         if self.timer is not None:

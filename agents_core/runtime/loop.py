@@ -197,11 +197,8 @@ class Runner:
 
     # --- one model call ------------------------------------------------------------------
     async def _model_step(self) -> tuple[list[CallState], str]:
-        import litellm
-
         setup = self.setup
-        if setup.agent.model.startswith("studio/"):
-            from agents_core.runtime import offline  # noqa: F401 - registers the provider
+        litellm = await _litellm(offline=setup.agent.model.startswith("studio/"))
         # Signals delivered into this run are written to the thread's memory by the drain,
         # so reading the memory after it gives each of them to the model exactly once.
         await db(_signals_drain, setup.run)
@@ -676,6 +673,20 @@ class Runner:
                 await self._suspend(call, suspended, rest)
                 return True
         return False
+
+
+async def _litellm(*, offline: bool) -> Any:
+    """litellm, imported in a thread the first time: the import takes seconds, and the
+    event loop serves every websocket of the process meanwhile."""
+    import importlib
+    import sys
+
+    if "litellm" not in sys.modules or (
+            offline and "agents_core.runtime.offline" not in sys.modules):
+        await asyncio.to_thread(importlib.import_module, "litellm")
+        if offline:
+            await asyncio.to_thread(importlib.import_module, "agents_core.runtime.offline")
+    return sys.modules["litellm"]
 
 
 async def execute_run(run_id: Any, *, abort: asyncio.Event | None = None) -> RunResult:

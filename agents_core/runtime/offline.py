@@ -425,7 +425,11 @@ def _bench_chunks(messages: list[dict[str, Any]], params: dict[str, Any]) -> Ite
     tools = _tool_names(params.get("tools"))
     after_tools = messages and messages[-1].get("role") == "tool"
     stamp = _Stamp()
-    if after_tools or not tools:
+    if after_tools:
+        yield _chunk("done.")
+        yield _chunk(finish="stop", usage=None)
+        return
+    if not tools:
         for _ in range(count):
             yield _chunk(stamp())
         yield _chunk(finish="stop", usage=None)

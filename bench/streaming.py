@@ -1,0 +1,274 @@
+"""Concurrent preview chats against one Daphne process on the Redis channel layer.
+
+    python -m bench.streaming [--streams 1,10,50,100] [--rate 30] [--seconds 8]
+
+Starts Daphne (studio.asgi) as a subprocess with REDIS_URL set (channels_redis) and the
+runs executing in its event loop; N websocket clients (the `websockets` package) each
+start a chat with the offline provider in benchmark mode: it yields `rate` deltas per
+second (half text, half tool-argument), each stamped `<index>@<unix time>;`, so a client
+knows when the provider yielded it. One line per N on stdout:
+
+    streams=<N> rate=<deltas/s each> delivered=<events> lost=<count> p50_ms=<> p99_ms=<>
+    studio_us_per_delta=<> litellm_us_per_delta=<>
+
+latency = client receive time - provider yield time, per delta. lost = deltas yielded
+but never received (plus sequence gaps, reported on stderr). litellm_us_per_delta is the
+CPU litellm's stream wrapper costs per chunk (litellm over the offline provider minus the
+provider alone, measured in this process); studio_us_per_delta is the Daphne process's
+CPU during the phase divided by the deltas, minus litellm's share: parse, coalesce,
+persist (PostgreSQL), publish (Redis), consumer and websocket send.
+
+Uses DATABASE_URL (default postgres://postgres@127.0.0.1:5432/studio_bench, created and
+migrated if needed) and REDIS_URL (default redis://127.0.0.1:6379/14).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+STAMP = re.compile(r"(\d{7})@(\d+\.\d+);")
+DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/studio_bench"
+
+
+def _environment() -> dict[str, str]:
+    os.environ.setdefault("DATABASE_URL", DEFAULT_DB)
+    os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/14")
+    os.environ.setdefault("SECRET_KEY", "bench-" + secrets.token_hex(16))
+    os.environ["DJANGO_SETTINGS_MODULE"] = "bench._settings"
+    os.environ["STUDIO_CODE_MODULES"] = "bench._streaming_agent"
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ.setdefault("STUDIO_CHANNEL_PREFIX", f"bench-{os.getpid()}")
+    return dict(os.environ)
+
+
+def _ensure_database(url: str) -> None:
+    import psycopg
+    from dj_database_url import parse
+
+    config = parse(url)
+    if "postgresql" not in config["ENGINE"]:
+        return
+    admin = psycopg.connect(host=config["HOST"] or "127.0.0.1", port=config["PORT"] or 5432,
+                            user=config["USER"] or "postgres", dbname="postgres",
+                            autocommit=True)
+    with admin:
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s",
+                               [config["NAME"]]).fetchone()
+        if not exists:
+            admin.execute(f'CREATE DATABASE "{config["NAME"]}"')
+
+
+def _setup() -> tuple[Any, str]:
+    import django
+
+    env = _environment()
+    _ensure_database(env["DATABASE_URL"])
+    django.setup()
+    from django.contrib.auth import (
+        BACKEND_SESSION_KEY,
+        HASH_SESSION_KEY,
+        SESSION_KEY,
+        get_user_model,
+    )
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0, interactive=False)
+    user, _ = get_user_model().objects.get_or_create(username="bench-streaming")
+    session = SessionStore()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.save()
+    return user, f"sessionid={session.session_key}"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _start_daphne(port: int, stats_file: str) -> subprocess.Popen:
+    env = {**os.environ, "STUDIO_RUNTIME_STATS_FILE": stats_file, "PYTHONPATH": str(ROOT)}
+    log = open(ROOT / ".studio" / f"bench-daphne-{port}.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+         "studio.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"daphne exited; see {log.name}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise TimeoutError("daphne did not listen")
+
+
+async def _litellm_us_per_chunk(chunks: int = 3000) -> float:
+    """CPU per chunk of litellm's stream wrapper over the offline provider."""
+    import litellm
+
+    from agents_core.runtime import offline
+
+    tools = [{"type": "function", "function": {"name": "bench_sink", "parameters": {}}}]
+    messages = [{"role": "user", "content": "go"}]
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        raw = sum(1 for _ in offline.chunks(messages, {"stamp": chunks, "tools": tools}))
+        raw_cpu = time.process_time() - started
+        started = time.process_time()
+        response = await litellm.acompletion(model="studio/scripted", messages=messages,
+                                             stream=True, tools=tools, stamp=chunks, delay=0)
+        count = 0
+        async for _ in response:
+            count += 1
+        total = time.process_time() - started
+        best = min(best, (total - raw_cpu) / max(count, raw) * 1e6)
+    return best
+
+
+class Client:
+    def __init__(self, thread_id: str) -> None:
+        self.thread_id = thread_id
+        self.latencies: list[float] = []
+        self.stamps: set[int] = set()
+        self.events = 0
+        self.gaps = 0
+        self.error = ""
+
+    async def chat(self, base: str, cookie: str, rate: float, deltas: int,
+                   timeout: float) -> None:
+        import websockets
+
+        url = base.replace("http", "ws") + f"/ws/threads/{self.thread_id}/"
+        headers = {"Cookie": cookie, "Origin": base}
+        async with websockets.connect(url, additional_headers=headers, max_size=None,
+                                      ping_interval=None) as ws:
+            await ws.send(json.dumps({"type": "chat", "text": "go", "options": {
+                "providerOptions": {"studio": {"delay": 1 / rate, "stamp": deltas}}}}))
+            last_seq = 0
+            async with asyncio.timeout(timeout):
+                async for message in ws:
+                    received = time.time()
+                    event = json.loads(message)
+                    self.events += 1
+                    seq = event.get("seq")
+                    if seq is not None:
+                        if seq != last_seq + 1 and last_seq:
+                            self.gaps += 1
+                        last_seq = seq
+                    text = event.get("textDelta") or event.get("argsTextDelta") or ""
+                    for index, stamp in STAMP.findall(text):
+                        self.stamps.add(int(index))
+                        self.latencies.append((received - float(stamp)) * 1000)
+                    if event["type"] in ("run-finish", "run-error"):
+                        if event["type"] == "run-error":
+                            self.error = event.get("error", "")
+                        return
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def _phase(user: Any, cookie: str, base: str, pid: int, streams: int, rate: float,
+           seconds: float) -> dict[str, Any]:
+    from agents_core.models import Agent
+    from agents_core.services.threads import thread_create
+
+    agent = Agent.objects.get(slug="bench-streamer")
+    clients = [Client(str(thread_create(user=user, agent=agent).pk)) for _ in range(streams)]
+    deltas = int(rate * seconds)
+    cpu_before = _cpu_seconds(pid)
+
+    async def go() -> None:
+        results = await asyncio.gather(*(c.chat(base, cookie, rate, deltas, seconds * 10 + 60)
+                                         for c in clients), return_exceptions=True)
+        for client, result in zip(clients, results, strict=True):
+            if isinstance(result, BaseException):
+                # Counted: what it did not receive is lost.
+                client.error = f"{type(result).__name__}: {result}"
+
+    started = time.monotonic()
+    asyncio.run(go())
+    wall = time.monotonic() - started
+    cpu = _cpu_seconds(pid) - cpu_before
+    latencies = [lat for c in clients for lat in c.latencies]
+    return {
+        "deltas": deltas * streams,
+        "delivered": sum(c.events for c in clients),
+        "lost": sum(deltas - len(c.stamps) for c in clients),
+        "gaps": sum(c.gaps for c in clients),
+        "errors": [c.error for c in clients if c.error],
+        "p50": _percentile(latencies, 0.5), "p99": _percentile(latencies, 0.99),
+        "cpu": cpu, "wall": wall,
+    }
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    options.add_argument("--streams", default="1,10,50,100")
+    options.add_argument("--rate", type=float, default=30.0)
+    options.add_argument("--seconds", type=float, default=8.0)
+    args = options.parse_args()
+    user, cookie = _setup()
+    (ROOT / ".studio").mkdir(exist_ok=True)
+    litellm_us = asyncio.run(_litellm_us_per_chunk())
+    port = _free_port()
+    stats_file = str(ROOT / ".studio" / f"bench-runtime-stats-{port}.json")
+    proc = _start_daphne(port, stats_file)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        # Warm up: the first chat imports litellm in the server (seconds of CPU).
+        for attempt in range(3):
+            try:
+                _phase(user, cookie, base, proc.pid, 1, 50, 1)
+                break
+            except Exception as exc:  # noqa: BLE001
+                print(f"# warm-up attempt {attempt + 1} failed: {exc}", file=sys.stderr)
+        for streams in [int(n) for n in args.streams.split(",")]:
+            result = _phase(user, cookie, base, proc.pid, streams, args.rate, args.seconds)
+            studio_us = result["cpu"] * 1e6 / result["deltas"] - litellm_us
+            print(f"streams={streams} rate={args.rate:g} delivered={result['delivered']} "
+                  f"lost={result['lost']} p50_ms={result['p50']:.1f} p99_ms={result['p99']:.1f} "
+                  f"studio_us_per_delta={studio_us:.0f} litellm_us_per_delta={litellm_us:.0f}",
+                  flush=True)
+            print(f"#  {result['deltas']} deltas in {result['wall']:.1f} s; Daphne CPU "
+                  f"{result['cpu']:.1f} s ({result['cpu'] / result['wall'] * 100:.0f}% of a "
+                  f"core); sequence gaps seen by clients: {result['gaps']}; run errors: "
+                  f"{len(result['errors'])} {result['errors'][:1]}", file=sys.stderr, flush=True)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+if __name__ == "__main__":
+    main()
