@@ -11,7 +11,9 @@ from tests.conftest import browser_login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SLOW = {"providerOptions": {"studio": {"delay": 0.25, "chunk_size": 2}}, "maxSteps": 4}
+# One argument character per chunk: the first step streams for seconds, the window in
+# which the test sends its notification; text words come at the same pace.
+SLOW = {"providerOptions": {"studio": {"delay": 0.25, "chunk_size": 1}}, "maxSteps": 4}
 
 
 @pytest.fixture
