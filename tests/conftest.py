@@ -225,3 +225,14 @@ def browser_login(browser, base_url: str, username: str, password: str = "passwo
     page.click("button[type=submit]")
     page.wait_for_url(f"{base_url}/**")
     return page
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Run the browser tests last.
+
+    Playwright's sync API keeps an event loop running in the main thread once a session
+    browser is up; async tests (pytest-asyncio, Channels' communicator) that ran after it
+    would find a loop already running. Moving browser tests to the end keeps the session
+    browser shared and the async tests clean. The sort is stable: files keep their order.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
