@@ -235,4 +235,9 @@ def pytest_collection_modifyitems(config, items) -> None:
     would find a loop already running. Moving browser tests to the end keeps the session
     browser shared and the async tests clean. The sort is stable: files keep their order.
     """
-    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+    def uses_browser(item) -> bool:
+        return item.get_closest_marker("browser") is not None or "browser" in getattr(
+            item, "fixturenames", ()
+        )
+
+    items.sort(key=uses_browser)
