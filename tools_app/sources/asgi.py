@@ -13,7 +13,6 @@ import asyncio
 import importlib
 import json
 import sys
-import threading
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -77,8 +76,9 @@ async def guarded(scope: dict[str, Any], send: Any) -> Any:
 
 
 # The SDKs take seconds to import. Importing them inside a request would stall the whole
-# event loop (every other request and websocket of the process), so they are imported in
-# a thread: started when the router is built, awaited by the first request that needs them.
+# event loop (every other request and websocket of the process), so the first request
+# that needs them imports them in a worker thread and awaits it. (Not at startup: that
+# would slow down every process's first pages for endpoints most never serve.)
 _SDK_MODULES = {
     "mcp": ["mcp_types", "mcp.server", "mcp.server.streamable_http_manager",
             "tools_app.sources.mcp_server"],
@@ -98,9 +98,6 @@ class SourcesRouter:
 
     def __init__(self, app: Any) -> None:
         self.app = app
-        for name in _SDK_MODULES:
-            threading.Thread(target=_import_sdk, args=(name,), daemon=True,
-                             name=f"import-{name}").start()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
