@@ -59,7 +59,14 @@ def document_diff(before: dict[str, Any], after: dict[str, Any]) -> list[dict[st
                 if old.get(key) != new.get(key):
                     path = f"tool_descriptions.{key}"
                     diff = line_diff(as_text(old.get(key)), as_text(new.get(key)), label=path)
-                    entries.append({"field": path, **diff})
+                    entry = {"field": path, **diff}
+                    if key not in old or key not in new:
+                        entry["note"] = "override added" if key not in old else "back to code"
+                    entries.append(entry)
             continue
-        entries.append({"field": field, **line_diff(as_text(old), as_text(new), label=field)})
+        entry = {"field": field, **line_diff(as_text(old), as_text(new), label=field)}
+        if field == "instructions" and (old is None or new is None):
+            # A code agent's override appearing or going away, not text typed from nothing.
+            entry["note"] = "override added" if old is None else "override removed: back to code"
+        entries.append(entry)
     return entries

@@ -430,7 +430,9 @@ function renderDiff(container, entries) {
   for (const entry of entries) {
     const block = document.createElement("div");
     block.className = "diff-block";
-    block.append(Object.assign(document.createElement("div"), { className: "diff-field", textContent: entry.field }));
+    const title = Object.assign(document.createElement("div"), { className: "diff-field", textContent: entry.field });
+    if (entry.note) title.append(Object.assign(document.createElement("span"), { className: "diff-note", textContent: ` · ${entry.note}` }));
+    block.append(title);
     const table = document.createElement("table");
     table.className = "diff-table";
     for (const line of entry.lines) {
@@ -448,6 +450,8 @@ function renderDiff(container, entries) {
 }
 
 // --- revisions ----------------------------------------------------------------------------
+let selectedRevision = null;
+
 async function loadRevisions() {
   const list = $("revision-list");
   if (!config.canViewRevisions) {
@@ -467,6 +471,7 @@ async function loadRevisions() {
     button.querySelector("strong").textContent = `v${rev.version}${kind}`;
     button.querySelector(".muted").textContent = `${rev.author || "someone"} · ${when(rev.created_at)}`;
     button.querySelector(".fields").textContent = rev.fields.join(", ");
+    button.classList.toggle("selected", rev.id === selectedRevision);
     button.addEventListener("click", () => showRevision(rev.id));
     li.append(button);
     list.append(li);
@@ -477,6 +482,7 @@ async function showRevision(id) {
   const res = await call(`${config.urls.revisions}${id}/`);
   if (!res.ok) return;
   const rev = res.data;
+  selectedRevision = id;
   for (const b of document.querySelectorAll(".revision")) b.classList.toggle("selected", b.dataset.id === String(id));
   $("revision-detail").hidden = false;
   $("revision-title").textContent = `Version ${rev.version} by ${rev.author || "someone"}`;

@@ -258,3 +258,15 @@ def test_revisions_are_paginated_newest_first(code_agent, editor_api):
     assert body["count"] == 3
     assert [r["version"] for r in body["results"]] == [4, 3]
     assert body["next"]
+
+
+def test_a_revision_diff_says_when_an_override_appears_or_goes(code_agent, editor_api):
+    editor_api.patch(url(code_agent), {"instructions": "X.", "version": 1}, format="json")
+    editor_api.post(
+        url(code_agent, "overrides/reset"), {"field": "instructions", "version": 2}, format="json"
+    )
+    newest, oldest = editor_api.get(url(code_agent, "revisions/")).json()["results"]
+    added = editor_api.get(url(code_agent, f"revisions/{oldest['id']}/")).json()["diff"]
+    removed = editor_api.get(url(code_agent, f"revisions/{newest['id']}/")).json()["diff"]
+    assert added[0]["note"] == "override added"
+    assert removed[0]["note"] == "override removed: back to code"
