@@ -86,6 +86,19 @@ def warm_up(page) -> None:
     )
 
 
+def widget_of(page, tool: str, kind: str):
+    """The open widget of a suspended call (kind: ask, plan, approval)."""
+    widget = page.locator(f".tool-card[data-tool-name={tool}] form.widget-{kind}")
+    widget.wait_for()
+    return widget
+
+
+def card_when(page, tool: str, status: str):
+    """The card of a call, once it has reached a status."""
+    page.wait_for_selector(f'.tool-card[data-tool-name="{tool}"][data-status="{status}"]')
+    return page.locator(f".tool-card[data-tool-name={tool}]")
+
+
 def send(page, text: str) -> None:
     page.fill("#composer-input", text)
     page.press("#composer-input", "Enter")
@@ -166,10 +179,7 @@ def test_the_user_answers_ask_user_in_place_and_the_run_continues(studio_server,
     make_agent(owner, tool_named("ask_user"))
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
     send(page, "Ask me which city I live in")
-    widget = page.locator(
-        '.tool-card[data-tool-name="ask_user"][data-status="suspended"] form.widget-ask'
-    )
-    widget.wait_for()
+    widget = widget_of(page, "ask_user", "ask")
     assert "Which city I live in?" in widget.locator(".widget-title").inner_text()
     assert page.locator("#composer-input").is_disabled()  # no auto-resume: answer the card
     page.screenshot(path="/tmp/chat-ask-user.png")
@@ -189,13 +199,11 @@ def test_the_user_approves_a_plan(studio_server, browser, owner):
     make_agent(owner, tool_named("submit_plan"))
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
     send(page, "Make a plan to repot the lemon tree")
-    widget = page.locator(".tool-card[data-tool-name=submit_plan] form.widget-plan")
-    widget.wait_for()
+    widget = widget_of(page, "submit_plan", "plan")
     assert "repot the lemon tree" in widget.inner_text()
     page.screenshot(path="/tmp/chat-plan.png")
     widget.locator("button.approve").click()
-    page.wait_for_selector('.tool-card[data-tool-name="submit_plan"][data-status="completed"]')
-    card = page.locator(".tool-card[data-tool-name=submit_plan]")
+    card = card_when(page, "submit_plan", "completed")
     assert "Plan approved" in card.inner_text()
     assert '"approved": true' in card.locator(".tool-result").inner_text()
     wait_idle(page)
@@ -206,8 +214,7 @@ def test_rejecting_a_plan_needs_a_reason_the_model_then_reads(studio_server, bro
     make_agent(owner, tool_named("submit_plan"))
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
     send(page, "Make a plan to repot the lemon tree")
-    widget = page.locator(".tool-card[data-tool-name=submit_plan] form.widget-plan")
-    widget.wait_for()
+    widget = widget_of(page, "submit_plan", "plan")
     widget.locator("button.reject").click()
     assert "Say why" in widget.locator(".widget-error").inner_text()
     widget.locator("textarea.reason").fill("Wait until spring")

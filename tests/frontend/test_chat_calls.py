@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from agents_core.models import AgentTool, Message, Run, StreamEvent, Thread
+from agents_core.models import Agent, AgentTool, Message, Run, StreamEvent, Thread
 from tests.conftest import browser_login
 from tests.frontend.test_chat import (
     LONG_NOTE,
+    card_when,
     make_agent,
     note_tool,
     open_chat,
@@ -17,6 +18,7 @@ from tests.frontend.test_chat import (
     tool_named,
     wait_idle,
     warm_up,
+    widget_of,
 )
 from tools_app.models import Tool
 
@@ -69,8 +71,7 @@ def test_a_missing_browser_function_is_an_error_the_model_sees(studio_server, br
     make_agent(owner, client_tool(owner, "scan_barcode", "scan_barcode"))
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
     send(page, "Use scan_barcode")
-    page.wait_for_selector('.tool-card[data-tool-name="scan_barcode"][data-status="failed"]')
-    card = page.locator(".tool-card[data-tool-name=scan_barcode]")
+    card = card_when(page, "scan_barcode", "failed")
     assert 'No client function named "scan_barcode"' in card.locator(".tool-result").inner_text()
     wait_idle(page)
     page.context.close()
@@ -86,13 +87,11 @@ def test_a_call_that_needs_approval_runs_once_approved(studio_server, browser, o
     approval_agent(owner)
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
     send(page, "Use weather_lookup for Sydney")
-    widget = page.locator(".tool-card[data-tool-name=weather_lookup] form.widget-approval")
-    widget.wait_for()
+    widget = widget_of(page, "weather_lookup", "approval")
     assert "Sydney" in widget.inner_text()
     page.screenshot(path="/tmp/chat-approval.png")
     widget.locator("button.approve").click()
-    page.wait_for_selector('.tool-card[data-tool-name="weather_lookup"][data-status="completed"]')
-    card = page.locator(".tool-card[data-tool-name=weather_lookup]")
+    card = card_when(page, "weather_lookup", "completed")
     assert "Approved" in card.inner_text()
     assert '"conditions": "sunny"' in card.locator(".tool-result").inner_text()
     wait_idle(page)
@@ -103,12 +102,10 @@ def test_a_declined_call_gives_the_model_the_reason(studio_server, browser, owne
     approval_agent(owner)
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
     send(page, "Use weather_lookup for Sydney")
-    widget = page.locator(".tool-card[data-tool-name=weather_lookup] form.widget-approval")
-    widget.wait_for()
+    widget = widget_of(page, "weather_lookup", "approval")
     widget.locator("textarea.reason").fill("Sydney is not on the list today")
     widget.locator("button.reject").click()
-    page.wait_for_selector('.tool-card[data-tool-name="weather_lookup"][data-status="failed"]')
-    card = page.locator(".tool-card[data-tool-name=weather_lookup]")
+    card = card_when(page, "weather_lookup", "failed")
     assert "Declined: Sydney is not on the list today" in card.inner_text()
     assert "declined this call: Sydney is not on the list today" in card.inner_text()
     wait_idle(page)
@@ -187,3 +184,21 @@ def test_a_card_that_joins_late_asks_for_the_partial_value_once(studio_server, b
     assert asked == 1
     late.context.close()
     first.context.close()
+
+
+def test_a_model_error_ends_the_run_with_a_readable_message(studio_server, browser, owner):
+    # A provider that cannot be reached (nothing listens on port 9): never a hung spinner.
+    Agent.objects.create(
+        slug="unreachable", name="Unreachable", model="openai/gpt-4o-mini", owner=owner,
+        source="studio", default_options={"modelSettings": {
+            "apiBase": "http://127.0.0.1:9/v1", "apiKey": "test-key", "numRetries": 0}},
+    )
+    page = open_chat(browser, studio_server, "/chat/unreachable/")
+    send(page, "Hello")
+    page.wait_for_selector('.turn-assistant[data-status="failed"]')
+    note = page.locator(".turn-assistant .run-note-failed").inner_text()
+    assert note.startswith("Run failed: ") and "could not be reached" in note
+    assert not page.locator("#composer-input").is_disabled()
+    assert page.locator("#run-pill").is_hidden()
+    page.screenshot(path="/tmp/chat-model-error.png")
+    page.context.close()

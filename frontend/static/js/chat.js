@@ -287,8 +287,17 @@ const handlers = {
     const run = ensureRun(event.runId);
     const status = String(event.status || event.finishReason || "completed").toLowerCase();
     if (status.includes("suspend") || anySuspended(event.runId)) setRunStatus(run, "suspended");
+    else if (event.finishReason === "superseded") setRunStatus(run, "aborted", "Closed: a new message was sent instead of an answer");
     else if (status.includes("abort") || status.includes("cancel")) setRunStatus(run, "aborted");
-    else setRunStatus(run, "completed");
+    else {
+      setRunStatus(run, "completed");
+      // What a developer wants to know about a finished run, small and out of the way.
+      const facts = [];
+      if (event.steps) facts.push(`${event.steps} step${event.steps === 1 ? "" : "s"}`);
+      if (event.usage && event.usage.total_tokens) facts.push(`${event.usage.total_tokens} tokens`);
+      if (event.finishReason && !["stop", "tool-calls"].includes(event.finishReason)) facts.push(`finished: ${event.finishReason}`);
+      if (facts.length) run.foot.append(el("span", { class: "run-facts-line muted" }, facts.join(" · ")));
+    }
   },
   "run-error"(event) {
     state.awaitingRun = false;
@@ -332,11 +341,19 @@ function anySuspended(runId) {
   return false;
 }
 
+// Run state changes show in the thread list (running / waiting for you).
+const THREAD_LIST_EVENTS = new Set(["run-start", "run-finish", "run-error", "tool-call-suspended"]);
+let threadRefresh = 0;
+
 function handleEvent(event) {
   state.eventCount += 1;
   logEvent(event);
   const handler = handlers[event.type];
   if (handler) keepScrolled(() => handler(event));
+  if (!state.replaying && THREAD_LIST_EVENTS.has(event.type)) {
+    clearTimeout(threadRefresh);
+    threadRefresh = setTimeout(loadThreads, 300);
+  }
   broadcast(event);
 }
 
@@ -559,7 +576,10 @@ async function loadThreads() {
     list.replaceChildren(...threads.map((thread) => el("li", { class: `thread-item${thread.id === state.threadId ? " active" : ""}`, dataset: { threadId: thread.id } },
       el("a", { href: `${app.dataset.chatUrl}t/${thread.id}/` },
         el("span", { class: "thread-title" }, thread.title || "Untitled chat"),
-        el("span", { class: "thread-time muted" }, relativeTime(thread.updated_at || thread.updatedAt || thread.created_at))))));
+        el("span", { class: "thread-meta muted" },
+          relativeTime(thread.updated_at || thread.updatedAt || thread.created_at),
+          thread.activeRun ? el("span", { class: `thread-state thread-state-${thread.activeRun.status}` },
+            thread.activeRun.status === "suspended" ? "waiting for you" : "running") : "")))));
   } catch (error) {
     const reason = error.status ? `HTTP ${error.status}` : error.message;
     list.replaceChildren(el("li", { class: "error" }, `Threads could not be loaded (${reason}).`));
