@@ -197,7 +197,8 @@ def test_a_model_error_ends_the_run_with_a_readable_message(studio_server, brows
     send(page, "Hello")
     page.wait_for_selector('.turn-assistant[data-status="failed"]')
     note = page.locator(".turn-assistant .run-note-failed").inner_text()
-    assert note.startswith("Run failed: ") and "could not be reached" in note
+    assert note.startswith("Run failed: The model provider")
+    assert "openai/gpt-4o-mini" in note and "Connection error" in note
     assert not page.locator("#composer-input").is_disabled()
     assert page.locator("#run-pill").is_hidden()
     page.screenshot(path="/tmp/chat-model-error.png")
