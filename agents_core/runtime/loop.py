@@ -126,6 +126,7 @@ class Runner:
         self.usage: dict[str, int] = {}
         self.last_text = ""
         self.partial_text = ""
+        self.step_message: int | None = None
         self.hooks = {**setup.hooks, **active.hooks}
 
     # --- the run -------------------------------------------------------------------------
@@ -184,7 +185,7 @@ class Runner:
         try:
             await db(store.run_finish_save, run_id=self.run_id, status=run_status, error=error,
                      usage=self.usage, thread_id=self.setup.thread_id,
-                     partial_text=self.partial_text)
+                     partial_text=self.partial_text, message_id=self.step_message)
             self.sink.failed = None
             await self.sink.emit(event, usage=self.usage, steps=self.step, **fields)
         except Exception:  # noqa: BLE001
@@ -214,6 +215,8 @@ class Runner:
         if kwargs["model"].startswith("openai/") or "api_base" in kwargs:
             kwargs["stream_options"] = {"include_usage": True}
         self._check_abort()
+        self.step_message = await db(store.step_message_start, run_id=self.run_id,
+                                     thread_id=setup.thread_id)
         try:
             response = await litellm.acompletion(**kwargs)
         except Exception as exc:  # noqa: BLE001
@@ -380,8 +383,9 @@ class Runner:
         return self._display(call, transform, call.input, "input")
 
     async def _save_step(self, text: str, calls: list[CallState]) -> None:
+        message_id, self.step_message = self.step_message, None
         pks = await db(store.step_save, run_id=self.run_id, thread_id=self.setup.thread_id,
-                       step=self.step, text=text, calls=[
+                       step=self.step, text=text, message_id=message_id, calls=[
                            {"id": c.id, "name": c.name, "input": c.input,
                             "display": self._display_input(c),
                             "inputText": "".join(c.text),

@@ -10,8 +10,16 @@ from django.utils import timezone
 from agents_core.models import Message, MessageRole, Run, RunStatus, ToolCall, ToolCallStatus
 
 
+def step_message_start(*, run_id: Any, thread_id: Any) -> int:
+    """The step's assistant message, created when the model call starts: whatever reaches
+    the thread while the model streams (a finished async tool, a signal) is numbered after
+    it, so the next model call sees it as new instead of as something it answered."""
+    return Message.objects.create(thread_id=thread_id, run_id=run_id,
+                                  role=MessageRole.ASSISTANT, parts=[]).pk
+
+
 def step_save(*, run_id: Any, thread_id: Any, step: int, text: str,
-              calls: list[dict[str, Any]]) -> dict[str, int]:
+              calls: list[dict[str, Any]], message_id: int | None = None) -> dict[str, int]:
     """The assistant message of a step and its tool calls; returns {toolCallId: ToolCall pk}."""
     parts: list[dict[str, Any]] = []
     if text:
@@ -21,7 +29,12 @@ def step_save(*, run_id: Any, thread_id: Any, step: int, text: str,
                       "input": call.get("display", call["input"])})
     now = timezone.now()
     with transaction.atomic():
-        if parts:
+        if message_id is not None:
+            if parts:
+                Message.objects.filter(pk=message_id).update(parts=parts)
+            else:
+                Message.objects.filter(pk=message_id).delete()
+        elif parts:
             Message.objects.create(thread_id=thread_id, run_id=run_id,
                                    role=MessageRole.ASSISTANT, parts=parts)
         rows = ToolCall.objects.bulk_create([
@@ -71,9 +84,16 @@ def run_suspend_save(*, run_id: Any, call_pk: int, payload: dict[str, Any],
 
 def run_finish_save(*, run_id: Any, status: str, error: str = "",
                     usage: dict[str, Any] | None = None, text: str = "",
-                    thread_id: Any = None, partial_text: str = "") -> None:
+                    thread_id: Any = None, partial_text: str = "",
+                    message_id: int | None = None) -> None:
     with transaction.atomic():
-        if partial_text and thread_id is not None:
+        if message_id is not None:
+            # The step that was streaming: keep what it produced, or drop the empty row.
+            if partial_text:
+                Message.objects.filter(pk=message_id, parts=[]).update(
+                    parts=[{"type": "text", "text": partial_text}])
+            Message.objects.filter(pk=message_id, parts=[]).delete()
+        elif partial_text and thread_id is not None:
             # What an aborted or failed step had streamed is kept in the transcript.
             Message.objects.create(thread_id=thread_id, run_id=run_id,
                                    role=MessageRole.ASSISTANT,

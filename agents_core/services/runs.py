@@ -106,12 +106,42 @@ def run_start(*, thread: Thread, message: str, user: Any,
 def run_start_safe(*, thread: Thread, message: str, user: Any,
                    options: dict[str, Any] | None = None) -> Run:
     """run_start for REST and websockets: a running run is a 409, not an IntegrityError."""
-    try:
-        with transaction.atomic():
-            return run_start(thread=thread, message=message, user=user, options=options)
-    except IntegrityError:
-        raise Conflict("A run is already streaming on this thread; wait for it to finish "
-                       "or stop it.", code="run_running") from None
+    for attempt in range(2):
+        try:
+            with transaction.atomic():
+                return run_start(thread=thread, message=message, user=user, options=options)
+        except IntegrityError:
+            if attempt == 0 and _recover_stale(thread):
+                continue
+            raise Conflict("A run is already streaming on this thread; wait for it to finish "
+                           "or stop it.", code="run_running") from None
+    raise AssertionError("unreachable")
+
+
+def _recover_stale(thread: Thread) -> bool:
+    """A run left `running` by a process that died (nothing published for a long while,
+    and not executing here) would block its thread for ever: end it as failed."""
+    from datetime import timedelta
+
+    from django.conf import settings
+
+    stale_after = timedelta(seconds=getattr(settings, "STUDIO_RUN_STALE_SECONDS", 600))
+    run = thread.runs.filter(status=RunStatus.RUNNING).first()
+    if run is None or active_runs.get(run.pk) is not None:
+        return False
+    last = run.events.order_by("-seq").values_list("created_at", flat=True).first()
+    if (last or run.created_at) > timezone.now() - stale_after:
+        return False
+    error = "The run was interrupted (its server process stopped) and was ended."
+    with transaction.atomic():
+        if Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
+                status=RunStatus.FAILED, error=error, finished_at=timezone.now()) != 1:
+            return False
+        run.tool_calls.filter(status__in=[ToolCallStatus.RUNNING, ToolCallStatus.STREAMING]
+                              ).update(status=ToolCallStatus.FAILED, error=error)
+        events_emit_sync(thread_id=thread.pk, run_id=run.pk, events=[
+            {"type": "run-error", "runId": str(run.pk), "error": error, "code": "interrupted"}])
+    return True
 
 
 def _supersede(run: Run) -> None:

@@ -33,8 +33,6 @@ async def test_an_async_tool_runs_on_a_worker_and_its_result_joins_the_next_turn
     pending = next(e for e in events if e["type"] == "tool-call-pending")
     assert pending["output"] == {"status": "pending"}
     assert run.status == "completed"
-    answer = "".join(e["textDelta"] for e in events if e["type"] == "text-delta" and e["step"] == 2)
-    assert "running in the background" in answer
 
     for _ in range(300):
         later = [e for e in await database_sync_to_async(events_of)(thread)
@@ -49,8 +47,12 @@ async def test_an_async_tool_runs_on_a_worker_and_its_result_joins_the_next_turn
     assert call.status == "completed"
 
     _, next_events = await run_to_end(thread, "what happened?", owner)
-    text = "".join(e["textDelta"] for e in next_events if e["type"] == "text-delta")
+    # The result reaches the model at its next call after completion: step 2 of the same
+    # run when the worker was faster than the model, else the next run.
+    everything = await database_sync_to_async(events_of)(thread)
+    text = "".join(e["textDelta"] for e in everything if e["type"] == "text-delta")
     assert "A background job finished" in text and "function [rt_report] completed" in text
+    assert text.count("function [rt_report] completed") == 1
     context = await database_sync_to_async(
         lambda: Message.objects.get(thread=thread, role="signal").parts[0]["text"])()
     prefix, suffix = "<context>function [rt_report] completed with response ", "</context>"
