@@ -67,6 +67,14 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         self.last_seq = seq
         await self.send_json(event)
 
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # Channels checks the database connection (a hop to the one sync thread) before
+        # every message; stream events do not touch the database, and there are many.
+        if message.get("type") == "stream.events":
+            await self.stream_events(message)
+            return
+        await super().dispatch(message)
+
     # --- group messages ------------------------------------------------------------------
     async def stream_events(self, message: dict[str, Any]) -> None:
         for event in message["events"]:

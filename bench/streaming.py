@@ -158,14 +158,19 @@ class Client:
         self.gaps = 0
         self.error = ""
 
-    async def chat(self, base: str, cookie: str, rate: float, deltas: int,
-                   timeout: float) -> None:
+    async def connect(self, base: str, cookie: str, gate: asyncio.Semaphore) -> None:
         import websockets
 
         url = base.replace("http", "ws") + f"/ws/threads/{self.thread_id}/"
         headers = {"Cookie": cookie, "Origin": base}
-        async with websockets.connect(url, additional_headers=headers, max_size=None,
-                                      ping_interval=None) as ws:
+        # Handshakes a few at a time: Daphne drops a socket not accepted within 5 s.
+        async with gate:
+            self.ws = await websockets.connect(url, additional_headers=headers, max_size=None,
+                                               ping_interval=None, open_timeout=60)
+
+    async def chat(self, base: str, cookie: str, rate: float, deltas: int,
+                   timeout: float) -> None:
+        async with self.ws as ws:
             await ws.send(json.dumps({"type": "chat", "text": "go", "options": {
                 "providerOptions": {"studio": {"delay": 1 / rate, "stamp": deltas}}}}))
             last_seq = 0
@@ -204,9 +209,11 @@ def _phase(user: Any, cookie: str, base: str, pid: int, streams: int, rate: floa
     agent = Agent.objects.get(slug="bench-streamer")
     clients = [Client(str(thread_create(user=user, agent=agent).pk)) for _ in range(streams)]
     deltas = int(rate * seconds)
-    cpu_before = _cpu_seconds(pid)
+    cpu_before = _cpu_seconds(pid)  # includes the handshakes (a few ms each)
 
     async def go() -> None:
+        gate = asyncio.Semaphore(10)
+        await asyncio.gather(*(c.connect(base, cookie, gate) for c in clients))
         results = await asyncio.gather(*(c.chat(base, cookie, rate, deltas, seconds * 10 + 60)
                                          for c in clients), return_exceptions=True)
         for client, result in zip(clients, results, strict=True):
