@@ -242,7 +242,10 @@ def main() -> None:
     options.add_argument("--streams", default="1,10,50,100")
     options.add_argument("--rate", type=float, default=30.0)
     options.add_argument("--seconds", type=float, default=8.0)
+    options.add_argument("--layer", choices=["core", "pubsub"], default="core",
+                         help="channels_redis layer: core (the studio's setting) or pubsub")
     args = options.parse_args()
+    os.environ["STUDIO_BENCH_LAYER"] = args.layer
     user, cookie = _setup()
     (ROOT / ".studio").mkdir(exist_ok=True)
     litellm_us = asyncio.run(_litellm_us_per_chunk())
@@ -265,8 +268,9 @@ def main() -> None:
                   f"lost={result['lost']} p50_ms={result['p50']:.1f} p99_ms={result['p99']:.1f} "
                   f"studio_us_per_delta={studio_us:.0f} litellm_us_per_delta={litellm_us:.0f}",
                   flush=True)
-            print(f"#  {result['deltas']} deltas in {result['wall']:.1f} s; Daphne CPU "
-                  f"{result['cpu']:.1f} s ({result['cpu'] / result['wall'] * 100:.0f}% of a "
+            print(f"#  layer={args.layer}; {result['deltas']} deltas in "
+                  f"{result['wall']:.1f} s; "
+                  f"Daphne CPU {result['cpu']:.1f} s ({result['cpu'] / result['wall'] * 100:.0f}% of a "
                   f"core); sequence gaps seen by clients: {result['gaps']}; run errors: "
                   f"{len(result['errors'])} {result['errors'][:1]}", file=sys.stderr, flush=True)
     finally:
