@@ -269,9 +269,8 @@ def main() -> None:
                   f"studio_us_per_delta={studio_us:.0f} litellm_us_per_delta={litellm_us:.0f}",
                   flush=True)
             print(f"#  layer={args.layer}; {result['deltas']} deltas in "
-                  f"{result['wall']:.1f} s; "
-                  f"Daphne CPU {result['cpu']:.1f} s ({result['cpu'] / result['wall'] * 100:.0f}% of a "
-                  f"core); sequence gaps seen by clients: {result['gaps']}; run errors: "
+                  f"{result['wall']:.1f} s; Daphne CPU {result['cpu']:.1f} s "
+                  f"({result['cpu'] / result['wall'] * 100:.0f}% of a core); sequence gaps seen by clients: {result['gaps']}; run errors: "
                   f"{len(result['errors'])} {result['errors'][:1]}", file=sys.stderr, flush=True)
     finally:
         proc.terminate()
