@@ -270,7 +270,8 @@ def main() -> None:
                   flush=True)
             print(f"#  layer={args.layer}; {result['deltas']} deltas in "
                   f"{result['wall']:.1f} s; Daphne CPU {result['cpu']:.1f} s "
-                  f"({result['cpu'] / result['wall'] * 100:.0f}% of a core); sequence gaps seen by clients: {result['gaps']}; run errors: "
+                  f"({result['cpu'] / result['wall'] * 100:.0f}% of a core); sequence gaps "
+                  f"seen by clients: {result['gaps']}; run errors: "
                   f"{len(result['errors'])} {result['errors'][:1]}", file=sys.stderr, flush=True)
     finally:
         proc.terminate()
