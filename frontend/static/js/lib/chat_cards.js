@@ -186,7 +186,7 @@ export class ToolCard {
         decision.source ? el("span", { class: "hook-source muted" }, ` (${decision.source})`) : null,
         verdict ? ` ${verdict}` : "",
         detail ? el("span", { class: "muted" }, ` — ${detail}`) : null);
-      if (decision.output !== undefined) item.append(el("pre", { class: "hook-output" }, formatJson(decision.output)));
+      // A skipping hook's output is the card's result below; it is not repeated here.
       this.hooksEl.append(item);
     }
     this.hooksEl.hidden = this.hooksEl.childElementCount === 0;
