@@ -34,13 +34,9 @@ STUDIO_SERVE_STATIC = True
 # Servers and workers that tests start as separate processes share events through Redis.
 if os.environ.get("STUDIO_TEST_REDIS_LAYER") == "1":
     CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {
-                "hosts": [REDIS_URL],  # noqa: F405
-                "capacity": 5000,
-                "expiry": 60,
-                "prefix": os.environ.get("STUDIO_CHANNEL_PREFIX", "studio-test"),
-            },
-        }
+        "default": redis_channel_layer(  # noqa: F405
+            REDIS_URL,  # noqa: F405
+            kind=STUDIO_CHANNEL_LAYER,  # noqa: F405
+            prefix=os.environ.get("STUDIO_CHANNEL_PREFIX", "studio-test"),
+        )
     }

@@ -66,11 +66,11 @@ async def test_two_subscribers_see_the_same_stream_through_redis(make_thread, ow
 
     from studio.routing import websocket_urlpatterns
 
-    settings.CHANNEL_LAYERS = {"default": {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [settings.REDIS_URL], "capacity": 5000, "expiry": 60,
-                   "prefix": f"rt-test-{os.getpid()}"},
-    }}
+    from studio.settings import redis_channel_layer
+
+    settings.CHANNEL_LAYERS = {"default": redis_channel_layer(
+        settings.REDIS_URL, kind=settings.STUDIO_CHANNEL_LAYER, prefix=f"rt-test-{os.getpid()}"
+    )}
     channel_layers.backends.clear()
     try:
         thread = await database_sync_to_async(make_thread)("weather-assistant")
@@ -83,7 +83,7 @@ async def test_two_subscribers_see_the_same_stream_through_redis(make_thread, ow
             comms.append(comm)
         from channels.layers import get_channel_layer
 
-        assert type(get_channel_layer()).__name__ == "RedisChannelLayer"
+        assert type(get_channel_layer()).__module__.startswith("channels_redis")
         await comms[0].send_json_to({"type": "chat", "text": "use weather_lookup for Nairobi",
                                      "options": {"providerOptions": {"studio": {"delay": 0.01}}}})
         streams = []

@@ -26,13 +26,13 @@ from tools_app.services.runs import (
     tool_run_process,
     tool_runs_sweep,
 )
+from studio.settings import redis_channel_layer
 from tools_app.tasks import tool_run_execute
 
 REDIS_LAYER = {
-    "default": {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [settings.REDIS_URL], "prefix": "studio-test"},
-    }
+    "default": redis_channel_layer(
+        settings.REDIS_URL, kind=settings.STUDIO_CHANNEL_LAYER, prefix="studio-test"
+    )
 }
 
 
