@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents_core.api.editor import IF_MATCH, WRITE_RESPONSES, run_versioned
 from agents_core.models import Agent, AgentTool, SubAgent
 from agents_core.selectors import agent_get, agent_list
 from agents_core.serializers import (
@@ -39,6 +40,8 @@ from agents_core.services.agents import (
 from studio.exceptions import NotFound
 
 TAG = ["agents"]
+# As the editor's writes, except that naming no version is allowed here (no 428).
+AGENT_WRITE_RESPONSES = {code: r for code, r in WRITE_RESPONSES.items() if code != 428}
 
 
 def agent_or_404(request: Request, slug: str) -> Agent:
@@ -93,14 +96,21 @@ class AgentListApi(generics.ListAPIView):
 class AgentDetailApi(APIView):
     @extend_schema(responses=AgentOutputSerializer)
     def get(self, request: Request, slug: str) -> Response:
-        return Response(AgentOutputSerializer(agent_or_404(request, slug)).data)
+        agent = agent_or_404(request, slug)
+        return Response(AgentOutputSerializer(agent).data, headers={"ETag": f'"{agent.version}"'})
 
-    @extend_schema(request=AgentUpdateInputSerializer, responses=AgentOutputSerializer)
+    @extend_schema(
+        request=AgentUpdateInputSerializer,
+        parameters=[IF_MATCH],
+        responses={**AGENT_WRITE_RESPONSES, 200: AgentOutputSerializer},
+    )
     def put(self, request: Request, slug: str) -> Response:
         return self._update(request, slug, partial=False)
 
     @extend_schema(
-        request=AgentUpdateInputSerializer(partial=True), responses=AgentOutputSerializer
+        request=AgentUpdateInputSerializer(partial=True),
+        parameters=[IF_MATCH],
+        responses={**AGENT_WRITE_RESPONSES, 200: AgentOutputSerializer},
     )
     def patch(self, request: Request, slug: str) -> Response:
         return self._update(request, slug, partial=True)
@@ -111,12 +121,26 @@ class AgentDetailApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _update(self, request: Request, slug: str, *, partial: bool) -> Response:
+        """Save a studio agent: every save is a revision (who, fields, before and after).
+
+        Name the version you started from as `If-Match: "<version>"` (stale: 412) or as
+        `version` in the body (stale: 409 with the current state); nothing is written then.
+        A save naming neither is accepted (clients of this API predate versions) and is
+        still serialised on the agent's row and recorded as a revision, so no change is
+        lost without a trace; use the version to be told about a concurrent change.
+        """
         agent = agent_or_404(request, slug)
         agent_ensure_editable(agent)  # a code agent answers 403 before any field is judged
         serializer = AgentUpdateInputSerializer(agent, data=request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
-        agent = agent_update(agent=agent, data=serializer.validated_data)
-        return Response(AgentOutputSerializer(agent).data)
+        agent = run_versioned(
+            request,
+            lambda version: agent_update(
+                agent=agent, user=request.user, data=serializer.validated_data, version=version
+            ),
+            required=False,
+        )
+        return Response(AgentOutputSerializer(agent).data, headers={"ETag": f'"{agent.version}"'})
 
 
 # --- tool bindings --------------------------------------------------------------------------
@@ -155,7 +179,9 @@ class AgentToolDetailApi(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, slug: str, key: str) -> Response:
-        binding_delete(binding=tool_binding_or_404(agent_or_404(request, slug), key))
+        binding_delete(
+            binding=tool_binding_or_404(agent_or_404(request, slug), key), user=request.user
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _update(self, request: Request, slug: str, key: str, *, partial: bool) -> Response:
@@ -203,7 +229,9 @@ class AgentSubAgentDetailApi(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, slug: str, key: str) -> Response:
-        subagent_delete(binding=subagent_or_404(agent_or_404(request, slug), key))
+        subagent_delete(
+            binding=subagent_or_404(agent_or_404(request, slug), key), user=request.user
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _update(self, request: Request, slug: str, key: str, *, partial: bool) -> Response:

@@ -49,8 +49,11 @@ def _if_match(request: Request) -> int | None:
     return int(value)
 
 
-def write_version(request: Request) -> tuple[int, bool]:
-    """(version, from_if_match). The body's `version` and If-Match must agree."""
+def write_version(request: Request, *, required: bool = True) -> tuple[int | None, bool]:
+    """(version, from_if_match). The body's `version` and If-Match must agree.
+
+    `required=False` (the agents REST API) lets a write name no version: (None, False).
+    """
     header = _if_match(request)
     body = request.data.get("version") if isinstance(request.data, dict) else None
     if body is not None and (isinstance(body, bool) or not isinstance(body, int)):
@@ -59,7 +62,7 @@ def write_version(request: Request) -> tuple[int, bool]:
         )
     if header is not None and body is not None and header != body:
         raise ApplicationError("If-Match and the body's version disagree.", code="version_mismatch")
-    if header is None and body is None:
+    if header is None and body is None and required:
         raise ApplicationError(
             'Name the version you started from: If-Match: "<version>" or a `version` field.',
             status_code=status.HTTP_428_PRECONDITION_REQUIRED,
@@ -68,9 +71,9 @@ def write_version(request: Request) -> tuple[int, bool]:
     return (header, True) if header is not None else (body, False)
 
 
-def run_versioned(request: Request, call) -> services.SaveResult:  # noqa: ANN001
+def run_versioned(request: Request, call, *, required: bool = True) -> Any:  # noqa: ANN001
     """Call a versioned service; a stale If-Match becomes 412, a stale body version 409."""
-    version, from_header = write_version(request)
+    version, from_header = write_version(request, required=required)
     try:
         return call(version)
     except Conflict as exc:

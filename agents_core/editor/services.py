@@ -10,6 +10,7 @@ the guarantee (DESIGN.md section 10).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -87,6 +88,39 @@ def _require_edit(user, agent: Agent) -> None:
         raise Forbidden("You may not edit this agent.", code="permission_denied")
 
 
+_WRITE_WHAT = {
+    "tools": "tool membership (adding, removing or changing its tools and sub-agents)",
+    "tool_descriptions": "tool descriptions",
+}
+
+
+def binding_write_check(*, user, agent: Agent, fields: set[str]) -> None:
+    """Refuse (403) a REST write of an agent's tool or sub-agent bindings unless the agent's
+    editor policy opens every policy field it touches and the user may edit the agent.
+
+    `fields` are policy fields: "tools" (membership: which tools and sub-agents, under
+    which keys) and "tool_descriptions". Sub-agents are tools to the model (`agent-<key>`),
+    so the same two fields govern them. A studio agent is its owner's: everything is open.
+    """
+    ownership = field_ownership(agent)
+    closed = [name for name in ("tools", "tool_descriptions") if name in fields]
+    closed = [name for name in closed if ownership[name] != "editor"]
+    if closed:
+        raise Forbidden(
+            f"Agent {agent.slug!r} is defined in code and its editor policy "
+            f"(editor={json.dumps(agent.editor_policy)}) keeps "
+            f"{' and '.join(_WRITE_WHAT[name] for name in closed)} in code.",
+            code="editor_policy",
+            extra={"policy": agent.editor_policy, "forbidden": closed},
+        )
+    if not can_edit(user=user, agent=agent):
+        raise Forbidden(
+            f"Changing the tools of agent {agent.slug!r} (defined in code) needs the "
+            "'Can change agent' permission (agents_core.change_agent).",
+            code="permission_denied",
+        )
+
+
 # --- documents ----------------------------------------------------------------------------
 def payload_keys(agent: Agent) -> dict[str, str]:
     return CODE_KEYS if agent.is_code else STUDIO_KEYS
@@ -120,6 +154,45 @@ def editor_document(agent: Agent) -> dict[str, Any]:
         },
         "tools": {b.key: b.tool.name for b in bindings},
     }
+
+
+def revision_document(agent: Agent) -> dict[str, Any]:
+    """What a revision records: the editor document plus the parts of the agent that other
+    writes change (the REST API's bindings on a code agent, a studio agent's settings).
+
+    The extra keys are recorded so that every save shows its before and after; a restore
+    applies the editor document's keys and reports the others as not restored.
+    """
+    from agents_core.models import SubAgent
+
+    agent = Agent.objects.get(pk=agent.pk)  # the row as it is now, inside the save
+    document = editor_document(agent)
+    if agent.is_code:
+        tools = AgentTool.objects.filter(agent=agent, source=Source.STUDIO).select_related("tool")
+        subagents = SubAgent.objects.filter(parent=agent, source=Source.STUDIO).select_related(
+            "child"
+        )
+        document["studio_tools"] = {
+            b.key: {
+                "tool": b.tool.name,
+                "description": b.description_override,
+                "requires_approval": b.requires_approval,
+                "position": b.position,
+            }
+            for b in tools
+        }
+        document["studio_subagents"] = {
+            s.key: {
+                "agent": s.child.slug,
+                "description": s.description_override,
+                "position": s.position,
+            }
+            for s in subagents
+        }
+    else:
+        for name in ("metadata", "default_options", "notification_policy"):
+            document[name] = getattr(agent, name)
+    return document
 
 
 def split_payload(*, agent: Agent, data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -313,34 +386,48 @@ def _commit(
     *,
     agent: Agent,
     user,
-    version: int,
-    build,
+    version: int | None,
     kind: str,
     stripped: list[str],
+    build=None,
+    apply=None,
     restored_from: Revision | None = None,
 ) -> SaveResult:
-    """Check the version and bump it in one UPDATE, then write the document and a revision.
+    """Check the version and bump it in one UPDATE, then write and record a revision.
 
-    `build(before) -> after` computes the new document from the one read under the row lock.
+    Either `build(before) -> after` computes the new editor document from the one read
+    under the row lock (and `_write` stores it), or `apply()` changes the rows itself (a
+    REST write of a binding or of a studio agent) and the after document is read back.
+    `version=None` (a REST client that named no version) bumps without a check: the save
+    is not refused, but it is still serialised on the row and recorded.
     """
-    updated = Agent.objects.filter(pk=agent.pk, version=version).update(
-        version=F("version") + 1, updated_at=timezone.now()
-    )
+    rows = Agent.objects.filter(pk=agent.pk)
+    if version is not None:
+        rows = rows.filter(version=version)
+    updated = rows.update(version=F("version") + 1, updated_at=timezone.now())
     if updated != 1:
+        if version is None:
+            raise ApplicationError("The agent no longer exists.", status_code=404, code="not_found")
         raise conflict_for(agent, version=version)
     # The UPDATE holds the row lock: no other editor can change the document until commit.
-    before = editor_document(agent)
-    after = build(before)
+    new_version = Agent.objects.values_list("version", flat=True).get(pk=agent.pk)
+    before = revision_document(agent)
+    if apply is not None:
+        apply()
+        after = revision_document(agent)
+    else:
+        after = build(before)
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     if not changed:
         # Nothing to record: undo the bump (same transaction, still holding the lock).
         transaction.set_rollback(True)
-        agent.version = version
+        agent.version = new_version - 1
         return SaveResult(agent=agent, revision=None, stripped=stripped)
-    _write(agent, after, user)
+    if apply is None:
+        _write(agent, after, user)
     revision = Revision.objects.create(
         agent=agent,
-        version=version + 1,
+        version=new_version,
         kind=kind,
         author=user,
         fields=changed,
@@ -351,6 +438,14 @@ def _commit(
     )
     agent.refresh_from_db()
     return SaveResult(agent=agent, revision=revision, stripped=stripped)
+
+
+def tracked_change(*, agent: Agent, user, apply, version: int | None = None) -> SaveResult:
+    """Run `apply()` (a write outside the editor document) as an editor save: version
+    checked (when given) and bumped, and recorded as a revision with before and after."""
+    return _commit(
+        agent=agent, user=user, version=version, kind=RevisionKind.SAVE, stripped=[], apply=apply
+    )
 
 
 def override_save(
@@ -412,7 +507,17 @@ def revision_restore(*, revision: Revision, user, version: int) -> SaveResult:
     """Make the document what it was after `revision`: a new revision, version-checked."""
     agent = revision.agent
     _require_edit(user, agent)
-    changes, stripped = split_payload(agent=agent, data=dict(revision.after))
+    keys = payload_keys(agent)
+    current = revision_document(agent)
+    # Parts recorded beside the editor document (bindings made through the REST API, a
+    # studio agent's settings) are not restored; the ones that differ now are reported.
+    not_restored = sorted(
+        k for k, v in revision.after.items() if k not in keys and current.get(k) != v
+    )
+    changes, stripped = split_payload(
+        agent=agent, data={k: v for k, v in revision.after.items() if k in keys}
+    )
+    stripped = sorted(stripped + not_restored)
     changes = _validate(agent, changes, user)
     return _commit(
         agent=agent,

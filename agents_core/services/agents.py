@@ -1,18 +1,22 @@
 """Writes of agents made in the studio and of the tool and sub-agent bindings of any agent.
 
 Code agents are synced from code (agents_core.registry): their fields and their
-code-owned bindings are read-only here; users may add and remove studio bindings on them.
+code-owned bindings are read-only here. Studio bindings on a code agent are editor
+overrides: the agent's `editor` policy and the change permission decide
+(agents_core.editor.services.binding_write_check), and each change is an editor revision.
+Saves of studio agents are revisions too, version-checked when the client names a version.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
+from agents_core.editor.services import binding_write_check, tracked_change
 from agents_core.models import Agent, AgentTool, Source, SubAgent
 from studio.exceptions import ApplicationError
 from tools_app.selectors import tool_get
@@ -29,6 +33,16 @@ AGENT_FIELDS = (
 SUBAGENT_PREFIX = "agent-"
 # Any fixed number: the lock that serialises changes of the sub-agent graph (PostgreSQL).
 SUBAGENT_GRAPH_LOCK = 0x5E_A6E7
+# Binding fields -> the editor policy field a change of them needs on a code agent.
+BINDING_POLICY_FIELDS = {
+    "tool": "tools",
+    "agent": "tools",
+    "key": "tools",
+    "requires_approval": "tools",
+    "position": "tools",
+    "description_override": "tool_descriptions",
+}
+T = TypeVar("T")
 
 
 def _defined_in_code(what: str) -> ApplicationError:
@@ -76,21 +90,28 @@ def agent_create(*, owner: Any, slug: str, name: str, **fields: Any) -> Agent:
     return agent
 
 
-@transaction.atomic
-def agent_update(*, agent: Agent, data: dict[str, Any]) -> Agent:
-    """Apply the given fields (a PUT sends all of them, a PATCH some); bumps the version."""
+def agent_update(
+    *, agent: Agent, user: Any, data: dict[str, Any], version: int | None = None
+) -> Agent:
+    """Apply the given fields (a PUT sends all of them, a PATCH some) as an editor save.
+
+    With `version` (the one the client started from) a stale save raises Conflict (409)
+    and nothing is written; without it the save is accepted. Either way the version is
+    bumped and a revision records who changed which fields, before and after; a save that
+    changes nothing records nothing and keeps the version.
+    """
     agent_ensure_editable(agent)
     data = {field: value for field, value in data.items() if field != "slug"}
     for field in data:
         if field not in AGENT_FIELDS:
             raise TypeError(f"agent_update() cannot set {field!r}")
-    # The row lock makes concurrent saves bump the version one after the other.
-    locked = Agent.objects.select_for_update().get(pk=agent.pk)
-    for field, value in data.items():
-        setattr(locked, field, value)
-    locked.version += 1
-    locked.save()
-    return locked
+
+    def apply() -> None:
+        # Only the sent fields: the version was bumped by the editor's checked UPDATE.
+        if data:
+            Agent.objects.filter(pk=agent.pk).update(**data)
+
+    return tracked_change(agent=agent, user=user, version=version, apply=apply).agent
 
 
 @transaction.atomic
@@ -98,6 +119,29 @@ def agent_delete(*, agent: Agent) -> None:
     """Delete a studio agent with its threads, runs and bindings."""
     agent_ensure_editable(agent)
     agent.delete()
+
+
+def _binding_write(*, agent: Agent, user: Any, fields: Iterable[str], write: Callable[[], T]) -> T:
+    """Run a binding write. On a code agent it is an editor override: the policy and the
+    change permission decide, and the write is recorded as a revision of the agent."""
+    if agent.source != Source.CODE:
+        return write()
+    binding_write_check(user=user, agent=agent, fields={BINDING_POLICY_FIELDS[f] for f in fields})
+    done: list[T] = []
+    tracked_change(agent=agent, user=user, apply=lambda: done.append(write()))
+    return done[0]
+
+
+def _changed_fields(binding: AgentTool | SubAgent, data: dict[str, Any]) -> list[str]:
+    current = {
+        "tool": getattr(getattr(binding, "tool", None), "name", None),
+        "agent": getattr(getattr(binding, "child", None), "slug", None),
+        "key": binding.key,
+        "requires_approval": getattr(binding, "requires_approval", None),
+        "position": binding.position,
+        "description_override": binding.description_override,
+    }
+    return [field for field, value in data.items() if current.get(field) != value]
 
 
 # --- tool bindings --------------------------------------------------------------------------
@@ -152,6 +196,33 @@ def binding_create(
     position: int | None = None,
 ) -> AgentTool:
     """Bind a tool (by name) to an agent; the binding is studio-owned, also on code agents."""
+    fields = ["tool", "description_override"] if description_override else ["tool"]
+    return _binding_write(
+        agent=agent,
+        user=user,
+        fields=fields,
+        write=lambda: _binding_create(
+            agent=agent,
+            user=user,
+            tool=tool,
+            key=key,
+            description_override=description_override,
+            requires_approval=requires_approval,
+            position=position,
+        ),
+    )
+
+
+def _binding_create(
+    *,
+    agent: Agent,
+    user: Any,
+    tool: str,
+    key: str | None,
+    description_override: str,
+    requires_approval: bool,
+    position: int | None,
+) -> AgentTool:
     tool_row = _bindable_tool(agent=agent, user=user, name=tool)
     key = key or tool_row.name
     _check_key_free(agent, key)
@@ -171,6 +242,15 @@ def binding_create(
 @transaction.atomic
 def binding_update(*, binding: AgentTool, user: Any, data: dict[str, Any]) -> AgentTool:
     binding_ensure_editable(binding)
+    return _binding_write(
+        agent=binding.agent,
+        user=user,
+        fields=_changed_fields(binding, data),
+        write=lambda: _binding_update(binding=binding, user=user, data=data),
+    )
+
+
+def _binding_update(*, binding: AgentTool, user: Any, data: dict[str, Any]) -> AgentTool:
     if "tool" in data:
         binding.tool = _bindable_tool(agent=binding.agent, user=user, name=data["tool"])
     if "key" in data and data["key"] != binding.key:
@@ -186,9 +266,9 @@ def binding_update(*, binding: AgentTool, user: Any, data: dict[str, Any]) -> Ag
 
 
 @transaction.atomic
-def binding_delete(*, binding: AgentTool) -> None:
+def binding_delete(*, binding: AgentTool, user: Any) -> None:
     binding_ensure_editable(binding)
-    binding.delete()
+    _binding_write(agent=binding.agent, user=user, fields=["tool"], write=binding.delete)
 
 
 # --- sub-agent bindings ---------------------------------------------------------------------
@@ -271,6 +351,31 @@ def subagent_create(
     position: int | None = None,
 ) -> SubAgent:
     """Bind another agent (by slug) as a sub-agent; the model sees it as `agent-<key>`."""
+    fields = ["agent", "description_override"] if description_override else ["agent"]
+    return _binding_write(
+        agent=parent,
+        user=user,
+        fields=fields,
+        write=lambda: _subagent_create(
+            parent=parent,
+            user=user,
+            agent=agent,
+            key=key,
+            description_override=description_override,
+            position=position,
+        ),
+    )
+
+
+def _subagent_create(
+    *,
+    parent: Agent,
+    user: Any,
+    agent: str,
+    key: str | None,
+    description_override: str,
+    position: int | None,
+) -> SubAgent:
     child = _subagent_child(parent=parent, user=user, slug=agent)
     key = key or child.slug
     _check_subagent_key_free(parent, key)
@@ -290,6 +395,15 @@ def subagent_create(
 @transaction.atomic
 def subagent_update(*, binding: SubAgent, user: Any, data: dict[str, Any]) -> SubAgent:
     binding_ensure_editable(binding)
+    return _binding_write(
+        agent=binding.parent,
+        user=user,
+        fields=_changed_fields(binding, data),
+        write=lambda: _subagent_update(binding=binding, user=user, data=data),
+    )
+
+
+def _subagent_update(*, binding: SubAgent, user: Any, data: dict[str, Any]) -> SubAgent:
     if "agent" in data and data["agent"] != binding.child.slug:
         child = _subagent_child(parent=binding.parent, user=user, slug=data["agent"])
         _check_no_cycle(binding.parent, child)
@@ -307,6 +421,6 @@ def subagent_update(*, binding: SubAgent, user: Any, data: dict[str, Any]) -> Su
 
 
 @transaction.atomic
-def subagent_delete(*, binding: SubAgent) -> None:
+def subagent_delete(*, binding: SubAgent, user: Any) -> None:
     binding_ensure_editable(binding)
-    binding.delete()
+    _binding_write(agent=binding.parent, user=user, fields=["agent"], write=binding.delete)

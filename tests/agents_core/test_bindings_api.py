@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents_core.models import AgentTool
+from tests.agents_core.editor.conftest import grant
 from tests.agents_core.factories import AgentFactory, AgentToolFactory, SubAgentFactory
 from tests.tools_app.factories import ToolFactory
 
@@ -204,15 +205,17 @@ def test_an_unknown_tool_is_refused(api, agent):
     assert "tool" in response.json()
 
 
-# --- code agents: code bindings are read-only, studio ones are the user's ---------------------
+# --- code agents: code bindings are read-only; studio ones follow the editor policy -----------
+# (the policy matrix is in test_bindings_policy.py)
 @pytest.fixture
-def code_agent():
+def code_agent(owner):
+    grant(owner, "change_agent")  # a code agent's bindings need the change permission
     agent = AgentFactory(slug="shared", code=True)
     AgentToolFactory(agent=agent, key="from_code", tool=ToolFactory(code=True), source="code")
     return agent
 
 
-def test_a_user_can_add_and_remove_a_studio_binding_on_a_code_agent(api, code_agent):
+def test_an_editor_can_add_and_remove_a_studio_binding_on_a_code_agent(api, code_agent):
     ToolFactory(name="shared_tool", code=True)
 
     added = api.post("/api/agents/shared/tools/", {"tool": "shared_tool"}, format="json")

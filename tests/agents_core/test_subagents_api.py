@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents_core.models import SubAgent
+from tests.agents_core.editor.conftest import grant
 from tests.agents_core.factories import AgentFactory, AgentToolFactory, SubAgentFactory
 
 pytestmark = pytest.mark.django_db
@@ -182,7 +183,8 @@ def test_a_key_that_makes_a_bad_tool_name_is_refused(api, boss, helper, key):
 
 
 # --- code agents ----------------------------------------------------------------------------
-def test_a_code_agent_takes_only_code_agents_as_sub_agents(api, helper):
+def test_a_code_agent_takes_only_code_agents_as_sub_agents(api, owner, helper):
+    grant(owner, "change_agent")  # a code agent's bindings need the change permission
     parent = AgentFactory(slug="shared", code=True)
     AgentFactory(slug="shared-child", code=True)
 
