@@ -14,10 +14,18 @@ from tools_app.selectors import tool_get, tool_list
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
+    from agents_core.editor.selectors import agents_open_to_tool_changes
+
+    agents = agent_list(user=request.user)
     return render(
         request,
         "frontend/home.html",
-        {"agents": agent_list(user=request.user), "tools": tool_list(user=request.user)},
+        {
+            "agents": agents,
+            "tools": tool_list(user=request.user),
+            # "Add tool" shows only where the API would take the change (editor policy).
+            "tools_open": agents_open_to_tool_changes(user=request.user, agents=agents),
+        },
     )
 
 

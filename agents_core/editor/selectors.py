@@ -135,6 +135,21 @@ def editor_state(*, agent: Agent) -> dict[str, Any]:
     }
 
 
+def agents_open_to_tool_changes(*, user, agents) -> set[str]:
+    """Slugs of the agents whose tools and sub-agents `user` may add and remove through the
+    REST API: the same rule the API enforces (editor policy, then permission)."""
+    from agents_core.editor import services
+
+    open_slugs = set()
+    for agent in agents:
+        try:
+            services.binding_write_check(user=user, agent=agent, fields={"tools"})
+        except services.Forbidden:
+            continue
+        open_slugs.add(agent.slug)
+    return open_slugs
+
+
 def editor_page_config(*, agent: Agent, user) -> dict[str, Any]:
     """What the studio's agent editor page needs to start (rendered as JSON in the page)."""
     from django.urls import reverse

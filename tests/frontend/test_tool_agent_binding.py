@@ -7,6 +7,7 @@ import os
 import pytest
 
 from agents_core.models import Agent, AgentTool
+from tests.agents_core.editor.conftest import grant
 from tests.conftest import browser_login
 from tools_app.models import Tool
 
@@ -81,8 +82,11 @@ def test_a_tool_is_added_to_an_agent_under_a_chosen_key_and_its_chip_appears(
 def test_a_code_agent_takes_a_studio_binding_that_survives_a_reload(
     studio_server, browser, owner, python_tool
 ):
+    # researcher leaves its tools to editors (no `editor` option); changing a code agent's
+    # tools needs the change permission.
+    grant(owner, "change_agent")
     page = open_home(browser, studio_server)
-    card = page.locator(".agent-card[data-agent='weather-assistant']")
+    card = page.locator(".agent-card[data-agent='researcher']")
     code_chips = card.locator(".chip[data-source='code']")
     # Bindings made in code have no remove button.
     assert code_chips.count() >= 1
@@ -100,16 +104,37 @@ def test_a_code_agent_takes_a_studio_binding_that_survives_a_reload(
 
     page.reload()
     page.wait_for_selector("body[data-home-ready='1']")
-    chip = page.locator(
-        ".agent-card[data-agent='weather-assistant'] .chip[data-key='convert-units']"
-    )
+    chip = page.locator(".agent-card[data-agent='researcher'] .chip[data-key='convert-units']")
     assert chip.get_attribute("data-source") == "studio"
     assert chip.locator(".chip-remove").count() == 1
+    # The change is an editor save of the agent, with a revision.
+    researcher = Agent.objects.get(slug="researcher")
+    assert researcher.revisions.get().fields == ["studio_tools"]
 
     # The tool's page lists the agents that use it, with the key the model sees.
     page.goto(f"{studio_server}/tools/unit_convert/")
-    used = page.locator("#used-by .chip[data-agent='weather-assistant']")
+    used = page.locator("#used-by .chip[data-agent='researcher']")
     used.first.wait_for()
     texts = [" ".join(text.split()) for text in used.all_inner_texts()]
-    assert "Weather assistant as convert-units" in texts
+    assert "Researcher as convert-units" in texts
+    page.context.close()
+
+
+def test_add_tool_shows_only_where_the_policy_and_the_permission_allow_it(
+    studio_server, browser, owner, studio_agent
+):
+    page = open_home(browser, studio_server)
+    # Without the change permission: the user's own studio agent only.
+    assert page.locator(".agent-card[data-agent='helper'] .add-tool").count() == 1
+    assert page.locator(".agent-card[data-agent='researcher'] .add-tool").count() == 0
+    page.context.close()
+
+    grant(owner, "change_agent")
+    page = open_home(browser, studio_server)
+    if SHOTS:
+        page.screenshot(path=os.path.join(SHOTS, "home-add-tool-policy.png"), full_page=True)
+    assert page.locator(".agent-card[data-agent='researcher'] .add-tool").count() == 1
+    # weather-assistant's policy opens tool descriptions only: its tools stay as in code.
+    assert page.locator(".agent-card[data-agent='weather-assistant'] .add-tool").count() == 0
+    assert page.locator(".agent-card[data-agent='helper'] .add-tool").count() == 1
     page.context.close()

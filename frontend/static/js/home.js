@@ -1,5 +1,6 @@
 // The home page's agent cards: hover an agent, "Add tool", pick a tool, choose the key the
-// model will see, and the chip appears at once; studio bindings get a remove button.
+// model will see, and the chip appears at once; studio bindings get a remove button. Only on
+// agents the user may change the tools of (a code agent's editor policy may keep them in code).
 
 import { api, ApiError, flattenMessages, listOf } from "./lib/api.js";
 import { fill, h, kindLabel } from "./lib/tool_dom.js";
@@ -27,8 +28,12 @@ function chipKeys(card) {
   return new Set([...card.querySelectorAll(".chips .chip")].map((chip) => chip.dataset.key || chip.textContent.trim()));
 }
 
+// The server marks the cards whose tools this user may change (the agent's editor policy
+// and the user's permission): only those get "Add tool" and remove buttons.
+const toolsOpen = (card) => card.hasAttribute("data-tools-open");
+
 function decorateChip(card, chip) {
-  if (chip.dataset.source !== "studio" || chip.querySelector(".chip-remove")) return;
+  if (!toolsOpen(card) || chip.dataset.source !== "studio" || chip.querySelector(".chip-remove")) return;
   const key = chip.dataset.key;
   chip.append(h("button", {
     type: "button", class: "chip-remove", title: `Remove ${key} from this agent`, "aria-label": `Remove ${key}`,
@@ -194,6 +199,7 @@ function addChip(card, binding) {
 
 for (const card of document.querySelectorAll(".agent-card[data-agent]")) {
   for (const chip of card.querySelectorAll(".chips .chip[data-key]")) decorateChip(card, chip);
+  if (!toolsOpen(card)) continue;
   let actions = card.querySelector(".card-actions");
   if (!actions) {
     actions = h("div", { class: "card-actions" });
