@@ -77,5 +77,24 @@ def effective_tool_bindings(agent: Agent) -> list[AgentTool]:
     return kept
 
 
+def effective_subagent_bindings(agent: Agent) -> list[SubAgent]:
+    """The agent's sub-agent bindings under the editor policy. Sub-agents are tools to the
+    model (`agent-<key>`): on a code agent whose policy keeps tool membership in code, the
+    bindings added in the studio are ignored, as studio tool bindings are."""
+    bindings = list(
+        agent.subagent_bindings.select_related("child").filter(child__gone_at__isnull=True)
+    )
+    if agent.is_code and not is_editable(agent, "tools"):
+        return [binding for binding in bindings if binding.source == Source.CODE]
+    return bindings
+
+
 def effective_subagent_description(binding: SubAgent) -> str:
-    return binding.description_override or binding.child.description or binding.child.name
+    parent = binding.parent
+    if binding.description_override and (
+        not parent.is_code
+        or binding.source == Source.CODE
+        or is_editable(parent, "tool_descriptions")
+    ):
+        return binding.description_override
+    return binding.child.description or binding.child.name

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from agents_core import overrides
 from agents_core.models import Agent, AgentTool, Revision, SubAgent
 from tests.agents_core.editor.conftest import definition, sync
 from tests.agents_core.factories import AgentFactory
@@ -274,3 +275,19 @@ def test_anonymous_binding_writes_on_a_code_agent_are_refused(method):
 
     assert response.status_code == 401
     assert Agent.objects.get(pk=agent.pk).version == 1
+
+
+@pytest.mark.parametrize(("policy", "membership", "descriptions"), POLICIES)
+def test_the_run_applies_the_same_policy_to_studio_sub_agents_of_a_code_agent(
+    policy, membership, descriptions
+):
+    agent = code_agent_with(policy)
+    agent.subagent_bindings.filter(key="aide").update(description_override="Helps.")
+    agent = Agent.objects.get(pk=agent.pk)
+
+    bindings = overrides.effective_subagent_bindings(agent)
+
+    assert [b.key for b in bindings] == (["aide"] if membership else [])
+    binding = agent.subagent_bindings.get(key="aide")
+    expected = "Helps." if descriptions else binding.child.description or binding.child.name
+    assert overrides.effective_subagent_description(binding) == expected
