@@ -41,6 +41,17 @@ from studio.exceptions import NotFound
 
 TAG = ["agents"]
 # As the editor's writes, except that naming no version is allowed here (no 428).
+AGENT_WRITE_DOC = (
+    "Save a studio agent (code agents answer 403: edit their overrides). Every save is a "
+    "revision: who, which fields, the full before and after (GET /api/agents/<slug>/revisions/)."
+    ' Name the version you started from as `If-Match: "<version>"` (a stale one gets 412) or '
+    "as `version` in the body (a stale one gets 409 with the current state); nothing is "
+    "written then. A save that names neither is accepted, because clients of this API "
+    "predate versions, but it is still serialised on the agent's row, bumps the version and "
+    "is recorded as a revision, so no change is lost without a trace; name the version to be "
+    "told about a concurrent change instead of overwriting it. The response carries the new "
+    "version as ETag."
+)
 AGENT_WRITE_RESPONSES = {code: r for code, r in WRITE_RESPONSES.items() if code != 428}
 
 
@@ -101,6 +112,7 @@ class AgentDetailApi(APIView):
 
     @extend_schema(
         request=AgentUpdateInputSerializer,
+        description=AGENT_WRITE_DOC,
         parameters=[IF_MATCH],
         responses={**AGENT_WRITE_RESPONSES, 200: AgentOutputSerializer},
     )
@@ -109,6 +121,7 @@ class AgentDetailApi(APIView):
 
     @extend_schema(
         request=AgentUpdateInputSerializer(partial=True),
+        description=AGENT_WRITE_DOC,
         parameters=[IF_MATCH],
         responses={**AGENT_WRITE_RESPONSES, 200: AgentOutputSerializer},
     )
@@ -121,14 +134,7 @@ class AgentDetailApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _update(self, request: Request, slug: str, *, partial: bool) -> Response:
-        """Save a studio agent: every save is a revision (who, fields, before and after).
-
-        Name the version you started from as `If-Match: "<version>"` (stale: 412) or as
-        `version` in the body (stale: 409 with the current state); nothing is written then.
-        A save naming neither is accepted (clients of this API predate versions) and is
-        still serialised on the agent's row and recorded as a revision, so no change is
-        lost without a trace; use the version to be told about a concurrent change.
-        """
+        """A versioned editor save with a revision; the rules are AGENT_WRITE_DOC (OpenAPI)."""
         agent = agent_or_404(request, slug)
         agent_ensure_editable(agent)  # a code agent answers 403 before any field is judged
         serializer = AgentUpdateInputSerializer(agent, data=request.data, partial=partial)
