@@ -110,6 +110,7 @@ def _code_tool(tool: Any) -> Any:
 def load_setup(run_id: Any) -> RunSetup:
     from agents_core.overrides import (
         effective_instructions,
+        effective_subagent_bindings,
         effective_subagent_description,
         effective_tool_bindings,
         effective_tool_description,
@@ -125,7 +126,7 @@ def load_setup(run_id: Any) -> RunSetup:
             parameters=binding.tool.input_schema, tool=binding.tool, binding=binding,
             definition=definition, requires_approval=binding.requires_approval,
         )
-    for sub in agent.subagent_bindings.select_related("child").filter(child__gone_at__isnull=True):
+    for sub in effective_subagent_bindings(agent):
         specs[sub.tool_name] = ToolSpec(
             name=sub.tool_name, kind="subagent",
             description=effective_subagent_description(sub), parameters=SUBAGENT_PARAMETERS,
