@@ -137,6 +137,7 @@ def celery_worker_process(*extra_args: str, **env: str) -> Iterator[subprocess.P
     from studio.celery import app
 
     app.control.purge()
+    (ROOT / ".studio").mkdir(exist_ok=True)
     log = open(ROOT / ".studio" / f"test-worker-{os.getpid()}.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "studio", "worker", "--pool=solo",
@@ -161,7 +162,6 @@ def celery_worker_process(*extra_args: str, **env: str) -> Iterator[subprocess.P
 
 @pytest.fixture
 def celery_worker(transactional_db) -> Iterator[subprocess.Popen]:
-    (ROOT / ".studio").mkdir(exist_ok=True)
     with celery_worker_process() as proc:
         yield proc
 
