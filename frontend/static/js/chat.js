@@ -199,6 +199,10 @@ const handlers = {
       askPartial(card);
       return;
     }
+    // The partial value may hold deltas whose live events arrive after it: skip those.
+    if (card.partialAsOf !== undefined && event.seq !== undefined && Number(event.seq) <= card.partialAsOf) {
+      return;
+    }
     card.applyDelta(event.patches, event.argsTextDelta);
   },
   "tool-input-end"(event) {
@@ -332,7 +336,9 @@ const handlers = {
     card.setPartial(event.value);
     // Deltas newer than what the partial value already holds still apply.
     const asOf = event.asOf ?? event.seq ?? null;
-    if (asOf !== null) for (const delta of buffered) if (delta.seq > asOf) card.applyDelta(delta.patches, delta.argsTextDelta);
+    if (asOf === null) return;
+    card.partialAsOf = Number(asOf);
+    for (const delta of buffered) if (Number(delta.seq) > card.partialAsOf) card.applyDelta(delta.patches, delta.argsTextDelta);
   },
 };
 
