@@ -52,6 +52,39 @@ def unregister(run_id: Any) -> None:
     _active.pop(str(run_id), None)
 
 
+ABORT_POLL_SECONDS = 1.0
+_watchers: dict[asyncio.AbstractEventLoop, asyncio.Task] = {}
+
+
+def watch_aborts(loop: asyncio.AbstractEventLoop) -> None:
+    """An abort requested through another process is written on the run (its state's
+    `abortRequested`); one task per event loop polls for the runs executing on it, with one
+    query for all of them."""
+    task = _watchers.get(loop)
+    if task is None or task.done():
+        _watchers[loop] = loop.create_task(_watch(loop))
+
+
+async def _watch(loop: asyncio.AbstractEventLoop) -> None:
+    from agents_core.runtime import store
+    from agents_core.runtime.db import db
+
+    while True:
+        await asyncio.sleep(ABORT_POLL_SECONDS)
+        runs = {active.run_id: active for active in list(_active.values())
+                if active.loop is loop and not active.abort.is_set()}
+        if not runs:
+            _watchers.pop(loop, None)
+            return
+        try:
+            aborted = await db(store.runs_abort_requested, list(runs))
+        except Exception:  # noqa: BLE001 - the database is down: the next poll retries
+            logger.exception("Polling for aborted runs failed")
+            continue
+        for run_id in aborted:
+            runs[str(run_id)].abort.set()
+
+
 def remember_hooks(run_id: Any, hooks: dict[str, Any]) -> None:
     if hooks:
         _pending_hooks[str(run_id)] = hooks

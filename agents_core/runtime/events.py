@@ -119,20 +119,18 @@ def coalesce(buffer: list[dict[str, Any]], event: dict[str, Any]) -> None:
 
 
 class EventSink:
-    """The run's way out: `delta()` for coalesced deltas, `await emit()` for the rest."""
+    """A run's way out: `delta()` for coalesced deltas, `await emit()` for the rest.
+
+    The sink only buffers; the process's `StreamWriter` stores and publishes what every
+    sink buffered, together, once per interval (or at once when an `emit()` waits)."""
 
     def __init__(self, *, thread_id: Any, run_id: Any, interval: float | None = None) -> None:
         self.thread_id = thread_id
         self.run_id = str(run_id)
-        self.interval = (
-            interval if interval is not None
-            else getattr(settings, "STUDIO_STREAM_BATCH_MS", 30) / 1000
-        )
         self.buffer: list[dict[str, Any]] = []
-        self.lock = asyncio.Lock()
-        self.timer: asyncio.Task | None = None
         self.failed: BaseException | None = None
         self.published = 0
+        self.writer = StreamWriter.for_loop(interval)
 
     def base(self, type_: str, **fields: Any) -> dict[str, Any]:
         return {"type": type_, "runId": self.run_id, **fields}
@@ -140,17 +138,7 @@ class EventSink:
     def delta(self, event: dict[str, Any]) -> None:
         """Buffer a delta, merged into the previous one when it continues it."""
         coalesce(self.buffer, event)
-        if self.timer is None:
-            self.timer = asyncio.ensure_future(self._flush_later())
-
-    async def _flush_later(self) -> None:
-        await asyncio.sleep(self.interval)
-        self.timer = None
-        try:
-            await self.flush()
-        except Exception as exc:  # noqa: BLE001 - surfaced by the next emit()
-            logger.exception("Flushing stream events failed")
-            self.failed = exc
+        self.writer.mark(self)
 
     async def emit(self, type_: str, **fields: Any) -> dict[str, Any]:
         """Store and publish an event (after everything buffered before it)."""
@@ -160,28 +148,158 @@ class EventSink:
         return event
 
     async def flush(self) -> None:
+        """Wait until everything buffered so far is stored and published."""
+        self._raise_failure()
+        if self.buffer:
+            await self.writer.flush(self)
+            self._raise_failure()
+
+    def _raise_failure(self) -> None:
         if self.failed is not None:
             failed, self.failed = self.failed, None
             raise failed
-        async with self.lock:
-            if not self.buffer:
-                return
-            events, self.buffer = self.buffer, []
-            started = time.perf_counter()
+
+    async def close(self) -> None:
+        await self.flush()
+
+
+def events_store_many(batches: list[tuple[Any, Any, list[dict[str, Any]]]]) -> None:
+    """`events_store` for the events of many runs at once: one transaction, one lock
+    statement (threads locked in id order, so two writers never deadlock), one update and
+    one insert for all of them."""
+    from django.db.models import Case, Value, When
+
+    if len(batches) == 1:
+        thread_id, run_id, events = batches[0]
+        events_store(thread_id=thread_id, run_id=run_id, events=events)
+        return
+    keys = {str(thread_id) for thread_id, _, _ in batches}
+    with transaction.atomic():
+        last = {str(pk): seq for pk, seq in Thread.objects.select_for_update().filter(
+            pk__in=keys).order_by("pk").values_list("pk", "last_seq")}
+        missing = keys - last.keys()
+        if missing:
+            raise Thread.DoesNotExist(f"Thread {sorted(missing)[0]} is gone.")
+        rows = []
+        for thread_id, run_id, events in batches:
+            key = str(thread_id)
+            for event in events:
+                last[key] += 1
+                event["seq"] = last[key]
+                rows.append(StreamEvent(thread_id=thread_id, run_id=run_id, seq=event["seq"],
+                                        type=event["type"], payload=event))
+        Thread.objects.filter(pk__in=keys).update(
+            last_seq=Case(*(When(pk=key, then=Value(seq)) for key, seq in last.items())),
+            updated_at=timezone.now())
+        StreamEvent.objects.bulk_create(rows)
+
+
+class StreamWriter:
+    """Stores and publishes the buffered events of every run of one event loop.
+
+    One batch at a time: it waits `interval` after the first delta (or not at all when an
+    `emit()` is waiting), takes every sink's buffer, stores them all in one transaction
+    (`events_store_many`) and publishes each thread's events with one group message. A
+    batch that fails is retried run by run, so one run's failure (its thread deleted) is
+    that run's alone; a run learns of its failure at its next `emit()`.
+
+    Many runs streaming at once thus cost one database round trip per interval instead of
+    one per run, and the batches grow with the load instead of the queue.
+    """
+
+    _writers: dict[tuple[asyncio.AbstractEventLoop, float], StreamWriter] = {}
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, interval: float) -> None:
+        self.loop = loop
+        self.interval = interval
+        self.dirty: dict[EventSink, None] = {}
+        self.urgent = asyncio.Event()
+        self.next_batch: asyncio.Future = loop.create_future()
+        self.task: asyncio.Task | None = None
+
+    @classmethod
+    def for_loop(cls, interval: float | None = None) -> StreamWriter:
+        """The writer of the running loop (one per interval: tests may ask for another)."""
+        loop = asyncio.get_running_loop()
+        if interval is None:
+            interval = getattr(settings, "STUDIO_STREAM_BATCH_MS", 30) / 1000
+        writer = cls._writers.get((loop, interval))
+        if writer is None:
+            for key in [key for key in cls._writers if key[0].is_closed()]:
+                del cls._writers[key]
+            writer = cls._writers[(loop, interval)] = cls(loop, interval)
+        return writer
+
+    def mark(self, sink: EventSink, *, urgent: bool = False) -> None:
+        self.dirty[sink] = None
+        if urgent:
+            self.urgent.set()
+        if self.task is None or self.task.done():
+            self.task = self.loop.create_task(self._run())
+
+    async def flush(self, sink: EventSink) -> None:
+        batch = self.next_batch  # the batch that will take what the sink holds now
+        self.mark(sink, urgent=True)
+        await asyncio.shield(batch)
+
+    async def _run(self) -> None:
+        while self.dirty:
+            if not self.urgent.is_set():
+                try:
+                    await asyncio.wait_for(self.urgent.wait(), self.interval)
+                except TimeoutError:
+                    pass
+            self.urgent.clear()
+            sinks, self.dirty = list(self.dirty), {}
+            done, self.next_batch = self.next_batch, self.loop.create_future()
+            try:
+                await self._write([(sink, sink.buffer) for sink in sinks if sink.buffer],
+                                  sinks)
+            except BaseException as exc:  # noqa: BLE001 - cancelled: tell every waiter
+                for sink in sinks:
+                    sink.failed = sink.failed or exc
+                if not done.done():
+                    done.set_result(None)
+                raise
+            done.set_result(None)
+
+    async def _write(self, batch: list[tuple[EventSink, list[dict[str, Any]]]],
+                     sinks: list[EventSink]) -> None:
+        for sink in sinks:
+            sink.buffer = []
+        if not batch:
+            return
+        started = time.perf_counter()
+        for _, events in batch:
             for event in events:
                 if event["type"] == "tool-input-delta" and len(event.get("patches", ())) > 1:
                     event["patches"] = compact_patches(event["patches"])
-            await db(events_store, thread_id=self.thread_id, run_id=self.run_id, events=events)
-            stored = time.perf_counter()
-            await events_publish(thread_id=self.thread_id, events=events)
-            self.published += len(events)
-            stats.add("flushes")
-            stats.add("events", len(events))
-            stats.add("store_s", stored - started)
-            stats.add("publish_s", time.perf_counter() - stored)
-
-    async def close(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        await self.flush()
+        try:
+            await db(events_store_many,
+                     [(sink.thread_id, sink.run_id, events) for sink, events in batch])
+            stored = batch
+        except Exception:  # noqa: BLE001 - find whose events cannot be stored
+            stored = []
+            for sink, events in batch:
+                try:
+                    await db(events_store, thread_id=sink.thread_id, run_id=sink.run_id,
+                             events=events)
+                    stored.append((sink, events))
+                except Exception as exc:  # noqa: BLE001 - that run's failure, at its emit()
+                    logger.exception("Storing stream events of run %s failed", sink.run_id)
+                    sink.failed = exc
+        published = time.perf_counter()
+        results = await asyncio.gather(
+            *(events_publish(thread_id=sink.thread_id, events=events) for sink, events in stored),
+            return_exceptions=True)
+        for (sink, events), result in zip(stored, results, strict=True):
+            if isinstance(result, BaseException):
+                logger.error("Publishing stream events of run %s failed: %s", sink.run_id,
+                             result)
+                sink.failed = result
+            else:
+                sink.published += len(events)
+        stats.add("flushes")
+        stats.add("events", sum(len(events) for _, events in batch))
+        stats.add("store_s", published - started)
+        stats.add("publish_s", time.perf_counter() - published)

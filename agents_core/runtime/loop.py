@@ -705,12 +705,11 @@ async def execute_run(run_id: Any, *, abort: asyncio.Event | None = None) -> Run
     active.task = asyncio.current_task()
     active_runs.register(active)
     sink = EventSink(thread_id=setup.thread_id, run_id=run_id)
-    watcher = asyncio.ensure_future(_watch_abort(run_id, active))
+    active_runs.watch_aborts(loop)
     try:
         result = await Runner(setup, sink, active).run()
         await sink.close()
     finally:
-        watcher.cancel()
         active_runs.unregister(run_id)
         stats.dump()
     await db(_signals_on_run_end, setup.run)
@@ -735,15 +734,6 @@ def _signals_on_run_end(run: Any) -> None:
         signals_on_run_end(run)
     except Exception:  # noqa: BLE001 - the run itself is over; log, do not fail it
         logger.exception("signals_on_run_end failed for run %s", run.pk)
-
-
-async def _watch_abort(run_id: str, active: active_runs.ActiveRun) -> None:
-    """An abort requested through another process is written on the run; poll for it."""
-    while not active.abort.is_set():
-        await asyncio.sleep(1.0)
-        status, state = await db(store.run_status, run_id)
-        if state.get("abortRequested") or status == RunStatus.ABORTED:
-            active.abort.set()
 
 
 def json_text(value: Any) -> str:

@@ -386,6 +386,21 @@ class _Stamp:
         return f"{self.index:07d}@{time.time():.6f};"
 
 
+_STAMP_TIME = re.compile(r"(\d{7})@\d+\.\d+;")
+
+
+def _restamp(chunk: GenericStreamingChunk) -> GenericStreamingChunk:
+    """Benchmarks: a delta's time is when the provider yields it, not when it was made
+    (before the wait that sets the rate)."""
+    now = f"@{time.time():.6f};"
+    chunk["text"] = _STAMP_TIME.sub(lambda m: m.group(1) + now, chunk["text"])
+    if chunk["tool_use"]:
+        function = chunk["tool_use"]["function"]
+        function["arguments"] = _STAMP_TIME.sub(lambda m: m.group(1) + now,
+                                                function["arguments"])
+    return chunk
+
+
 def chunks(messages: list[dict[str, Any]], optional_params: dict[str, Any]) -> Iterator[
     GenericStreamingChunk
 ]:
@@ -517,7 +532,7 @@ class ScriptedLLM(CustomLLM):
                     await asyncio.sleep(wait)
                 elif wait < -2 * delay:
                     start = now - number * delay
-                yield chunk
+                yield _restamp(chunk) if params.get("stamp") else chunk
             return
         for chunk in chunks(messages, params):
             yield chunk

@@ -108,9 +108,12 @@ def run_finish_save(*, run_id: Any, status: str, error: str = "",
         )
 
 
-def run_status(run_id: Any) -> tuple[str, dict[str, Any]]:
-    run = Run.objects.filter(id=run_id).values("status", "state").first()
-    return (run["status"], run["state"] or {}) if run else ("", {})
+def runs_abort_requested(run_ids: list[Any]) -> list[Any]:
+    """Which of these runs were asked to stop (or ended as aborted) by another process."""
+    from django.db.models import Q
+
+    return list(Run.objects.filter(pk__in=run_ids).filter(
+        Q(status=RunStatus.ABORTED) | Q(state__abortRequested=True)).values_list("pk", flat=True))
 
 
 def step_calls(*, run_id: Any, step: int) -> list[ToolCall]:

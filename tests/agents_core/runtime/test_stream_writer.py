@@ -1,0 +1,93 @@
+"""The process's stream writer: the events of many runs are stored in one transaction and
+published per thread, in order, and one run's failure stays that run's."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+
+from agents_core.models import Run, StreamEvent, Thread
+from agents_core.runtime import stats
+from agents_core.runtime.events import EventSink, thread_group
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _threads_and_runs(make_thread, count: int) -> list[tuple[Thread, Run]]:
+    result = []
+    for _ in range(count):
+        thread = make_thread()
+        result.append((thread, Run.objects.create(thread=thread, agent=thread.agent,
+                                                  status="completed")))
+    return result
+
+
+def _stored(thread: Thread) -> list[tuple[int, str, dict]]:
+    return [(e.seq, e.type, e.payload) for e in StreamEvent.objects.filter(
+        thread=thread).order_by("seq")]
+
+
+async def test_the_events_of_many_runs_are_stored_in_one_batch_in_order(make_thread):
+    pairs = await database_sync_to_async(_threads_and_runs)(make_thread, 5)
+    sinks = [EventSink(thread_id=thread.pk, run_id=run.pk, interval=0.05) for thread, run in pairs]
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(thread_group(pairs[2][0].pk), channel)
+    before = stats.snapshot().get("flushes", 0)
+
+    async def one(sink: EventSink, number: int) -> None:
+        sink.delta(sink.base("text-delta", textDelta=f"hello {number}"))
+        sink.delta(sink.base("text-delta", textDelta=" and more"))
+        await sink.emit("step-finish", step=1)
+
+    await asyncio.gather(*(one(sink, n) for n, sink in enumerate(sinks)))
+    # Five runs, one write: the sinks buffered, the writer took them all together.
+    assert stats.snapshot()["flushes"] - before == 1
+    for number, (thread, _) in enumerate(pairs):
+        rows = await database_sync_to_async(_stored)(thread)
+        assert [(seq, kind) for seq, kind, _ in rows] == [(1, "text-delta"), (2, "step-finish")]
+        assert rows[0][2]["textDelta"] == f"hello {number} and more"  # coalesced
+        refreshed = await database_sync_to_async(Thread.objects.get)(pk=thread.pk)
+        assert refreshed.last_seq == 2
+    message = await asyncio.wait_for(layer.receive(channel), 5)
+    assert [(e["seq"], e["type"]) for e in message["events"]] == [(1, "text-delta"),
+                                                                  (2, "step-finish")]
+    # A later batch continues each thread's numbering.
+    await sinks[0].emit("run-finish", status="completed")
+    rows = await database_sync_to_async(_stored)(pairs[0][0])
+    assert [seq for seq, _, _ in rows] == [1, 2, 3]
+
+
+async def test_a_run_whose_thread_is_gone_fails_alone(make_thread):
+    pairs = await database_sync_to_async(_threads_and_runs)(make_thread, 3)
+    sinks = [EventSink(thread_id=thread.pk, run_id=run.pk, interval=0.05) for thread, run in pairs]
+    doomed = pairs[1][0]
+    await database_sync_to_async(doomed.delete)()
+
+    results = await asyncio.gather(*(sink.emit("run-start", resumed=False) for sink in sinks),
+                                   return_exceptions=True)
+    assert isinstance(results[1], Exception)
+    assert not isinstance(results[0], Exception) and not isinstance(results[2], Exception)
+    for index in (0, 2):
+        rows = await database_sync_to_async(_stored)(pairs[index][0])
+        assert [(seq, kind) for seq, kind, _ in rows] == [(1, "run-start")]
+    assert sinks[0].published == sinks[2].published == 1 and sinks[1].published == 0
+    # The failure was reported once; the surviving sinks keep working.
+    await sinks[2].emit("run-finish", status="completed")
+    assert [seq for seq, _, _ in await database_sync_to_async(_stored)(pairs[2][0])] == [1, 2]
+
+
+async def test_deltas_alone_are_written_after_the_interval_without_an_emit(make_thread):
+    [(thread, run)] = await database_sync_to_async(_threads_and_runs)(make_thread, 1)
+    sink = EventSink(thread_id=thread.pk, run_id=run.pk, interval=0.01)
+    sink.delta(sink.base("text-delta", textDelta="streamed"))
+    for _ in range(500):
+        if sink.published:
+            break
+        await asyncio.sleep(0.01)
+    rows = await database_sync_to_async(_stored)(thread)
+    assert [(seq, kind, payload["textDelta"]) for seq, kind, payload in rows] == [
+        (1, "text-delta", "streamed")]
