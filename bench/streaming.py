@@ -1,22 +1,27 @@
 """Concurrent preview chats against one Daphne process on the Redis channel layer.
 
     python -m bench.streaming [--streams 1,10,50,100] [--rate 30] [--seconds 8]
+                              [--executor inline,worker] [--layer pubsub|core]
 
-Starts Daphne (studio.asgi) as a subprocess with REDIS_URL set (channels_redis) and the
-runs executing in its event loop; N websocket clients (the `websockets` package) each
-start a chat with the offline provider in benchmark mode: it yields `rate` deltas per
-second (half text, half tool-argument), each stamped `<index>@<unix time>;`, so a client
-knows when the provider yielded it. One line per N on stdout:
+For each run executor, starts Daphne (studio.asgi) as a subprocess with REDIS_URL set
+(channels_redis): `inline` executes the runs in Daphne's event loop; `worker` executes them
+in one run worker process (`manage.py execute_runs`) and Daphne only relays the events. N
+websocket clients (the `websockets` package) each start a chat with the offline provider
+in benchmark mode: it yields `rate` deltas per second (half text, half tool-argument), each
+stamped `<index>@<unix time>;` when the provider yields it. One line per executor and N:
 
-    streams=<N> rate=<deltas/s each> delivered=<events> lost=<count> p50_ms=<> p99_ms=<>
-    studio_us_per_delta=<> litellm_us_per_delta=<>
+    executor=<> streams=<N> rate=<deltas/s each> delivered=<events> lost=<count> p50_ms=<>
+    p99_ms=<> studio_us_per_delta=<> litellm_us_per_delta=<>
+
+then one line per N comparing the executors (`ratio ... p99_inline/p99_worker=<>`).
 
 latency = client receive time - provider yield time, per delta. lost = deltas yielded
 but never received (plus sequence gaps, reported on stderr). litellm_us_per_delta is the
 CPU litellm's stream wrapper costs per chunk (litellm over the offline provider minus the
-provider alone, measured in this process); studio_us_per_delta is the Daphne process's
-CPU during the phase divided by the deltas, minus litellm's share: parse, coalesce,
-persist (PostgreSQL), publish (Redis), consumer and websocket send.
+provider alone, measured in this process); studio_us_per_delta is the CPU of the studio's
+processes (Daphne, and the run worker) during the phase divided by the deltas, minus
+litellm's share: parse, coalesce, persist (PostgreSQL), publish (Redis), consumer and
+websocket send.
 
 Uses DATABASE_URL (default postgres://postgres@127.0.0.1:5432/studio_bench, created and
 migrated if needed) and REDIS_URL (default redis://127.0.0.1:6379/14).
@@ -106,23 +111,47 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _start_daphne(port: int, stats_file: str) -> subprocess.Popen:
-    env = {**os.environ, "STUDIO_RUNTIME_STATS_FILE": stats_file, "PYTHONPATH": str(ROOT)}
-    log = open(ROOT / ".studio" / f"bench-daphne-{port}.log", "wb")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-         "studio.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+def _wait_listening(proc: subprocess.Popen, port: int, log: str) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"daphne exited; see {log.name}")
+            raise RuntimeError(f"daphne exited; see {log}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return proc
+                return
         except OSError:
             time.sleep(0.2)
     proc.kill()
     raise TimeoutError("daphne did not listen")
+
+
+def _start(executor: str, port: int, stats_file: str, workers: int) -> list[subprocess.Popen]:
+    """Daphne, and with the worker executor its run workers: [daphne, worker...]."""
+    env = {**os.environ, "STUDIO_RUNTIME_STATS_FILE": stats_file, "PYTHONPATH": str(ROOT),
+           "STUDIO_RUN_EXECUTOR": executor}
+    commands = [[sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+                 "studio.asgi:application"]]
+    if executor == "worker":
+        commands += [[sys.executable, "manage.py", "execute_runs", "--name", f"bench-{number}"]
+                     for number in range(workers)]
+    procs = []
+    for number, command in enumerate(commands):
+        log = ROOT / ".studio" / f"bench-{executor}-{number}-{port}.log"
+        with open(log, "wb") as handle:
+            procs.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle,
+                                          stderr=subprocess.STDOUT))
+    _wait_listening(procs[0], port, str(log))
+    return procs
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 async def _litellm_us_per_chunk(chunks: int = 3000) -> float:
@@ -153,6 +182,7 @@ class Client:
     def __init__(self, thread_id: str) -> None:
         self.thread_id = thread_id
         self.latencies: list[float] = []
+        self.timeline: list[tuple[float, float]] = []  # (received at, latency ms)
         self.stamps: set[int] = set()
         self.events = 0
         self.gaps = 0
@@ -169,8 +199,9 @@ class Client:
                                                ping_interval=None, open_timeout=60)
 
     async def chat(self, base: str, cookie: str, rate: float, deltas: int,
-                   timeout: float) -> None:
+                   timeout: float, start_after: float = 0.0) -> None:
         async with self.ws as ws:
+            await asyncio.sleep(start_after)
             await ws.send(json.dumps({"type": "chat", "text": "go", "options": {
                 "providerOptions": {"studio": {"delay": 1 / rate, "stamp": deltas}}}}))
             last_seq = 0
@@ -188,6 +219,7 @@ class Client:
                     for index, stamp in STAMP.findall(text):
                         self.stamps.add(int(index))
                         self.latencies.append((received - float(stamp)) * 1000)
+                        self.timeline.append((received, self.latencies[-1]))
                     if event["type"] in ("run-finish", "run-error"):
                         if event["type"] == "run-error":
                             self.error = event.get("error", "")
@@ -201,21 +233,23 @@ def _percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def _phase(user: Any, cookie: str, base: str, pid: int, streams: int, rate: float,
-           seconds: float) -> dict[str, Any]:
+def _phase(user: Any, cookie: str, base: str, pids: list[int], streams: int, rate: float,
+           seconds: float, stagger: float = 0.0) -> dict[str, Any]:
     from agents_core.models import Agent
     from agents_core.services.threads import thread_create
 
     agent = Agent.objects.get(slug="bench-streamer")
     clients = [Client(str(thread_create(user=user, agent=agent).pk)) for _ in range(streams)]
     deltas = int(rate * seconds)
-    cpu_before = _cpu_seconds(pid)  # includes the handshakes (a few ms each)
+    cpu_before = [_cpu_seconds(pid) for pid in pids]  # includes the handshakes (a few ms each)
+    clients_cpu = time.process_time()
 
     async def go() -> None:
         gate = asyncio.Semaphore(10)
         await asyncio.gather(*(c.connect(base, cookie, gate) for c in clients))
-        results = await asyncio.gather(*(c.chat(base, cookie, rate, deltas, seconds * 10 + 60)
-                                         for c in clients), return_exceptions=True)
+        results = await asyncio.gather(*(
+            c.chat(base, cookie, rate, deltas, seconds * 10 + 60, stagger * n / len(clients))
+            for n, c in enumerate(clients)), return_exceptions=True)
         for client, result in zip(clients, results, strict=True):
             if isinstance(result, BaseException):
                 # Counted: what it did not receive is lost.
@@ -224,8 +258,17 @@ def _phase(user: Any, cookie: str, base: str, pid: int, streams: int, rate: floa
     started = time.monotonic()
     asyncio.run(go())
     wall = time.monotonic() - started
-    cpu = _cpu_seconds(pid) - cpu_before
+    per_process = [_cpu_seconds(pid) - before for pid, before in zip(pids, cpu_before,
+                                                                        strict=True)]
+    cpu = sum(per_process)
+    clients_cpu = time.process_time() - clients_cpu
     latencies = [lat for c in clients for lat in c.latencies]
+    timeline = sorted(point for c in clients for point in c.timeline)
+    windows: dict[int, list[float]] = {}
+    if timeline:
+        first = timeline[0][0]
+        for at, latency in timeline:
+            windows.setdefault(int(at - first), []).append(latency)
     return {
         "deltas": deltas * streams,
         "delivered": sum(c.events for c in clients),
@@ -233,7 +276,8 @@ def _phase(user: Any, cookie: str, base: str, pid: int, streams: int, rate: floa
         "gaps": sum(c.gaps for c in clients),
         "errors": [c.error for c in clients if c.error],
         "p50": _percentile(latencies, 0.5), "p99": _percentile(latencies, 0.99),
-        "cpu": cpu, "wall": wall,
+        "cpu": cpu, "wall": wall, "per_process": per_process, "clients_cpu": clients_cpu,
+        "p99_by_second": [round(_percentile(windows[k], 0.99)) for k in sorted(windows)],
     }
 
 
@@ -242,43 +286,64 @@ def main() -> None:
     options.add_argument("--streams", default="1,10,50,100")
     options.add_argument("--rate", type=float, default=30.0)
     options.add_argument("--seconds", type=float, default=8.0)
-    options.add_argument("--layer", choices=["core", "pubsub"], default="core",
-                         help="channels_redis layer: core (the studio's setting) or pubsub")
+    options.add_argument("--workers", type=int, default=os.cpu_count() or 2,
+                         help="run worker processes of the worker executor (default: one per "
+                              "core)")
+    options.add_argument("--stagger", type=float, default=0.0,
+                         help="spread the chats' starts over this many seconds")
+    options.add_argument("--executor", default="inline,worker",
+                         help="run executors to compare: inline (in Daphne), worker (a run "
+                              "worker process)")
+    options.add_argument("--layer", choices=["core", "pubsub"], default="pubsub",
+                         help="channels_redis layer: pubsub (the studio's default) or core")
     args = options.parse_args()
     os.environ["STUDIO_BENCH_LAYER"] = args.layer
     user, cookie = _setup()
     (ROOT / ".studio").mkdir(exist_ok=True)
     litellm_us = asyncio.run(_litellm_us_per_chunk())
-    port = _free_port()
-    stats_file = str(ROOT / ".studio" / f"bench-runtime-stats-{port}.json")
-    proc = _start_daphne(port, stats_file)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        # Warm up: the first chat imports litellm in the server (seconds of CPU).
-        for attempt in range(3):
-            try:
-                _phase(user, cookie, base, proc.pid, 1, 50, 1)
-                break
-            except Exception as exc:  # noqa: BLE001
-                print(f"# warm-up attempt {attempt + 1} failed: {exc}", file=sys.stderr)
-        for streams in [int(n) for n in args.streams.split(",")]:
-            result = _phase(user, cookie, base, proc.pid, streams, args.rate, args.seconds)
-            studio_us = result["cpu"] * 1e6 / result["deltas"] - litellm_us
-            print(f"streams={streams} rate={args.rate:g} delivered={result['delivered']} "
-                  f"lost={result['lost']} p50_ms={result['p50']:.1f} p99_ms={result['p99']:.1f} "
-                  f"studio_us_per_delta={studio_us:.0f} litellm_us_per_delta={litellm_us:.0f}",
-                  flush=True)
-            print(f"#  layer={args.layer}; {result['deltas']} deltas in "
-                  f"{result['wall']:.1f} s; Daphne CPU {result['cpu']:.1f} s "
-                  f"({result['cpu'] / result['wall'] * 100:.0f}% of a core); sequence gaps "
-                  f"seen by clients: {result['gaps']}; run errors: "
-                  f"{len(result['errors'])} {result['errors'][:1]}", file=sys.stderr, flush=True)
-    finally:
-        proc.terminate()
+    counts = [int(n) for n in args.streams.split(",")]
+    p99: dict[tuple[str, int], float] = {}
+    for executor in args.executor.split(","):
+        port = _free_port()
+        stats_file = str(ROOT / ".studio" / f"bench-runtime-stats-{port}.json")
+        procs = _start(executor, port, stats_file, args.workers)
+        pids = [proc.pid for proc in procs]
+        base = f"http://127.0.0.1:{port}"
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+            # Warm up: the first chat imports litellm where runs execute (seconds of CPU).
+            for attempt in range(3):
+                try:
+                    _phase(user, cookie, base, pids, 1, 50, 1)
+                    break
+                except Exception as exc:  # noqa: BLE001
+                    print(f"# warm-up attempt {attempt + 1} failed: {exc}", file=sys.stderr)
+            for streams in counts:
+                result = _phase(user, cookie, base, pids, streams, args.rate, args.seconds,
+                                args.stagger)
+                studio_us = result["cpu"] * 1e6 / result["deltas"] - litellm_us
+                p99[(executor, streams)] = result["p99"]
+                print(f"executor={executor} streams={streams} rate={args.rate:g} "
+                      f"delivered={result['delivered']} lost={result['lost']} "
+                      f"p50_ms={result['p50']:.1f} p99_ms={result['p99']:.1f} "
+                      f"studio_us_per_delta={studio_us:.0f} "
+                      f"litellm_us_per_delta={litellm_us:.0f}", flush=True)
+                print(f"#  layer={args.layer}; {result['deltas']} deltas in "
+                      f"{result['wall']:.1f} s; studio CPU {result['cpu']:.1f} s "
+                      f"({result['cpu'] / result['wall'] * 100:.0f}% of a core; by process "
+                      f"{[round(c / result['wall'] * 100) for c in result['per_process']]}%; "
+                      f"the clients {result['clients_cpu'] / result['wall'] * 100:.0f}%); "
+                      f"sequence gaps "
+                      f"seen by clients: {result['gaps']}; run errors: "
+                      f"{len(result['errors'])} {result['errors'][:1]}; p99 ms second by "
+                      f"second: {result['p99_by_second']}", file=sys.stderr, flush=True)
+        finally:
+            _stop(procs)
+    executors = args.executor.split(",")
+    if len(executors) == 2:
+        first, second = executors
+        for streams in counts:
+            ratio = p99[(first, streams)] / max(p99[(second, streams)], 1e-9)
+            print(f"ratio streams={streams} p99_{first}/p99_{second}={ratio:.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -241,6 +241,18 @@ STUDIO_DEFAULT_MODEL = os.environ.get("STUDIO_DEFAULT_MODEL") or STUDIO_OFFLINE_
 STUDIO_LOAD_DEMO = envbool("STUDIO_LOAD_DEMO", True)
 STUDIO_CODE_MODULES = envlist("STUDIO_CODE_MODULES", [])
 
+# --- Runs ---------------------------------------------------------------------------------
+# Where runs execute: "inline" (default) in the web process that starts them; "worker" in
+# run worker processes (`manage.py execute_runs`), so a web process only relays events.
+# Workers need a shared database and channel layer (PostgreSQL and Redis).
+STUDIO_RUN_EXECUTOR = os.environ.get("STUDIO_RUN_EXECUTOR", "inline")
+if STUDIO_RUN_EXECUTOR not in ("inline", "worker"):
+    raise ImproperlyConfigured(
+        f"STUDIO_RUN_EXECUTOR must be 'inline' or 'worker', not {STUDIO_RUN_EXECUTOR!r}")
+STUDIO_RUN_WORKER_CONCURRENCY = envint("STUDIO_RUN_WORKER_CONCURRENCY", 200)
+# Stream deltas are coalesced and written this often (milliseconds).
+STUDIO_STREAM_BATCH_MS = envint("STUDIO_STREAM_BATCH_MS", 30)
+
 # --- Tools --------------------------------------------------------------------------------
 # Test-only: lets web_fetch and outbound tool calls reach servers on 127.0.0.1.
 STUDIO_ALLOW_LOOPBACK_FETCH = False

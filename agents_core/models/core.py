@@ -196,11 +196,18 @@ class Run(models.Model):
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
+    # Who executes it: "" in the process that started it (STUDIO_RUN_EXECUTOR=inline),
+    # "queued" until a run worker claims it, then that worker's name (runtime/worker.py).
+    worker = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["created_at"], condition=models.Q(worker="queued"),
+                         name="run_queued_for_worker"),
+        ]
         constraints = [
             # At most one run is active on a thread at a time.
             models.UniqueConstraint(

@@ -3,7 +3,8 @@
 A run lives apart from any connection: `launch(run_id)` schedules it on the process's
 main event loop (Daphne's, or the test's), found through asgiref when called from a
 `sync_to_async` thread (a view, a consumer's service call); with no such loop it uses a
-background loop thread. With `settings.STUDIO_RUN_EXECUTOR = "celery"` a worker runs it.
+background loop thread. With `settings.STUDIO_RUN_EXECUTOR = "worker"` a run worker process
+claims it (runtime/worker.py).
 """
 
 from __future__ import annotations
@@ -160,10 +161,10 @@ def _spawn(run_id: str) -> None:
 def launch(run_id: Any) -> None:
     """Start executing a run (call after the rows it needs are committed)."""
     run_id = str(run_id)
-    if getattr(settings, "STUDIO_RUN_EXECUTOR", "inline") == "celery":
-        from agents_core.runtime.tasks import run_execute
+    from agents_core.runtime.worker import uses_workers, wake_workers
 
-        run_execute.delay(run_id)
+    if uses_workers():
+        wake_workers()  # the run is queued in the database; a worker claims it
         return
     loop = _main_loop()
     if loop is None:

@@ -460,7 +460,9 @@ def _bench_chunks(messages: list[dict[str, Any]], params: dict[str, Any]) -> Ite
                                "function": {"name": None, "arguments": stamp()}})
     yield _chunk(tool_use={"id": None, "type": "function", "index": 0,
                            "function": {"name": None, "arguments": '"}'}})
-    yield _chunk(finish="tool_calls", usage=None)
+    # Like a real provider, the stream ends with its usage (one token per delta).
+    yield _chunk(finish="tool_calls", usage={"prompt_tokens": 1, "completion_tokens": count,
+                                             "total_tokens": count + 1})
 
 
 def _delay(optional_params: dict[str, Any]) -> float:

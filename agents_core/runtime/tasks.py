@@ -17,13 +17,3 @@ def async_tool_execute(tool_run_id: str) -> None:
 
     tool_run_process(run_id=tool_run_id)
     tool_call_async_complete(tool_run_id=tool_run_id)
-
-
-@shared_task(name="agents_core.runtime.run_execute", acks_late=True)
-def run_execute(run_id: str) -> None:
-    """Execute a run in a worker (settings.STUDIO_RUN_EXECUTOR = "celery")."""
-    import asyncio
-
-    from agents_core.runtime.loop import execute_run
-
-    asyncio.run(execute_run(run_id))

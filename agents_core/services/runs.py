@@ -26,6 +26,7 @@ from agents_core.models import (
 )
 from agents_core.runtime import active as active_runs
 from agents_core.runtime.events import events_emit_sync
+from agents_core.runtime.worker import queue_marker, uses_workers
 from studio.exceptions import ApplicationError, Conflict, NotFound
 
 # Per-run options a caller may set (hooks are Python callables and stay in memory).
@@ -63,6 +64,11 @@ def _clean_options(options: dict[str, Any] | None) -> tuple[dict[str, Any], dict
     unknown_hooks = set(hooks) - {"before_tool_call", "after_tool_call"}
     if unknown_hooks:
         raise ApplicationError(f"Unknown hooks: {sorted(unknown_hooks)}.", code="invalid_options")
+    if hooks and uses_workers():
+        raise ApplicationError(
+            "Per-run Python hooks need STUDIO_RUN_EXECUTOR=inline: a run worker is another "
+            "process and cannot receive functions. Declare the hooks on the agent instead.",
+            code="invalid_options")
     return options, hooks
 
 
@@ -92,7 +98,7 @@ def run_start(*, thread: Thread, message: str, user: Any,
     with transaction.atomic():
         run = Run.objects.create(
             thread=thread, agent=thread.agent, status=RunStatus.RUNNING, options=stored,
-            started_by=user, state={"message": text},
+            started_by=user, state={"message": text}, worker=queue_marker(),
         )
         Message.objects.create(thread=thread, run=run, role=MessageRole.USER,
                                parts=[{"type": "text", "text": text}])
@@ -210,7 +216,7 @@ def run_resume(*, run: Run, tool_call_id: str, payload: Any, user: Any) -> Run:
                                code="invalid_payload", extra={"errors": errors})
     with transaction.atomic():
         claimed = Run.objects.filter(pk=run.pk, status=RunStatus.SUSPENDED).update(
-            status=RunStatus.RUNNING,
+            status=RunStatus.RUNNING, worker=queue_marker(),
             state={**(run.state or {}), "resume": {"toolCallId": tool_call_id}},
         )
         if claimed != 1:

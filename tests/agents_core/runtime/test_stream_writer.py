@@ -91,3 +91,31 @@ async def test_deltas_alone_are_written_after_the_interval_without_an_emit(make_
     rows = await database_sync_to_async(_stored)(thread)
     assert [(seq, kind, payload["textDelta"]) for seq, kind, payload in rows] == [
         (1, "text-delta", "streamed")]
+
+
+def test_the_orm_store_numbers_and_writes_like_the_postgresql_one(make_thread):
+    """SQLite (the embedded studio) takes the ORM path: same numbering, same rows."""
+    from django.db import transaction
+
+    from agents_core.runtime.events import _store_many_orm, _store_many_postgresql
+
+    results = []
+    for store in (_store_many_postgresql, _store_many_orm):
+        pairs = _threads_and_runs(make_thread, 2)
+        Thread.objects.filter(pk=pairs[1][0].pk).update(last_seq=7)
+        batches = [(thread.pk, run.pk, [{"type": "text-delta", "textDelta": f"t{n}"},
+                                        {"type": "step-finish", "step": 1}])
+                   for n, (thread, run) in enumerate(pairs)]
+        with transaction.atomic():
+            store(sorted(str(thread.pk) for thread, _ in pairs), batches)
+        results.append([
+            (Thread.objects.get(pk=thread.pk).last_seq,
+             [(seq, kind, {k: v for k, v in payload.items() if k != "runId"})
+              for seq, kind, payload in _stored(thread)])
+            for thread, _ in pairs])
+    assert results[0] == results[1] == [
+        (2, [(1, "text-delta", {"type": "text-delta", "textDelta": "t0", "seq": 1}),
+             (2, "step-finish", {"type": "step-finish", "step": 1, "seq": 2})]),
+        (9, [(8, "text-delta", {"type": "text-delta", "textDelta": "t1", "seq": 8}),
+             (9, "step-finish", {"type": "step-finish", "step": 1, "seq": 9})]),
+    ]

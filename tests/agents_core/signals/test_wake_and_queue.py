@@ -101,9 +101,9 @@ def test_a_suspended_run_keeps_the_queue_waiting(thread, running_run):
 
 @pytest.mark.django_db(transaction=True)
 def test_two_wakes_at_once_start_one_run_and_the_other_message_goes_into_it(thread, settings):
-    # Runs go to a Celery worker that this test does not start: the woken run stays
+    # Runs go to a run worker that this test does not start: the woken run stays
     # `running`, so the loser must find it and deliver into it.
-    settings.STUDIO_RUN_EXECUTOR = "celery"
+    settings.STUDIO_RUN_EXECUTOR = "worker"
     result = lose_the_race(
         insert_rival=lambda: send_message(thread=thread, message="first"),
         request=lambda: send_message(thread=thread, message="second"),

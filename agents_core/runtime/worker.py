@@ -1,0 +1,177 @@
+"""Run workers: processes that execute runs apart from the web processes.
+
+With `STUDIO_RUN_EXECUTOR = "worker"` a web process never executes a run itself: the run is
+created (or resumed) with `worker = "queued"` in the same transaction, and the web process
+then wakes the workers through the channel layer group `run-workers`. A worker
+(`manage.py execute_runs`) claims queued runs with `SELECT ... FOR UPDATE SKIP LOCKED`
+(two workers never take the same run), writes its name on them, and executes each as a
+task of its event loop: litellm, the incremental parser, the stream writer and the
+database writes run there, and the web process only relays events to websockets. The
+claim is in the database, so nothing is lost when no worker listens: a queued run waits
+(the wake-up is a hint; workers also poll every `STUDIO_RUN_WORKER_POLL_SECONDS`).
+
+Why not Celery: a run is a long-lived asyncio task that mostly waits on the model; a
+prefork Celery worker would hold a whole process per streaming chat. Celery keeps what it
+is good at here (async tool calls, digests, sweeps).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from agents_core.models import Run, RunStatus
+from agents_core.runtime.db import db
+
+logger = logging.getLogger(__name__)
+
+QUEUED = "queued"
+WAKE_GROUP = "run-workers"
+
+
+def uses_workers() -> bool:
+    return getattr(settings, "STUDIO_RUN_EXECUTOR", "inline") == "worker"
+
+
+def queue_marker() -> str:
+    """What a run that is about to run gets as its `worker`: queued, or nothing (inline)."""
+    return QUEUED if uses_workers() else ""
+
+
+def wake_workers() -> None:
+    """Tell the workers a run is queued (best effort: they poll as well)."""
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(WAKE_GROUP, {"type": "runs.queued"})
+    except Exception:  # noqa: BLE001 - the poll will find the run
+        logger.warning("Could not wake the run workers; they will find the run by polling",
+                       exc_info=True)
+
+
+def runs_claim(*, worker: str, limit: int) -> list[str]:
+    """Take up to `limit` queued runs for `worker`, oldest first, skipping rows another
+    worker is claiming at this moment."""
+    if limit <= 0:
+        return []
+    with transaction.atomic():
+        ids = list(Run.objects.select_for_update(skip_locked=True).filter(
+            status=RunStatus.RUNNING, worker=QUEUED).order_by("created_at").values_list(
+            "pk", flat=True)[:limit])
+        if ids:
+            Run.objects.filter(pk__in=ids).update(worker=worker)
+    return [str(pk) for pk in ids]
+
+
+class RunWorker:
+    """Claims queued runs and executes them on this process's event loop."""
+
+    def __init__(self, *, name: str | None = None, concurrency: int | None = None,
+                 poll_seconds: float | None = None) -> None:
+        self.name = name or f"{socket.gethostname()}:{os.getpid()}"
+        self.concurrency = concurrency or int(getattr(settings, "STUDIO_RUN_WORKER_CONCURRENCY",
+                                                      200))
+        self.poll_seconds = poll_seconds or float(getattr(
+            settings, "STUDIO_RUN_WORKER_POLL_SECONDS", 2.0))
+        self.tasks: dict[str, asyncio.Task] = {}
+        self.wake = asyncio.Event()
+        self.stopping = asyncio.Event()
+
+    async def serve(self) -> None:
+        """Until `stop()`: claim, execute, wait for a wake-up or the poll interval."""
+        listener = asyncio.ensure_future(self._listen())
+        logger.info("Run worker %s started (up to %d runs at once)", self.name,
+                    self.concurrency)
+        try:
+            while not self.stopping.is_set():
+                self.wake.clear()
+                try:
+                    for run_id in await db(runs_claim, worker=self.name,
+                                           limit=self.concurrency - len(self.tasks)):
+                        self._execute(run_id)
+                except Exception:  # noqa: BLE001 - database down: try again at the next poll
+                    logger.exception("Claiming runs failed")
+                waits = [asyncio.ensure_future(self.wake.wait()),
+                         asyncio.ensure_future(self.stopping.wait())]
+                await asyncio.wait(waits, timeout=self.poll_seconds,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                for waiter in waits:
+                    waiter.cancel()
+        finally:
+            listener.cancel()
+            await self._drain()
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    def _execute(self, run_id: str) -> None:
+        from agents_core.runtime.loop import execute_run
+
+        task = asyncio.ensure_future(execute_run(run_id))
+        self.tasks[run_id] = task
+
+        def done(finished: asyncio.Task) -> None:
+            self.tasks.pop(run_id, None)
+            if not finished.cancelled() and finished.exception() is not None:
+                logger.error("Run %s failed in worker %s", run_id, self.name,
+                             exc_info=finished.exception())
+            self.wake.set()  # room for another run
+
+        task.add_done_callback(done)
+
+    async def _listen(self) -> None:
+        from channels.layers import get_channel_layer
+
+        layer = get_channel_layer()
+        if layer is None:
+            return
+        while True:
+            try:
+                channel = await layer.new_channel()
+                await layer.group_add(WAKE_GROUP, channel)
+                while True:
+                    await layer.receive(channel)
+                    self.wake.set()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - Redis restarted: polling covers the gap
+                logger.warning("Run worker wake-ups interrupted; retrying", exc_info=True)
+                await asyncio.sleep(self.poll_seconds)
+
+    async def _drain(self) -> None:
+        """On shutdown: let runs finish for a while, then stop them (they end as aborted,
+        with what they streamed kept)."""
+        if not self.tasks:
+            return
+        grace = float(getattr(settings, "STUDIO_RUN_WORKER_GRACE_SECONDS", 20))
+        logger.info("Run worker %s: waiting up to %.0f s for %d runs", self.name, grace,
+                    len(self.tasks))
+        _, pending = await asyncio.wait(list(self.tasks.values()), timeout=grace)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending, timeout=10)
+
+
+def serve_forever(**options: Any) -> None:
+    """`manage.py execute_runs`: serve until SIGTERM or SIGINT."""
+
+    async def main() -> None:
+        worker = RunWorker(**options)
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, worker.stop)
+        await worker.serve()
+
+    asyncio.run(main())

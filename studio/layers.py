@@ -1,0 +1,55 @@
+"""Sending many group messages at once on the channel layer.
+
+`group_send_many(layer, messages)` publishes `[(group, message), ...]`. On channels_redis'
+pub/sub layer (the studio's default) every shard gets one Redis pipeline: one round trip
+for all of them, where `group_send` takes one round trip each, one at a time (the shard
+connection is behind a lock). On any other layer it falls back to `group_send` for each.
+
+The pipeline reuses the layer's own group-channel naming, sharding, serializer and shard
+connection (attributes that are private to channels_redis 4.x, whose range pyproject.toml
+pins); tests/studio/test_layers.py checks the fast path is the one taken, so an upgrade
+that changes them fails a test instead of silently falling back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from typing import Any
+
+
+def _pubsub_loop_layer(layer: Any) -> Any | None:
+    from channels_redis.pubsub import RedisPubSubChannelLayer
+
+    if not isinstance(layer, RedisPubSubChannelLayer):
+        return None
+    loop_layer = layer._get_layer()
+    needed = ("_get_group_channel_name", "_get_shard", "channel_layer")
+    return loop_layer if all(hasattr(loop_layer, name) for name in needed) else None
+
+
+async def group_send_many(layer: Any, messages: list[tuple[str, dict[str, Any]]]) -> str:
+    """Publish every (group, message); returns "pipelined" or "one-by-one" (tests)."""
+    if not messages:
+        return "none"
+    loop_layer = _pubsub_loop_layer(layer)
+    if loop_layer is None:
+        for group, message in messages:
+            await layer.group_send(group, message)
+        return "one-by-one"
+    by_shard: dict[Any, list[tuple[str, bytes]]] = defaultdict(list)
+    for group, message in messages:
+        channel = loop_layer._get_group_channel_name(group)
+        by_shard[loop_layer._get_shard(channel)].append(
+            (channel, loop_layer.channel_layer.serialize(message)))
+    await asyncio.gather(*(_publish_pipelined(shard, items) for shard, items in by_shard.items()))
+    return "pipelined"
+
+
+async def _publish_pipelined(shard: Any, items: list[tuple[str, bytes]]) -> None:
+    async with shard._lock:
+        shard._ensure_redis()
+        async with shard._redis.pipeline(transaction=False) as pipe:
+            for channel, data in items:
+                pipe.publish(channel, data)
+            await pipe.execute()

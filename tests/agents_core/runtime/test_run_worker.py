@@ -1,0 +1,148 @@
+"""Run workers (STUDIO_RUN_EXECUTOR=worker): the web process queues, a worker claims and
+executes, the stream still reaches the browser's websocket through Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from collections.abc import Iterator
+
+import pytest
+from channels.db import database_sync_to_async
+from django.db import connection
+
+from agents_core.models import Run, RunStatus
+from agents_core.runtime.worker import QUEUED, RunWorker, runs_claim
+from studio.exceptions import ApplicationError
+from tests.agents_core.runtime.conftest import events_of, start, types
+from tests.conftest import ROOT, child_process_env, daphne_process, stop_process
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def _wait_for(predicate, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not await database_sync_to_async(predicate)():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not reached")
+        await asyncio.sleep(0.05)
+
+
+async def test_a_queued_run_waits_for_a_worker_which_claims_and_executes_it(
+        make_thread, owner, settings):
+    settings.STUDIO_RUN_EXECUTOR = "worker"
+    thread = await database_sync_to_async(make_thread)()
+    run = await start(thread, "use weather_lookup for Paris", owner)
+    await asyncio.sleep(0.3)
+    # The web process did not execute it: queued, nothing streamed.
+    await database_sync_to_async(run.refresh_from_db)()
+    assert (run.status, run.worker) == (RunStatus.RUNNING, QUEUED)
+    assert await database_sync_to_async(events_of)(thread) == []
+
+    worker = RunWorker(name="worker-a", poll_seconds=0.1)
+    serving = asyncio.ensure_future(worker.serve())
+    try:
+        await _wait_for(lambda: Run.objects.get(pk=run.pk).status != RunStatus.RUNNING)
+    finally:
+        worker.stop()
+        await asyncio.wait_for(serving, 30)
+    await database_sync_to_async(run.refresh_from_db)()
+    assert (run.status, run.worker) == (RunStatus.COMPLETED, "worker-a")
+    names = types(await database_sync_to_async(events_of)(thread))
+    assert names[0] == "run-start" and names[-1] == "run-finish" and "tool-call" in names
+
+
+def test_two_workers_claiming_at_once_never_take_the_same_run(make_thread, owner):
+    runs = [Run.objects.create(thread=make_thread(), agent_id=make_thread().agent_id,
+                               status=RunStatus.RUNNING, worker=QUEUED) for _ in range(12)]
+    barrier = threading.Barrier(2)
+    claimed: dict[str, list[str]] = {}
+
+    def claim(name: str) -> None:
+        try:
+            barrier.wait()
+            claimed[name] = runs_claim(worker=name, limit=8)
+        finally:
+            connection.close()
+
+    workers = [threading.Thread(target=claim, args=(name,)) for name in ("one", "two")]
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join()
+    one, two = set(claimed["one"]), set(claimed["two"])
+    assert not one & two
+    assert one | two == {str(run.pk) for run in runs}  # 8 + 4: none left, none twice
+    assert {str(pk): w for pk, w in Run.objects.values_list("pk", "worker")} == {
+        **{pk: "one" for pk in one}, **{pk: "two" for pk in two}}
+
+
+def test_per_run_python_hooks_are_refused_with_workers(make_thread, owner, settings):
+    from agents_core.services.runs import run_start_safe
+
+    settings.STUDIO_RUN_EXECUTOR = "worker"
+    with pytest.raises(ApplicationError, match="need STUDIO_RUN_EXECUTOR=inline"):
+        run_start_safe(thread=make_thread(), message="hi", user=owner,
+                       options={"hooks": {"before_tool_call": lambda call: None}})
+    assert not Run.objects.exists()
+
+
+@contextmanager
+def run_worker_process(**env: str) -> Iterator[subprocess.Popen]:
+    (ROOT / ".studio").mkdir(exist_ok=True)
+    log = open(ROOT / ".studio" / f"test-run-worker-{time.monotonic_ns()}.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "execute_runs", "--name", "worker-process"],
+        cwd=ROOT, env=child_process_env(**env), stdout=log, stderr=subprocess.STDOUT)
+    try:
+        yield proc
+    finally:
+        stop_process(proc, timeout=30)
+        log.close()
+
+
+def _session_cookie(user) -> str:
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+
+    session = SessionStore()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.save()
+    return f"sessionid={session.session_key}"
+
+
+def test_a_chat_on_daphne_streams_from_a_run_worker_process(synced, make_thread, owner):
+    import websockets.sync.client
+
+    thread = make_thread()
+    cookie = _session_cookie(owner)
+    modules = "tests.agents_core.runtime.definitions"
+    with (daphne_process(STUDIO_RUN_EXECUTOR="worker", STUDIO_CODE_MODULES=modules) as url,
+          run_worker_process(STUDIO_RUN_EXECUTOR="worker", STUDIO_CODE_MODULES=modules)):
+        ws_url = url.replace("http", "ws") + f"/ws/threads/{thread.pk}/"
+        received = []
+        with websockets.sync.client.connect(
+                ws_url, additional_headers={"Cookie": cookie, "Origin": url},
+                open_timeout=30) as ws:
+            ws.send(json.dumps({"type": "chat", "text": "use weather_lookup for Paris"}))
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline:
+                event = json.loads(ws.recv(timeout=deadline - time.monotonic()))
+                received.append(event)
+                if event["type"] in ("run-finish", "run-error"):
+                    break
+    run = Run.objects.get(thread=thread)
+    assert (run.status, run.worker) == (RunStatus.COMPLETED, "worker-process")
+    names = [event["type"] for event in received]
+    assert names[0] == "run-start" and names[-1] == "run-finish"
+    assert "text-delta" in names and "tool-input-delta" in names
+    seqs = [event["seq"] for event in received]
+    assert seqs == list(range(1, len(seqs) + 1))  # every event, once, in order
+    assert seqs == [event["seq"] for event in events_of(thread)]
