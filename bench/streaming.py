@@ -18,10 +18,16 @@ then one line per N comparing the executors (`ratio ... p99_inline/p99_worker=<>
 latency = client receive time - provider yield time, per delta. lost = deltas yielded
 but never received (plus sequence gaps, reported on stderr). litellm_us_per_delta is the
 CPU litellm's stream wrapper costs per chunk (litellm over the offline provider minus the
-provider alone, measured in this process); studio_us_per_delta is the CPU of the studio's
-processes (Daphne, and the run worker) during the phase divided by the deltas, minus
-litellm's share: parse, coalesce, persist (PostgreSQL), publish (Redis), consumer and
-websocket send.
+provider alone, measured in this process, its end-of-stream assembly included).
+studio_us_per_delta is what one more delta costs the studio's processes (Daphne and the
+run workers): parse, coalesce, persist (PostgreSQL), publish (Redis), consumer and
+websocket send. It is the CPU of the phase minus the CPU of the same chats with 2 deltas
+each (a second, short phase), per extra delta, minus litellm's share. That short phase's
+CPU per chat is studio_ms_per_run (setup, memory, saving the step, the tool call and the
+second model call, litellm's fixed cost included); all_in_us_per_delta is the phase's CPU
+per delta with nothing taken out but litellm's per-chunk share.
+
+Each executor runs with one worker process per core by default (--workers).
 
 Uses DATABASE_URL (default postgres://postgres@127.0.0.1:5432/studio_bench, created and
 migrated if needed) and REDIS_URL (default redis://127.0.0.1:6379/14).
@@ -182,7 +188,8 @@ class Client:
     def __init__(self, thread_id: str) -> None:
         self.thread_id = thread_id
         self.latencies: list[float] = []
-        self.timeline: list[tuple[float, float]] = []  # (received at, latency ms)
+        # (received at, latency ms, event type, delta index, yielded at)
+        self.timeline: list[tuple[float, float, str, int, float]] = []
         self.stamps: set[int] = set()
         self.events = 0
         self.gaps = 0
@@ -219,7 +226,8 @@ class Client:
                     for index, stamp in STAMP.findall(text):
                         self.stamps.add(int(index))
                         self.latencies.append((received - float(stamp)) * 1000)
-                        self.timeline.append((received, self.latencies[-1]))
+                        self.timeline.append((received, self.latencies[-1], event["type"],
+                                              int(index), float(stamp)))
                     if event["type"] in ("run-finish", "run-error"):
                         if event["type"] == "run-error":
                             self.error = event.get("error", "")
@@ -267,8 +275,11 @@ def _phase(user: Any, cookie: str, base: str, pids: list[int], streams: int, rat
     windows: dict[int, list[float]] = {}
     if timeline:
         first = timeline[0][0]
-        for at, latency in timeline:
+        for at, latency, *_ in timeline:
             windows.setdefault(int(at - first), []).append(latency)
+    if os.environ.get("BENCH_STREAMING_DUMP") and deltas > 2:
+        with open(os.environ["BENCH_STREAMING_DUMP"], "w") as handle:
+            json.dump(timeline, handle)
     return {
         "deltas": deltas * streams,
         "delivered": sum(c.events for c in clients),
@@ -313,20 +324,28 @@ def main() -> None:
             # Warm up: the first chat imports litellm where runs execute (seconds of CPU).
             for attempt in range(3):
                 try:
-                    _phase(user, cookie, base, pids, 1, 50, 1)
+                    _phase(user, cookie, base, pids, len(pids), 50, 1)
                     break
                 except Exception as exc:  # noqa: BLE001
                     print(f"# warm-up attempt {attempt + 1} failed: {exc}", file=sys.stderr)
             for streams in counts:
                 result = _phase(user, cookie, base, pids, streams, args.rate, args.seconds,
                                 args.stagger)
-                studio_us = result["cpu"] * 1e6 / result["deltas"] - litellm_us
+                # The same chats with 2 deltas each: what a run costs whatever its length
+                # (setup, memory, saving the step, the tool call, the second model call).
+                fixed = _phase(user, cookie, base, pids, streams, args.rate, 2 / args.rate,
+                               args.stagger)
+                studio_us = ((result["cpu"] - fixed["cpu"]) * 1e6
+                             / (result["deltas"] - fixed["deltas"]) - litellm_us)
+                all_in_us = result["cpu"] * 1e6 / result["deltas"] - litellm_us
                 p99[(executor, streams)] = result["p99"]
                 print(f"executor={executor} streams={streams} rate={args.rate:g} "
                       f"delivered={result['delivered']} lost={result['lost']} "
                       f"p50_ms={result['p50']:.1f} p99_ms={result['p99']:.1f} "
                       f"studio_us_per_delta={studio_us:.0f} "
-                      f"litellm_us_per_delta={litellm_us:.0f}", flush=True)
+                      f"litellm_us_per_delta={litellm_us:.0f} "
+                      f"studio_ms_per_run={fixed['cpu'] * 1000 / streams:.1f} "
+                      f"all_in_us_per_delta={all_in_us:.0f}", flush=True)
                 print(f"#  layer={args.layer}; {result['deltas']} deltas in "
                       f"{result['wall']:.1f} s; studio CPU {result['cpu']:.1f} s "
                       f"({result['cpu'] / result['wall'] * 100:.0f}% of a core; by process "

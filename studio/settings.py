@@ -250,6 +250,8 @@ if STUDIO_RUN_EXECUTOR not in ("inline", "worker"):
     raise ImproperlyConfigured(
         f"STUDIO_RUN_EXECUTOR must be 'inline' or 'worker', not {STUDIO_RUN_EXECUTOR!r}")
 STUDIO_RUN_WORKER_CONCURRENCY = envint("STUDIO_RUN_WORKER_CONCURRENCY", 200)
+# Threads a run worker lends litellm for its end-of-stream work (runtime/worker.py).
+STUDIO_RUN_WORKER_HELPER_THREADS = envint("STUDIO_RUN_WORKER_HELPER_THREADS", 2)
 # Stream deltas are coalesced and written this often (milliseconds).
 STUDIO_STREAM_BATCH_MS = envint("STUDIO_STREAM_BATCH_MS", 30)
 

@@ -40,23 +40,7 @@ def thread_group(thread_id: Any) -> str:
 
 def events_store(*, thread_id: Any, run_id: Any, events: list[dict[str, Any]]) -> None:
     """Number and insert events (sets each event's `seq`), in one transaction."""
-    table = Thread._meta.db_table
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"UPDATE {table} SET last_seq = last_seq + %s, updated_at = %s "  # noqa: S608
-                "WHERE id = %s RETURNING last_seq",
-                [len(events), timezone.now(), Thread._meta.pk.get_db_prep_value(
-                    thread_id, connection)],
-            )
-            last = cursor.fetchone()[0]
-        first = last - len(events) + 1
-        rows = []
-        for offset, event in enumerate(events):
-            event["seq"] = first + offset
-            rows.append(StreamEvent(thread_id=thread_id, run_id=run_id, seq=event["seq"],
-                                    type=event["type"], payload=event))
-        StreamEvent.objects.bulk_create(rows)
+    events_store_many([(thread_id, run_id, events)])
 
 
 def _layer() -> Any:
@@ -165,13 +149,9 @@ class EventSink:
 
 
 def events_store_many(batches: list[tuple[Any, Any, list[dict[str, Any]]]]) -> None:
-    """`events_store` for the events of many runs at once (sets each event's `seq`), in
-    one transaction: the threads locked in id order (two writers never deadlock), then one
-    update of their `last_seq` and one insert of every event."""
-    if len(batches) == 1:
-        thread_id, run_id, events = batches[0]
-        events_store(thread_id=thread_id, run_id=run_id, events=events)
-        return
+    """Number and insert the events of many runs at once (sets each event's `seq`), in one
+    transaction: one update of the threads' `last_seq` (its row lock makes a second
+    writer of a thread wait until this one commits) and one insert of every event."""
     keys = sorted({str(thread_id) for thread_id, _, _ in batches})
     with transaction.atomic():
         if connection.vendor == "postgresql":
@@ -193,22 +173,27 @@ def _number(last: dict[str, int], batches: list[tuple[Any, Any, list[dict[str, A
 
 def _store_many_postgresql(keys: list[str], batches: list[tuple[Any, Any, list[dict[str, Any]]]]
                            ) -> None:
-    """Three statements whatever the number of runs: the ORM's per-row work (model
-    instances, per-value adaptation) was most of a batch's cost."""
+    """Two statements (three for several threads) whatever the number of events: the ORM's
+    per-row work (model instances, per-value adaptation) was most of a batch's cost."""
     import json
 
     threads, events_table = Thread._meta.db_table, StreamEvent._meta.db_table
+    counts: dict[str, int] = dict.fromkeys(keys, 0)
+    for thread_id, _, events in batches:
+        counts[str(thread_id)] += len(events)
+    now = timezone.now()
     with connection.cursor() as cursor:
+        if len(keys) > 1:
+            # Lock in id order first: two writers of overlapping threads never deadlock.
+            cursor.execute(f"SELECT 1 FROM {threads} WHERE id = ANY(%s::uuid[]) "  # noqa: S608
+                           "ORDER BY id FOR UPDATE", [keys])
         cursor.execute(
-            f"SELECT id::text, last_seq FROM {threads} WHERE id = ANY(%s::uuid[]) "  # noqa: S608
-            "ORDER BY id FOR UPDATE", [keys])
-        last = dict(cursor.fetchall())
+            f"UPDATE {threads} AS t SET last_seq = t.last_seq + v.n, updated_at = %s "  # noqa: S608
+            "FROM unnest(%s::uuid[], %s::bigint[]) AS v(id, n) WHERE t.id = v.id "
+            "RETURNING t.id::text, t.last_seq",
+            [now, keys, [counts[key] for key in keys]])
+        last = {key: seq - counts[key] for key, seq in cursor.fetchall()}
         _number(last, batches)
-        now = timezone.now()
-        cursor.execute(
-            f"UPDATE {threads} AS t SET last_seq = v.seq, updated_at = %s "  # noqa: S608
-            "FROM unnest(%s::uuid[], %s::bigint[]) AS v(id, seq) WHERE t.id = v.id",
-            [now, list(last), list(last.values())])
         columns: tuple[list, ...] = ([], [], [], [], [])
         for thread_id, run_id, events in batches:
             for event in events:

@@ -90,6 +90,7 @@ class RunWorker:
 
     async def serve(self) -> None:
         """Until `stop()`: claim, execute, wait for a wake-up or the poll interval."""
+        _limit_helper_threads()
         listener = asyncio.ensure_future(self._listen())
         logger.info("Run worker %s started (up to %d runs at once)", self.name,
                     self.concurrency)
@@ -162,6 +163,17 @@ class RunWorker:
             task.cancel()
         if pending:
             await asyncio.wait(pending, timeout=10)
+
+
+def _limit_helper_threads() -> None:
+    """litellm assembles each finished stream's full response in an anyio worker thread (a
+    CPU burst proportional to the stream's length). With anyio's default of 40 threads, 40
+    of them compete with the event loop for the GIL when many streams end together, and
+    every other stream stalls; a few threads queue that work instead."""
+    import anyio.to_thread
+
+    limit = int(getattr(settings, "STUDIO_RUN_WORKER_HELPER_THREADS", 2))
+    anyio.to_thread.current_default_thread_limiter().total_tokens = max(1, limit)
 
 
 def serve_forever(**options: Any) -> None:

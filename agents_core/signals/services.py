@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from agents_core.models import (
@@ -425,6 +426,8 @@ def signals_drain_for_run(run: Run) -> list[str]:
     it, so each drained signal reaches the model once, in order (a caller that builds
     its messages itself appends the returned strings as user messages instead).
     """
+    if not Signal.objects.filter(run=run, status=SignalStatus.PENDING).exists():
+        return []  # the common case, in one query instead of a locking transaction
     now = timezone.now()
     with transaction.atomic():
         signals = list(
@@ -447,6 +450,10 @@ def signals_drain_for_run(run: Run) -> list[str]:
 def signals_on_run_end(run: Run) -> Run | None:
     """Called once a run's final status is saved: what it did not drain, and the queue,
     start the next run (one queued signal per run, oldest first). Returns that run."""
+    if not Signal.objects.filter(Q(run=run, status=SignalStatus.PENDING)
+                                 | Q(thread_id=run.thread_id, status=SignalStatus.QUEUED)
+                                 ).exists():
+        return None  # nothing left, nothing queued: one query for the common case
     leftovers = Signal.objects.filter(run=run, status=SignalStatus.PENDING).order_by("id")
     for signal in leftovers.select_related("thread"):
         if signal.metadata.get("delivery") == "summary":
