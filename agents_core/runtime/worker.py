@@ -91,6 +91,7 @@ class RunWorker:
     async def serve(self) -> None:
         """Until `stop()`: claim, execute, wait for a wake-up or the poll interval."""
         _limit_helper_threads()
+        await warm_up()
         listener = asyncio.ensure_future(self._listen())
         logger.info("Run worker %s started (up to %d runs at once)", self.name,
                     self.concurrency)
@@ -163,6 +164,23 @@ class RunWorker:
             task.cancel()
         if pending:
             await asyncio.wait(pending, timeout=10)
+
+
+async def warm_up() -> None:
+    """Import litellm and stream one offline answer before claiming runs: litellm loads
+    much of itself lazily on its first call (about half a second of CPU here), which would
+    otherwise stall the first runs this worker takes and every stream beside them."""
+    from agents_core.runtime.loop import _litellm
+
+    try:
+        litellm = await _litellm(offline=True)
+        response = await litellm.acompletion(
+            model=settings.STUDIO_OFFLINE_MODEL, stream=True, delay=0,
+            messages=[{"role": "user", "content": "warm up"}])
+        async for _ in response:
+            pass
+    except Exception:  # noqa: BLE001 - a cold worker still works, only slower at first
+        logger.warning("Run worker warm-up failed", exc_info=True)
 
 
 def _limit_helper_threads() -> None:
