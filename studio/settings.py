@@ -252,6 +252,13 @@ if STUDIO_RUN_EXECUTOR not in ("inline", "worker"):
 STUDIO_RUN_WORKER_CONCURRENCY = envint("STUDIO_RUN_WORKER_CONCURRENCY", 200)
 # Threads a run worker lends litellm for its end-of-stream work (runtime/worker.py).
 STUDIO_RUN_WORKER_HELPER_THREADS = envint("STUDIO_RUN_WORKER_HELPER_THREADS", 2)
+# Threads that run the runtime's database work in a web process, and in a run worker,
+# whose event loop (every stream) gets the GIL back every STUDIO_RUN_WORKER_SWITCH_INTERVAL
+# seconds at most (runtime/worker.py).
+STUDIO_RUNTIME_DB_THREADS = envint("STUDIO_RUNTIME_DB_THREADS", 4)
+STUDIO_RUN_WORKER_DB_THREADS = envint("STUDIO_RUN_WORKER_DB_THREADS", 2)
+STUDIO_RUN_WORKER_SWITCH_INTERVAL = float(os.environ.get("STUDIO_RUN_WORKER_SWITCH_INTERVAL",
+                                                         "0.001"))
 # Stream deltas are coalesced and written this often (milliseconds).
 STUDIO_STREAM_BATCH_MS = envint("STUDIO_STREAM_BATCH_MS", 30)
 

@@ -20,12 +20,24 @@ T = TypeVar("T")
 _executor: ThreadPoolExecutor | None = None
 
 
+_threads: int | None = None
+
+
+def configure(*, threads: int) -> None:
+    """Set the number of database threads (before the first query; run workers use it)."""
+    global _threads
+    if _executor is not None:
+        raise RuntimeError("The runtime's database threads are already running.")
+    _threads = max(1, threads)
+
+
 def _pool() -> ThreadPoolExecutor:
     global _executor
     if _executor is None:
         sqlite = settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")
-        workers = 1 if sqlite else int(getattr(settings, "STUDIO_RUNTIME_DB_THREADS", 4))
-        _executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="runtime-db")
+        workers = _threads or int(getattr(settings, "STUDIO_RUNTIME_DB_THREADS", 4))
+        _executor = ThreadPoolExecutor(max_workers=1 if sqlite else workers,
+                                       thread_name_prefix="runtime-db")
     return _executor
 
 

@@ -183,6 +183,19 @@ async def warm_up() -> None:
         logger.warning("Run worker warm-up failed", exc_info=True)
 
 
+def _prefer_the_event_loop() -> None:
+    """A run worker's event loop carries every stream; its threads (database writes, litellm's
+    end-of-stream work) carry work that can wait. Fewer database threads and a shorter GIL
+    switch interval let the loop in sooner when they are busy: bench/streaming.py measured
+    p99 at 100 streams go from about 400 ms to about 230 ms with 2 threads and 1 ms."""
+    import sys
+
+    from agents_core.runtime import db
+
+    db.configure(threads=int(getattr(settings, "STUDIO_RUN_WORKER_DB_THREADS", 2)))
+    sys.setswitchinterval(float(getattr(settings, "STUDIO_RUN_WORKER_SWITCH_INTERVAL", 0.001)))
+
+
 def _limit_helper_threads() -> None:
     """litellm assembles each finished stream's full response in an anyio worker thread (a
     CPU burst proportional to the stream's length). With anyio's default of 40 threads, 40
@@ -196,6 +209,8 @@ def _limit_helper_threads() -> None:
 
 def serve_forever(**options: Any) -> None:
     """`manage.py execute_runs`: serve until SIGTERM or SIGINT."""
+
+    _prefer_the_event_loop()  # process-wide settings: this process is a run worker
 
     async def main() -> None:
         worker = RunWorker(**options)

@@ -146,3 +146,40 @@ def test_a_chat_on_daphne_streams_from_a_run_worker_process(synced, make_thread,
     seqs = [event["seq"] for event in received]
     assert seqs == list(range(1, len(seqs) + 1))  # every event, once, in order
     assert seqs == [event["seq"] for event in events_of(thread)]
+
+
+def test_stop_from_the_browser_reaches_a_run_in_a_worker_process(synced, make_thread, owner):
+    """The web process does not hold the run: the abort is written on it and the worker's
+    poll stops it; what it streamed is kept."""
+    import websockets.sync.client
+
+    thread = make_thread()
+    cookie = _session_cookie(owner)
+    modules = "tests.agents_core.runtime.definitions"
+    with (daphne_process(STUDIO_RUN_EXECUTOR="worker", STUDIO_CODE_MODULES=modules) as url,
+          run_worker_process(STUDIO_RUN_EXECUTOR="worker", STUDIO_CODE_MODULES=modules)):
+        ws_url = url.replace("http", "ws") + f"/ws/threads/{thread.pk}/"
+        received = []
+        with websockets.sync.client.connect(
+                ws_url, additional_headers={"Cookie": cookie, "Origin": url},
+                open_timeout=30) as ws:
+            ws.send(json.dumps({"type": "chat", "text": "tell me about the weather",
+                                "options": {"providerOptions": {"studio": {"delay": 0.3}}}}))
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline:
+                event = json.loads(ws.recv(timeout=deadline - time.monotonic()))
+                received.append(event)
+                if event["type"] == "text-delta":
+                    ws.send(json.dumps({"type": "abort"}))
+                    break
+            while time.monotonic() < deadline:
+                event = json.loads(ws.recv(timeout=deadline - time.monotonic()))
+                received.append(event)
+                if event["type"] in ("run-finish", "run-error"):
+                    break
+    assert received[-1]["type"] == "run-finish" and received[-1]["status"] == "aborted"
+    run = Run.objects.get(thread=thread)
+    assert (run.status, run.worker) == (RunStatus.ABORTED, "worker-process")
+    streamed = "".join(e.get("textDelta", "") for e in received if e["type"] == "text-delta")
+    kept = run.thread.messages.filter(role="assistant").values_list("parts", flat=True)
+    assert streamed and any(streamed.strip()[:10] in json.dumps(parts) for parts in kept)
