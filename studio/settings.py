@@ -259,6 +259,10 @@ STUDIO_RUNTIME_DB_THREADS = envint("STUDIO_RUNTIME_DB_THREADS", 4)
 STUDIO_RUN_WORKER_DB_THREADS = envint("STUDIO_RUN_WORKER_DB_THREADS", 2)
 STUDIO_RUN_WORKER_SWITCH_INTERVAL = float(os.environ.get("STUDIO_RUN_WORKER_SWITCH_INTERVAL",
                                                          "0.001"))
+# The garbage collector's thresholds in a run worker (gc.set_threshold), after it froze
+# what start-up imported.
+STUDIO_RUN_WORKER_GC_THRESHOLDS = tuple(
+    int(n) for n in os.environ.get("STUDIO_RUN_WORKER_GC_THRESHOLDS", "50000,20,100").split(","))
 # Stream deltas are coalesced and written this often (milliseconds).
 STUDIO_STREAM_BATCH_MS = envint("STUDIO_STREAM_BATCH_MS", 30)
 
