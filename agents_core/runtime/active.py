@@ -16,8 +16,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.conf import settings
-
 logger = logging.getLogger(__name__)
 
 

@@ -246,6 +246,7 @@ class StreamWriter:
         self.urgent = asyncio.Event()
         self.next_batch: asyncio.Future = loop.create_future()
         self.task: asyncio.Task | None = None
+        self.batches = 0  # written so far (tests, diagnostics)
 
     @classmethod
     def for_loop(cls, interval: float | None = None) -> StreamWriter:
@@ -299,6 +300,7 @@ class StreamWriter:
             sink.buffer = []
         if not batch:
             return
+        self.batches += 1
         started = time.perf_counter()
         for _, events in batch:
             for event in events:

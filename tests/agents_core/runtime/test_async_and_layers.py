@@ -65,7 +65,6 @@ async def test_two_subscribers_see_the_same_stream_through_redis(make_thread, ow
     from channels.layers import channel_layers
 
     from studio.routing import websocket_urlpatterns
-
     from studio.settings import redis_channel_layer
 
     settings.CHANNEL_LAYERS = {"default": redis_channel_layer(

@@ -9,8 +9,8 @@ import subprocess
 import sys
 import threading
 import time
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from channels.db import database_sync_to_async

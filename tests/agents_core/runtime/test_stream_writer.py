@@ -10,7 +10,6 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
 from agents_core.models import Run, StreamEvent, Thread
-from agents_core.runtime import stats
 from agents_core.runtime.events import EventSink, thread_group
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -36,7 +35,9 @@ async def test_the_events_of_many_runs_are_stored_in_one_batch_in_order(make_thr
     layer = get_channel_layer()
     channel = await layer.new_channel()
     await layer.group_add(thread_group(pairs[2][0].pk), channel)
-    before = stats.snapshot().get("flushes", 0)
+    writer = sinks[0].writer
+    assert all(sink.writer is writer for sink in sinks)
+    before = writer.batches
 
     async def one(sink: EventSink, number: int) -> None:
         sink.delta(sink.base("text-delta", textDelta=f"hello {number}"))
@@ -45,7 +46,7 @@ async def test_the_events_of_many_runs_are_stored_in_one_batch_in_order(make_thr
 
     await asyncio.gather(*(one(sink, n) for n, sink in enumerate(sinks)))
     # Five runs, one write: the sinks buffered, the writer took them all together.
-    assert stats.snapshot()["flushes"] - before == 1
+    assert writer.batches - before == 1
     for number, (thread, _) in enumerate(pairs):
         rows = await database_sync_to_async(_stored)(thread)
         assert [(seq, kind) for seq, kind, _ in rows] == [(1, "text-delta"), (2, "step-finish")]

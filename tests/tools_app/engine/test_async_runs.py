@@ -16,6 +16,7 @@ from django.conf import settings
 from django.test import override_settings
 from django.utils import timezone
 
+from studio.settings import redis_channel_layer
 from tests.conftest import celery_worker_process
 from tools_app.consumers import ToolRunConsumer
 from tools_app.execution import tool_execute
@@ -26,7 +27,6 @@ from tools_app.services.runs import (
     tool_run_process,
     tool_runs_sweep,
 )
-from studio.settings import redis_channel_layer
 from tools_app.tasks import tool_run_execute
 
 REDIS_LAYER = {
