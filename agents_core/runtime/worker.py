@@ -217,8 +217,8 @@ def serve_forever(**options: Any) -> None:
         # Everything imported so far (Django, litellm) lives as long as the process: out of
         # the collector's sight, a full collection scans only what the runs allocate (with
         # them it took 200-360 ms, stalling every stream; bench.streaming showed it).
-        # And fewer collections: with the default thresholds a run worker collected its
-        # youngest generation thousands of times a second.
+        # And fewer collections of the young generations (STUDIO_RUN_WORKER_GC_THRESHOLDS):
+        # runs allocate many short-lived objects per chunk.
         gc.collect()
         gc.freeze()
         gc.set_threshold(*settings.STUDIO_RUN_WORKER_GC_THRESHOLDS)
