@@ -67,11 +67,15 @@ def credentials_set(tool: Tool, data: dict[str, Any] | None) -> Tool:
 
 @transaction.atomic
 def credentials_rotate() -> int:
-    """Re-encrypt every stored credential with the first key; returns how many."""
+    """Re-encrypt every stored credential (tools', and tool sources': MCP and A2A headers,
+    OpenAPI keys) with the first key; returns how many rows."""
+    from tools_app.models import ToolSource
+
     fernet = _fernet()
     count = 0
-    for tool in Tool.objects.select_for_update().exclude(credentials_encrypted=""):
-        tool.credentials_encrypted = fernet.rotate(tool.credentials_encrypted.encode()).decode()
-        tool.save(update_fields=["credentials_encrypted"])
-        count += 1
+    for model in (Tool, ToolSource):
+        for row in model.objects.select_for_update().exclude(credentials_encrypted=""):
+            row.credentials_encrypted = fernet.rotate(row.credentials_encrypted.encode()).decode()
+            row.save(update_fields=["credentials_encrypted"])
+            count += 1
     return count

@@ -10,7 +10,7 @@ from django.test import override_settings
 
 from studio.exceptions import ApplicationError
 from tools_app.crypto import credentials_get, credentials_rotate, credentials_set
-from tools_app.models import Tool
+from tools_app.models import Tool, ToolSource
 
 
 def _raw_column(tool: Tool) -> str:
@@ -40,6 +40,21 @@ def test_rotation_re_encrypts_with_the_new_key(make_tool, owner, settings):
     with override_settings(STUDIO_ENCRYPTION_KEYS=[new_key]):
         assert credentials_get(Tool.objects.get(id=tool.id)) == {"token": "rotate-me"}
     assert _raw_column(tool) != old_raw
+
+
+def test_rotation_covers_the_headers_of_tool_sources(owner, settings):
+    source = ToolSource.objects.create(kind="mcp", name="remote", owner=owner,
+                                       url="https://mcp.example.test/mcp")
+    credentials_set(source, {"Authorization": "Bearer source-secret"})
+    old_raw = ToolSource.objects.get(id=source.id).credentials_encrypted
+    new_key = Fernet.generate_key().decode()
+
+    with override_settings(STUDIO_ENCRYPTION_KEYS=[new_key, *settings.STUDIO_ENCRYPTION_KEYS]):
+        credentials_rotate()
+    with override_settings(STUDIO_ENCRYPTION_KEYS=[new_key]):
+        rotated = ToolSource.objects.get(id=source.id)
+        assert credentials_get(rotated) == {"Authorization": "Bearer source-secret"}
+    assert rotated.credentials_encrypted != old_raw
 
 
 def test_without_keys_the_error_says_what_to_configure(make_tool, owner):

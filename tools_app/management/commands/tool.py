@@ -45,7 +45,8 @@ class Command(BaseCommand):
         if options["action"] == "rotate-credentials":
             from tools_app.crypto import credentials_rotate
 
-            self.stdout.write(f"Re-encrypted the credentials of {credentials_rotate()} tools.")
+            count = credentials_rotate()
+            self.stdout.write(f"Re-encrypted the credentials of {count} tools and tool sources.")
             return
         if options["url"]:
             code = self._remote(options)
