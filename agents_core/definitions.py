@@ -129,6 +129,10 @@ def create_tool(
     """Define a tool in code. `execute(input, context)` may be sync or async."""
     if not SNAKE_CASE.match(id or ""):
         raise DefinitionError(f"Tool id {id!r} must be snake_case (a-z, 0-9, _).")
+    from tools_app.names import RESERVED_MESSAGE, RESERVED_TOOL_NAMES
+
+    if id in RESERVED_TOOL_NAMES:
+        raise DefinitionError(RESERVED_MESSAGE.format(name=id))
     if execute is None and kind == "code":
         raise DefinitionError(f"Tool {id!r} needs an execute(input, context) callable.")
     if execution_mode not in ("sync", "async"):

@@ -16,6 +16,7 @@ from jsonschema.validators import Draft202012Validator, validator_for
 from rest_framework import serializers
 
 from tools_app.models import ExecutionMode, Tool
+from tools_app.names import RESERVED_MESSAGE, RESERVED_TOOL_NAMES
 from tools_app.types import ConfigError, get_type
 
 TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -97,6 +98,8 @@ class ToolInputSerializer(serializers.Serializer):
     def validate_name(self, value: str) -> str:
         if not TOOL_NAME.match(value):
             raise serializers.ValidationError(TOOL_NAME_MESSAGE)
+        if value in RESERVED_TOOL_NAMES:
+            raise serializers.ValidationError(RESERVED_MESSAGE.format(name=value))
         return value
 
     def validate_kind(self, value: str) -> str:

@@ -228,6 +228,14 @@ def test_it_refuses_a_name_that_is_not_snake_case(api, name):
     assert Tool.objects.count() == count
 
 
+def test_the_name_of_the_create_page_is_reserved(api):
+    response = api.post("/api/tools/", payload(name="new"), format="json")
+
+    assert response.status_code == 400
+    assert "reserved" in response.json()["name"][0]
+    assert not Tool.objects.filter(name="new").exists()
+
+
 def test_a_bad_name_gets_a_message_saying_what_to_use(api):
     response = api.post("/api/tools/", payload(name="Get-Weather"), format="json")
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from studio.exceptions import ApplicationError
 from tools_app.models import Tool
+from tools_app.names import RESERVED_MESSAGE, RESERVED_TOOL_NAMES
 
 TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -60,6 +61,8 @@ def names_check(names: list[str], *, path: str) -> list[dict[str, str]]:
         if not name or not TOOL_NAME.match(name) or len(name) > 64:
             errors.append({"path": where, "message": f"{name!r} is not a valid tool name: use "
                            "snake_case (a-z, 0-9, _), starting with a letter, at most 64 chars"})
+        elif name in RESERVED_TOOL_NAMES:
+            errors.append({"path": where, "message": RESERVED_MESSAGE.format(name=name)})
         elif name in taken:
             errors.append({"path": where, "message": f"a tool named {name!r} already exists"})
         elif name in seen:
@@ -71,7 +74,8 @@ def names_check(names: list[str], *, path: str) -> list[dict[str, str]]:
 def unique_name(base: str, taken: set[str]) -> str:
     name = base[:64]
     counter = 2
-    while name in taken or Tool.objects.filter(name=name).exists():
+    while (name in taken or name in RESERVED_TOOL_NAMES
+           or Tool.objects.filter(name=name).exists()):
         suffix = f"_{counter}"
         name = base[: 64 - len(suffix)] + suffix
         counter += 1

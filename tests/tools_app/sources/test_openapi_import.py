@@ -106,6 +106,14 @@ def test_names_must_be_snake_case_and_unique(api, pets_api):
     assert not Tool.objects.filter(kind="openapi").exists()
 
 
+def test_a_reserved_name_is_refused(api, pets_api):
+    response = api.post(IMPORT, {"text": _spec_text(pets_api), "picks": [
+        {"key": "GET /pets", "name": "new"}]}, format="json")
+    assert response.status_code == 400
+    assert "reserved" in response.json()["errors"][0]["message"]
+    assert not Tool.objects.filter(name="new").exists()
+
+
 def test_a_name_already_taken_is_refused(api, pets_api):
     _import(api, pets_api, [{"key": "GET /boom"}])
     response = api.post(IMPORT, {"text": _spec_text(pets_api), "picks": [{"key": "GET /boom"}]},
