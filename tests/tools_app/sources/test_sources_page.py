@@ -61,6 +61,8 @@ def test_import_a_spec_pick_two_operations_and_test_one_in_the_console(
     page.wait_for_selector(".success .tool-chip")
     assert sorted(page.locator(".success .tool-chip").all_inner_texts()) == [
         "fetch_pet", "list_pets"]
+    # The list of sources reloads after the success message: wait for it.
+    page.wait_for_selector(".source-card")
     assert page.locator(".source-card").count() == 1
     shot(page, "sources-imported")
     assert Tool.objects.filter(owner=owner, kind="openapi").count() == 2
