@@ -284,8 +284,7 @@ class StreamWriter:
             sinks, self.dirty = list(self.dirty), {}
             done, self.next_batch = self.next_batch, self.loop.create_future()
             try:
-                await self._write([(sink, sink.buffer) for sink in sinks if sink.buffer],
-                                  sinks)
+                await self._write(sinks)
             except BaseException as exc:  # noqa: BLE001 - cancelled: tell every waiter
                 for sink in sinks:
                     sink.failed = sink.failed or exc
@@ -294,8 +293,8 @@ class StreamWriter:
                 raise
             done.set_result(None)
 
-    async def _write(self, batch: list[tuple[EventSink, list[dict[str, Any]]]],
-                     sinks: list[EventSink]) -> None:
+    async def _write(self, sinks: list[EventSink]) -> None:
+        batch = [(sink, sink.buffer) for sink in sinks if sink.buffer]
         for sink in sinks:
             sink.buffer = []
         if not batch:

@@ -392,12 +392,11 @@ _STAMP_TIME = re.compile(r"(\d{7})@\d+\.\d+;")
 def _restamp(chunk: GenericStreamingChunk) -> GenericStreamingChunk:
     """Benchmarks: a delta's time is when the provider yields it, not when it was made
     (before the wait that sets the rate)."""
-    now = f"@{time.time():.6f};"
-    chunk["text"] = _STAMP_TIME.sub(lambda m: m.group(1) + now, chunk["text"])
+    now = rf"\1@{time.time():.6f};"
+    chunk["text"] = _STAMP_TIME.sub(now, chunk["text"])
     if chunk["tool_use"]:
         function = chunk["tool_use"]["function"]
-        function["arguments"] = _STAMP_TIME.sub(lambda m: m.group(1) + now,
-                                                function["arguments"])
+        function["arguments"] = _STAMP_TIME.sub(now, function["arguments"])
     return chunk
 
 

@@ -118,26 +118,38 @@ def _session_cookie(user) -> str:
     return f"sessionid={session.session_key}"
 
 
-def test_a_chat_on_daphne_streams_from_a_run_worker_process(synced, make_thread, owner):
+@contextmanager
+def worker_studio_socket(thread, user) -> Iterator[object]:
+    """Daphne and a run worker process, both on the worker executor, and a websocket to
+    `thread` signed in as `user`."""
     import websockets.sync.client
 
-    thread = make_thread()
-    cookie = _session_cookie(owner)
-    modules = "tests.agents_core.runtime.definitions"
-    with (daphne_process(STUDIO_RUN_EXECUTOR="worker", STUDIO_CODE_MODULES=modules) as url,
-          run_worker_process(STUDIO_RUN_EXECUTOR="worker", STUDIO_CODE_MODULES=modules)):
+    cookie = _session_cookie(user)
+    env = {"STUDIO_RUN_EXECUTOR": "worker",
+           "STUDIO_CODE_MODULES": "tests.agents_core.runtime.definitions"}
+    with daphne_process(**env) as url, run_worker_process(**env):
         ws_url = url.replace("http", "ws") + f"/ws/threads/{thread.pk}/"
-        received = []
         with websockets.sync.client.connect(
                 ws_url, additional_headers={"Cookie": cookie, "Origin": url},
                 open_timeout=30) as ws:
-            ws.send(json.dumps({"type": "chat", "text": "use weather_lookup for Paris"}))
-            deadline = time.monotonic() + 90
-            while time.monotonic() < deadline:
-                event = json.loads(ws.recv(timeout=deadline - time.monotonic()))
-                received.append(event)
-                if event["type"] in ("run-finish", "run-error"):
-                    break
+            yield ws
+
+
+def receive_until(ws, types: set[str], received: list[dict], deadline: float) -> dict:
+    """Receive events into `received` until one of `types` (returned) arrives."""
+    while True:
+        event = json.loads(ws.recv(timeout=max(0.1, deadline - time.monotonic())))
+        received.append(event)
+        if event["type"] in types:
+            return event
+
+
+def test_a_chat_on_daphne_streams_from_a_run_worker_process(synced, make_thread, owner):
+    thread = make_thread()
+    received: list[dict] = []
+    with worker_studio_socket(thread, owner) as ws:
+        ws.send(json.dumps({"type": "chat", "text": "use weather_lookup for Paris"}))
+        receive_until(ws, {"run-finish", "run-error"}, received, time.monotonic() + 90)
     run = Run.objects.get(thread=thread)
     assert (run.status, run.worker) == (RunStatus.COMPLETED, "worker-process")
     names = [event["type"] for event in received]
@@ -151,32 +163,15 @@ def test_a_chat_on_daphne_streams_from_a_run_worker_process(synced, make_thread,
 def test_stop_from_the_browser_reaches_a_run_in_a_worker_process(synced, make_thread, owner):
     """The web process does not hold the run: the abort is written on it and the worker's
     poll stops it; what it streamed is kept."""
-    import websockets.sync.client
-
     thread = make_thread()
-    cookie = _session_cookie(owner)
-    modules = "tests.agents_core.runtime.definitions"
-    with (daphne_process(STUDIO_RUN_EXECUTOR="worker", STUDIO_CODE_MODULES=modules) as url,
-          run_worker_process(STUDIO_RUN_EXECUTOR="worker", STUDIO_CODE_MODULES=modules)):
-        ws_url = url.replace("http", "ws") + f"/ws/threads/{thread.pk}/"
-        received = []
-        with websockets.sync.client.connect(
-                ws_url, additional_headers={"Cookie": cookie, "Origin": url},
-                open_timeout=30) as ws:
-            ws.send(json.dumps({"type": "chat", "text": "tell me about the weather",
-                                "options": {"providerOptions": {"studio": {"delay": 0.3}}}}))
-            deadline = time.monotonic() + 90
-            while time.monotonic() < deadline:
-                event = json.loads(ws.recv(timeout=deadline - time.monotonic()))
-                received.append(event)
-                if event["type"] == "text-delta":
-                    ws.send(json.dumps({"type": "abort"}))
-                    break
-            while time.monotonic() < deadline:
-                event = json.loads(ws.recv(timeout=deadline - time.monotonic()))
-                received.append(event)
-                if event["type"] in ("run-finish", "run-error"):
-                    break
+    received: list[dict] = []
+    with worker_studio_socket(thread, owner) as ws:
+        ws.send(json.dumps({"type": "chat", "text": "tell me about the weather",
+                            "options": {"providerOptions": {"studio": {"delay": 0.3}}}}))
+        deadline = time.monotonic() + 90
+        receive_until(ws, {"text-delta"}, received, deadline)
+        ws.send(json.dumps({"type": "abort"}))
+        receive_until(ws, {"run-finish", "run-error"}, received, deadline)
     assert received[-1]["type"] == "run-finish" and received[-1]["status"] == "aborted"
     run = Run.objects.get(thread=thread)
     assert (run.status, run.worker) == (RunStatus.ABORTED, "worker-process")
