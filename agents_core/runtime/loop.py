@@ -127,6 +127,7 @@ class Runner:
         self.last_text = ""
         self.partial_text = ""
         self.step_message: int | None = None
+        self.memory_upto: int | None = None
         self.hooks = {**setup.hooks, **active.hooks}
 
     # --- the run -------------------------------------------------------------------------
@@ -204,6 +205,7 @@ class Runner:
         # so reading the memory after it gives each of them to the model exactly once.
         await db(_signals_drain, setup.run)
         rows, calls = await db(thread_memory, setup.thread_id)
+        self.memory_upto = rows[-1].pk if rows else 0
         messages = instruction_messages(setup.instructions) + memory_messages(rows, calls)
         specs = setup.active_specs()
         choice = setup.tool_choice()
@@ -385,7 +387,8 @@ class Runner:
     async def _save_step(self, text: str, calls: list[CallState]) -> None:
         message_id, self.step_message = self.step_message, None
         pks = await db(store.step_save, run_id=self.run_id, thread_id=self.setup.thread_id,
-                       step=self.step, text=text, message_id=message_id, calls=[
+                       step=self.step, text=text, message_id=message_id,
+                       memory_upto=self.memory_upto, calls=[
                            {"id": c.id, "name": c.name, "input": c.input,
                             "display": self._display_input(c),
                             "inputText": "".join(c.text),

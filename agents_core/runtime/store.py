@@ -18,9 +18,27 @@ def step_message_start(*, run_id: Any, thread_id: Any) -> int:
                                   role=MessageRole.ASSISTANT, parts=[]).pk
 
 
+def _renumber_unseen(*, thread_id: Any, message_id: int, memory_upto: int | None) -> None:
+    """Signals the step's model call did not see (numbered after the memory it read but
+    before its message: they committed in between) move after the step's message, so the
+    next model call gets them as news instead of as something already answered."""
+    if memory_upto is None:
+        return
+    unseen = list(Message.objects.filter(
+        thread_id=thread_id, role=MessageRole.SIGNAL, pk__gt=memory_upto, pk__lt=message_id,
+    ).order_by("pk"))
+    for row in unseen:
+        Message.objects.filter(pk=row.pk).delete()
+        Message.objects.create(thread_id=row.thread_id, run_id=row.run_id, role=row.role,
+                               parts=row.parts)
+
+
 def step_save(*, run_id: Any, thread_id: Any, step: int, text: str,
-              calls: list[dict[str, Any]], message_id: int | None = None) -> dict[str, int]:
-    """The assistant message of a step and its tool calls; returns {toolCallId: ToolCall pk}."""
+              calls: list[dict[str, Any]], message_id: int | None = None,
+              memory_upto: int | None = None) -> dict[str, int]:
+    """The assistant message of a step and its tool calls; returns {toolCallId: ToolCall pk}.
+
+    `memory_upto` is the last message the model call read (see `_renumber_unseen`)."""
     parts: list[dict[str, Any]] = []
     if text:
         parts.append({"type": "text", "text": text})
@@ -34,6 +52,8 @@ def step_save(*, run_id: Any, thread_id: Any, step: int, text: str,
                 Message.objects.filter(pk=message_id).update(parts=parts)
             else:
                 Message.objects.filter(pk=message_id).delete()
+            _renumber_unseen(thread_id=thread_id, message_id=message_id,
+                             memory_upto=memory_upto)
         elif parts:
             Message.objects.create(thread_id=thread_id, run_id=run_id,
                                    role=MessageRole.ASSISTANT, parts=parts)

@@ -98,3 +98,38 @@ async def test_two_subscribers_see_the_same_stream_through_redis(make_thread, ow
             await comm.disconnect()
     finally:
         channel_layers.backends.clear()
+
+
+async def test_a_result_landing_between_memory_read_and_model_call_is_news_for_the_next_one(
+        make_thread, owner, monkeypatch):
+    """The race CI once hit: the worker's result commits after the step read the thread's
+    memory but before the step's message was numbered. The model never saw it, so it must
+    come after that message, where the next model call takes it as news."""
+    from agents_core.models import MessageRole
+    from agents_core.runtime import store
+
+    thread = await database_sync_to_async(make_thread)("rt-agent")
+    real_start = store.step_message_start
+    landed = []
+
+    def start_after_a_landing(*, run_id, thread_id):
+        if not landed and Message.objects.filter(thread_id=thread_id, role="tool").exists():
+            landed.append(Message.objects.create(
+                thread_id=thread_id, run_id=run_id, role=MessageRole.SIGNAL, parts=[{
+                    "type": "context",
+                    "text": '<context>function [rt_report] completed with response '
+                            '{"pages": 3}</context>'}]).pk)
+        return real_start(run_id=run_id, thread_id=thread_id)
+
+    monkeypatch.setattr(store, "step_message_start", start_after_a_landing)
+    run, events = await run_to_end(thread, "use rt_report for the budget", owner)
+    assert landed and run.status == "completed"
+    first = "".join(e["textDelta"] for e in events if e["type"] == "text-delta")
+    assert "A background job finished" not in first
+
+    _, events = await run_to_end(thread, "what happened?", owner)
+    text = "".join(e["textDelta"] for e in events if e["type"] == "text-delta")
+    assert text.startswith("A background job finished: <context>function [rt_report] completed")
+    roles = await database_sync_to_async(
+        lambda: list(Message.objects.filter(thread=thread).values_list("role", flat=True)))()
+    assert roles == ["user", "assistant", "tool", "assistant", "signal", "user", "assistant"]
