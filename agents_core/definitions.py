@@ -46,7 +46,8 @@ def schema_to_json_schema(schema: Schema) -> dict[str, Any] | None:
     model_json_schema = getattr(schema, "model_json_schema", None)
     if callable(model_json_schema):
         return model_json_schema()
-    raise DefinitionError(f"A schema must be a JSON Schema dict or a pydantic model, not {schema!r}")
+    raise DefinitionError(
+        f"A schema must be a JSON Schema dict or a pydantic model, not {schema!r}")
 
 
 def _check_json_schema(schema: dict[str, Any] | None, what: str) -> None:

@@ -88,7 +88,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_for_port(port: int, *, timeout: float = 30.0, proc: subprocess.Popen | None = None) -> None:
+def wait_for_port(port: int, *, timeout: float = 30.0,
+                  proc: subprocess.Popen | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
@@ -107,7 +108,8 @@ def child_process_env(**extra: str) -> dict[str, str]:
     from django.db import connection
 
     db = connection.settings_dict
-    url = f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    url = (f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}"
+           f":{db['PORT'] or 5432}/{db['NAME']}")
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "studio.settings_test",

@@ -31,7 +31,8 @@ class Command(BaseCommand):
         self.stdout.write(f"Agent Studio on http://{host}:{port}/  (Ctrl+C to stop)")
         from daphne.cli import CommandLineInterface
 
-        CommandLineInterface().run(["-b", host, "-p", str(port), settings.ASGI_APPLICATION.replace(".application", ":application")])
+        application = settings.ASGI_APPLICATION.replace(".application", ":application")
+        CommandLineInterface().run(["-b", host, "-p", str(port), application])
 
     def _ensure_local_admin(self) -> None:
         """Embedded mode only: a local admin whose password is kept in the data folder."""
