@@ -77,10 +77,19 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
 
     # --- group messages ------------------------------------------------------------------
     async def stream_events(self, message: dict[str, Any]) -> None:
+        if "encoded" in message:
+            # Stored events, already JSON: sent as they are.
+            for seq, text in message["encoded"]:
+                if seq > self.last_seq + 1:
+                    # Published out of order by another writer: the missing ones are stored.
+                    await self._replay(after=self.last_seq, before=seq)
+                if seq > self.last_seq:
+                    self.last_seq = seq
+                    await self.send(text_data=text)
+            return
         for event in message["events"]:
             seq = event.get("seq")
             if seq is not None and seq > self.last_seq + 1:
-                # Published out of order by another writer: the missing ones are stored.
                 await self._replay(after=self.last_seq, before=seq)
             await self._send_event(event)
 

@@ -11,21 +11,26 @@ in benchmark mode: it yields `rate` deltas per second (half text, half tool-argu
 stamped `<index>@<unix time>;` when the provider yields it. One line per executor and N:
 
     executor=<> streams=<N> rate=<deltas/s each> delivered=<events> lost=<count> p50_ms=<>
-    p99_ms=<> studio_us_per_delta=<> litellm_us_per_delta=<>
+    p99_ms=<> studio_us_per_delta=<> litellm_us_per_delta=<> provider_us_per_delta=<>
 
 then one line per N comparing the executors (`ratio ... p99_inline/p99_worker=<>`).
 
 latency = client receive time - provider yield time, per delta. lost = deltas yielded
 but never received (plus sequence gaps, reported on stderr). litellm_us_per_delta is the
 CPU litellm's stream wrapper costs per chunk (litellm over the offline provider minus the
-provider alone, measured in this process, its end-of-stream assembly included).
+provider alone, measured in this process right after the phases of the line, its
+end-of-stream assembly included).
+provider_us_per_delta is the offline provider's own CPU per chunk: it stands in for the
+model and its transport, so making and stamping a chunk and the event loop's wake-up for
+each paced chunk (where a real model's chunk arrives on a socket) are its share.
 studio_us_per_delta is what one more delta costs the studio's processes (Daphne and the
 run workers): parse, coalesce, persist (PostgreSQL), publish (Redis), consumer and
 websocket send. It is the CPU of the phase minus the CPU of the same chats with 2 deltas
-each (a second, short phase), per extra delta, minus litellm's share. That short phase's
-CPU per chat is studio_ms_per_run (setup, memory, saving the step, the tool call and the
-second model call, litellm's fixed cost included); all_in_us_per_delta is the phase's CPU
-per delta with nothing taken out but litellm's per-chunk share.
+each (a second, short phase), per extra delta, minus litellm's and the provider's shares.
+That short phase's CPU per chat is studio_ms_per_run (setup, memory, saving the step, the
+tool call and the second model call, litellm's fixed cost included); all_in_us_per_delta
+is the phase's CPU per delta with nothing taken out but litellm's and the provider's
+per-chunk shares.
 
 Each executor runs with one worker process per core by default (--workers).
 
@@ -160,19 +165,35 @@ def _stop(procs: list[subprocess.Popen]) -> None:
             proc.kill()
 
 
-async def _litellm_us_per_chunk(chunks: int = 3000) -> float:
-    """CPU per chunk of litellm's stream wrapper over the offline provider."""
+async def _model_us_per_chunk(chunks: int = 3000) -> tuple[float, float]:
+    """CPU per chunk of (litellm's stream wrapper, the offline provider under it).
+
+    The provider stands in for the model and its transport: its share is making and
+    stamping the chunks and the wake-up of the event loop each paced chunk costs (where a
+    real model's chunk arrives on a socket). litellm's share is what its stream wrapper
+    adds on top (litellm over the provider minus the provider iterated alone)."""
     import litellm
 
     from agents_core.runtime import offline
 
     tools = [{"type": "function", "function": {"name": "bench_sink", "parameters": {}}}]
     messages = [{"role": "user", "content": "go"}]
-    best = float("inf")
+    wrapper = provider = float("inf")
     for _ in range(3):
         started = time.process_time()
-        raw = sum(1 for _ in offline.chunks(messages, {"stamp": chunks, "tools": tools}))
+        raw = 0
+        async for _ in offline._handler.astreaming(
+                "scripted", messages, optional_params={"stamp": chunks, "tools": tools,
+                                                       "delay": 0}):
+            raw += 1
         raw_cpu = time.process_time() - started
+        started = time.process_time()
+        paced = 0
+        async for _ in offline._handler.astreaming(
+                "scripted", messages, optional_params={"stamp": chunks, "tools": tools,
+                                                       "delay": 0.0002}):
+            paced += 1
+        paced_cpu = time.process_time() - started
         started = time.process_time()
         response = await litellm.acompletion(model="studio/scripted", messages=messages,
                                              stream=True, tools=tools, stamp=chunks, delay=0)
@@ -180,8 +201,9 @@ async def _litellm_us_per_chunk(chunks: int = 3000) -> float:
         async for _ in response:
             count += 1
         total = time.process_time() - started
-        best = min(best, (total - raw_cpu) / max(count, raw) * 1e6)
-    return best
+        wrapper = min(wrapper, (total - raw_cpu) / max(count, raw) * 1e6)
+        provider = min(provider, paced_cpu / paced * 1e6)
+    return wrapper, provider
 
 
 class Client:
@@ -311,7 +333,7 @@ def main() -> None:
     os.environ["STUDIO_BENCH_LAYER"] = args.layer
     user, cookie = _setup()
     (ROOT / ".studio").mkdir(exist_ok=True)
-    litellm_us = asyncio.run(_litellm_us_per_chunk())
+    asyncio.run(_model_us_per_chunk(300))  # imports and first calls
     counts = [int(n) for n in args.streams.split(",")]
     p99: dict[tuple[str, int], float] = {}
     for executor in args.executor.split(","):
@@ -335,15 +357,20 @@ def main() -> None:
                 # (setup, memory, saving the step, the tool call, the second model call).
                 fixed = _phase(user, cookie, base, pids, streams, args.rate, 2 / args.rate,
                                args.stagger)
+                # Measured now, between the phases: a shared machine's speed drifts.
+                litellm_us, provider_us = asyncio.run(_model_us_per_chunk())
+                model_us = litellm_us + provider_us
                 studio_us = ((result["cpu"] - fixed["cpu"]) * 1e6
-                             / (result["deltas"] - fixed["deltas"]) - litellm_us)
-                all_in_us = result["cpu"] * 1e6 / result["deltas"] - litellm_us
+                             / (result["deltas"] - fixed["deltas"]) - model_us)
+                all_in_us = result["cpu"] * 1e6 / result["deltas"] - model_us
                 p99[(executor, streams)] = result["p99"]
                 print(f"executor={executor} streams={streams} rate={args.rate:g} "
                       f"delivered={result['delivered']} lost={result['lost']} "
                       f"p50_ms={result['p50']:.1f} p99_ms={result['p99']:.1f} "
                       f"studio_us_per_delta={studio_us:.0f} "
                       f"litellm_us_per_delta={litellm_us:.0f} "
+                      f"provider_us_per_delta={provider_us:.0f} "
+                      f"studio_over_litellm={studio_us / litellm_us:.2f} "
                       f"studio_ms_per_run={fixed['cpu'] * 1000 / streams:.1f} "
                       f"all_in_us_per_delta={all_in_us:.0f}", flush=True)
                 print(f"#  layer={args.layer}; {result['deltas']} deltas in "

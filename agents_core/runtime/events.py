@@ -38,9 +38,26 @@ def thread_group(thread_id: Any) -> str:
     return f"thread_{thread_id}"
 
 
-def events_store(*, thread_id: Any, run_id: Any, events: list[dict[str, Any]]) -> None:
-    """Number and insert events (sets each event's `seq`), in one transaction."""
-    events_store_many([(thread_id, run_id, events)])
+def events_store(*, thread_id: Any, run_id: Any, events: list[dict[str, Any]]) -> list[str]:
+    """Number and insert events (sets each event's `seq`), in one transaction; returns
+    each event as JSON text."""
+    return events_store_many([(thread_id, run_id, events)])[0]
+
+
+def encoded_message(events: list[dict[str, Any]], texts: list[str]) -> dict[str, Any]:
+    """A `stream.events` group message of stored events already encoded as JSON: a
+    subscriber sends the text as it is (`[seq, text]` pairs; see `group_message_events`)."""
+    return {"type": "stream.events",
+            "encoded": [[event["seq"], text] for event, text in zip(events, texts, strict=True)]}
+
+
+def group_message_events(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The events of a `stream.events` group message, whichever form it has."""
+    if "encoded" in message:
+        import json
+
+        return [json.loads(text) for _, text in message["encoded"]]
+    return list(message.get("events", []))
 
 
 def _layer() -> Any:
@@ -49,20 +66,17 @@ def _layer() -> Any:
     return get_channel_layer()
 
 
-async def events_publish(*, thread_id: Any, events: list[dict[str, Any]]) -> None:
-    layer = _layer()
-    if layer is not None and events:
-        await layer.group_send(thread_group(thread_id), {"type": "stream.events", "events": events})
-
-
 def events_emit_sync(*, thread_id: Any, run_id: Any, events: list[dict[str, Any]]) -> None:
     """Store and publish from synchronous code (services, Celery tasks), after commit."""
     from asgiref.sync import async_to_sync
 
-    events_store(thread_id=thread_id, run_id=run_id, events=events)
+    texts = events_store(thread_id=thread_id, run_id=run_id, events=events)
 
     def publish() -> None:
-        async_to_sync(events_publish)(thread_id=thread_id, events=events)
+        layer = _layer()
+        if layer is not None and events:
+            async_to_sync(layer.group_send)(thread_group(thread_id),
+                                            encoded_message(events, texts))
 
     transaction.on_commit(publish)
 
@@ -148,73 +162,82 @@ class EventSink:
         await self.flush()
 
 
-def events_store_many(batches: list[tuple[Any, Any, list[dict[str, Any]]]]) -> None:
+def events_store_many(batches: list[tuple[Any, Any, list[dict[str, Any]]]]) -> list[list[str]]:
     """Number and insert the events of many runs at once (sets each event's `seq`), in one
     transaction: one update of the threads' `last_seq` (its row lock makes a second
-    writer of a thread wait until this one commits) and one insert of every event."""
-    keys = sorted({str(thread_id) for thread_id, _, _ in batches})
+    writer of a thread wait until this one commits) and one insert of every event.
+    Returns the events as JSON text, batch by batch (what subscribers are sent)."""
+    batches = [(str(thread_id), str(run_id) if run_id else None, events)
+               for thread_id, run_id, events in batches]
+    keys = sorted({thread_id for thread_id, _, _ in batches})
     with transaction.atomic():
         if connection.vendor == "postgresql":
-            _store_many_postgresql(keys, batches)
-        else:
-            _store_many_orm(keys, batches)
+            return _store_many_postgresql(keys, batches)
+        return _store_many_orm(keys, batches)
 
 
-def _number(last: dict[str, int], batches: list[tuple[Any, Any, list[dict[str, Any]]]]) -> None:
-    missing = {str(thread_id) for thread_id, _, _ in batches} - last.keys()
-    if missing:
-        raise Thread.DoesNotExist(f"Thread {sorted(missing)[0]} is gone.")
-    for thread_id, _, events in batches:
-        key = str(thread_id)
-        for event in events:
-            last[key] += 1
-            event["seq"] = last[key]
-
-
-def _store_many_postgresql(keys: list[str], batches: list[tuple[Any, Any, list[dict[str, Any]]]]
-                           ) -> None:
-    """Two statements (three for several threads) whatever the number of events: the ORM's
-    per-row work (model instances, per-value adaptation) was most of a batch's cost."""
+def _number(last: dict[str, int], batches: list[tuple[str, str | None, list[dict[str, Any]]]]
+            ) -> list[list[str]]:
+    """Number the events after each thread's `last` and encode them."""
     import json
 
+    missing = {thread_id for thread_id, _, _ in batches} - last.keys()
+    if missing:
+        raise Thread.DoesNotExist(f"Thread {sorted(missing)[0]} is gone.")
+    texts = []
+    for thread_id, _, events in batches:
+        encoded = []
+        for event in events:
+            last[thread_id] += 1
+            event["seq"] = last[thread_id]
+            encoded.append(json.dumps(event, default=str))
+        texts.append(encoded)
+    return texts
+
+
+def _store_many_postgresql(keys: list[str],
+                           batches: list[tuple[str, str | None, list[dict[str, Any]]]]
+                           ) -> list[list[str]]:
+    """Two statements and a COPY (one more statement for several threads) whatever the
+    number of events. The ORM's per-row work and psycopg's adaptation of list parameters
+    (pure Python, element by element) were most of a batch's cost: the thread ids go as one
+    comma-separated text and the events through COPY, whose rows psycopg writes in C."""
     threads, events_table = Thread._meta.db_table, StreamEvent._meta.db_table
     counts: dict[str, int] = dict.fromkeys(keys, 0)
     for thread_id, _, events in batches:
-        counts[str(thread_id)] += len(events)
+        counts[thread_id] += len(events)
+    ids = ",".join(keys)
     now = timezone.now()
     with connection.cursor() as cursor:
         if len(keys) > 1:
             # Lock in id order first: two writers of overlapping threads never deadlock.
-            cursor.execute(f"SELECT 1 FROM {threads} WHERE id = ANY(%s::uuid[]) "  # noqa: S608
-                           "ORDER BY id FOR UPDATE", [keys])
+            cursor.execute(f"SELECT 1 FROM {threads} "  # noqa: S608
+                           "WHERE id = ANY(string_to_array(%s, ',')::uuid[]) "
+                           "ORDER BY id FOR UPDATE", [ids])
         cursor.execute(
             f"UPDATE {threads} AS t SET last_seq = t.last_seq + v.n, updated_at = %s "  # noqa: S608
-            "FROM unnest(%s::uuid[], %s::bigint[]) AS v(id, n) WHERE t.id = v.id "
-            "RETURNING t.id::text, t.last_seq",
-            [now, keys, [counts[key] for key in keys]])
+            "FROM unnest(string_to_array(%s, ',')::uuid[], string_to_array(%s, ',')::bigint[]) "
+            "AS v(id, n) WHERE t.id = v.id RETURNING t.id::text, t.last_seq",
+            [now, ids, ",".join(str(counts[key]) for key in keys)])
         last = {key: seq - counts[key] for key, seq in cursor.fetchall()}
-        _number(last, batches)
-        columns: tuple[list, ...] = ([], [], [], [], [])
-        for thread_id, run_id, events in batches:
-            for event in events:
-                for column, value in zip(columns, (
-                        str(thread_id), str(run_id) if run_id else None, event["seq"],
-                        event["type"], json.dumps(event, default=str)), strict=True):
-                    column.append(value)
-        cursor.execute(
-            f"INSERT INTO {events_table} (thread_id, run_id, seq, type, payload, created_at) "  # noqa: S608
-            "SELECT t, r, s, y, p::jsonb, %s FROM unnest(%s::uuid[], %s::uuid[], "
-            "%s::bigint[], %s::text[], %s::text[]) AS v(t, r, s, y, p)",
-            [now, *columns])
+        texts = _number(last, batches)
+        with cursor.cursor.copy(
+            f"COPY {events_table} (thread_id, run_id, seq, type, payload, created_at) "
+            "FROM STDIN"
+        ) as copy:
+            for (thread_id, run_id, events), encoded in zip(batches, texts, strict=True):
+                for event, text in zip(events, encoded, strict=True):
+                    copy.write_row((thread_id, run_id, event["seq"], event["type"], text, now))
+    return texts
 
 
-def _store_many_orm(keys: list[str], batches: list[tuple[Any, Any, list[dict[str, Any]]]]
-                    ) -> None:
+def _store_many_orm(keys: list[str], batches: list[tuple[str, str | None, list[dict[str, Any]]]]
+                    ) -> list[list[str]]:
     from django.db.models import Case, Value, When
 
     last = {str(pk): seq for pk, seq in Thread.objects.select_for_update().filter(
         pk__in=keys).order_by("pk").values_list("pk", "last_seq")}
-    _number(last, batches)
+    texts = _number(last, batches)
     Thread.objects.filter(pk__in=keys).update(
         last_seq=Case(*(When(pk=key, then=Value(seq)) for key, seq in last.items())),
         updated_at=timezone.now())
@@ -222,6 +245,7 @@ def _store_many_orm(keys: list[str], batches: list[tuple[Any, Any, list[dict[str
         StreamEvent(thread_id=thread_id, run_id=run_id, seq=event["seq"], type=event["type"],
                     payload=event)
         for thread_id, run_id, events in batches for event in events])
+    return texts
 
 
 class StreamWriter:
@@ -306,16 +330,17 @@ class StreamWriter:
                 if event["type"] == "tool-input-delta" and len(event.get("patches", ())) > 1:
                     event["patches"] = compact_patches(event["patches"])
         try:
-            await db(events_store_many,
-                     [(sink.thread_id, sink.run_id, events) for sink, events in batch])
-            stored = batch
+            texts = await db(events_store_many,
+                             [(sink.thread_id, sink.run_id, events) for sink, events in batch])
+            stored = [(sink, events, encoded)
+                      for (sink, events), encoded in zip(batch, texts, strict=True)]
         except Exception:  # noqa: BLE001 - find whose events cannot be stored
             stored = []
             for sink, events in batch:
                 try:
-                    await db(events_store, thread_id=sink.thread_id, run_id=sink.run_id,
-                             events=events)
-                    stored.append((sink, events))
+                    encoded = await db(events_store, thread_id=sink.thread_id,
+                                       run_id=sink.run_id, events=events)
+                    stored.append((sink, events, encoded))
                 except Exception as exc:  # noqa: BLE001 - that run's failure, at its emit()
                     logger.exception("Storing stream events of run %s failed", sink.run_id)
                     sink.failed = exc
@@ -324,14 +349,14 @@ class StreamWriter:
         if layer is not None and stored:
             try:
                 await group_send_many(layer, [
-                    (thread_group(sink.thread_id), {"type": "stream.events", "events": events})
-                    for sink, events in stored])
+                    (thread_group(sink.thread_id), encoded_message(events, encoded))
+                    for sink, events, encoded in stored])
             except Exception as exc:  # noqa: BLE001 - Redis down: each run learns at emit()
                 logger.error("Publishing stream events failed: %s", exc)
-                for sink, _ in stored:
+                for sink, _, _ in stored:
                     sink.failed = exc
                 stored = []
-        for sink, events in stored:
+        for sink, events, _ in stored:
             sink.published += len(events)
         stats.add("flushes")
         stats.add("events", sum(len(events) for _, events in batch))

@@ -386,17 +386,20 @@ class _Stamp:
         return f"{self.index:07d}@{time.time():.6f};"
 
 
-_STAMP_TIME = re.compile(r"(\d{7})@\d+\.\d+;")
+_STAMP_INDEX = len("0000000@")
+
+
+def _restamped(text: str) -> str:
+    return text[:_STAMP_INDEX] + f"{time.time():.6f};" if text[7:8] == "@" else text
 
 
 def _restamp(chunk: GenericStreamingChunk) -> GenericStreamingChunk:
     """Benchmarks: a delta's time is when the provider yields it, not when it was made
-    (before the wait that sets the rate)."""
-    now = rf"\1@{time.time():.6f};"
-    chunk["text"] = _STAMP_TIME.sub(now, chunk["text"])
+    (before the wait that sets the rate). A stamp is a whole delta (see `_bench_chunks`)."""
+    chunk["text"] = _restamped(chunk["text"])
     if chunk["tool_use"]:
         function = chunk["tool_use"]["function"]
-        function["arguments"] = _STAMP_TIME.sub(now, function["arguments"])
+        function["arguments"] = _restamped(function["arguments"])
     return chunk
 
 
@@ -536,7 +539,7 @@ class ScriptedLLM(CustomLLM):
                 yield _restamp(chunk) if params.get("stamp") else chunk
             return
         for chunk in chunks(messages, params):
-            yield chunk
+            yield _restamp(chunk) if params.get("stamp") else chunk
 
 
 _handler = ScriptedLLM()

@@ -73,7 +73,9 @@ def thread_group(thread_id) -> str:  # noqa: ANN001
 
 def events_from_group_message(message: dict[str, Any]) -> list[dict[str, Any]]:
     """The stream events of one channel-layer message (`stream.events`)."""
-    return list(message.get("events", []))
+    from agents_core.runtime.events import group_message_events
+
+    return group_message_events(message)
 
 
 def run_abort(*, run, user) -> Any:  # noqa: ANN001

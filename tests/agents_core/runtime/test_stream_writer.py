@@ -4,13 +4,14 @@ published per thread, in order, and one run's failure stays that run's."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
 from agents_core.models import Run, StreamEvent, Thread
-from agents_core.runtime.events import EventSink, thread_group
+from agents_core.runtime.events import EventSink, group_message_events, thread_group
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -54,8 +55,10 @@ async def test_the_events_of_many_runs_are_stored_in_one_batch_in_order(make_thr
         refreshed = await database_sync_to_async(Thread.objects.get)(pk=thread.pk)
         assert refreshed.last_seq == 2
     message = await asyncio.wait_for(layer.receive(channel), 5)
-    assert [(e["seq"], e["type"]) for e in message["events"]] == [(1, "text-delta"),
-                                                                  (2, "step-finish")]
+    # Published as the JSON that was stored, for the consumer to send as it is.
+    assert [seq for seq, _ in message["encoded"]] == [1, 2]
+    assert [(e["seq"], e["type"]) for e in group_message_events(message)] == [
+        (1, "text-delta"), (2, "step-finish")]
     # A later batch continues each thread's numbering.
     await sinks[0].emit("run-finish", status="completed")
     rows = await database_sync_to_async(_stored)(pairs[0][0])
@@ -104,11 +107,14 @@ def test_the_orm_store_numbers_and_writes_like_the_postgresql_one(make_thread):
     for store in (_store_many_postgresql, _store_many_orm):
         pairs = _threads_and_runs(make_thread, 2)
         Thread.objects.filter(pk=pairs[1][0].pk).update(last_seq=7)
-        batches = [(thread.pk, run.pk, [{"type": "text-delta", "textDelta": f"t{n}"},
-                                        {"type": "step-finish", "step": 1}])
+        batches = [(str(thread.pk), str(run.pk), [{"type": "text-delta", "textDelta": f"t{n}"},
+                                                  {"type": "step-finish", "step": 1}])
                    for n, (thread, run) in enumerate(pairs)]
         with transaction.atomic():
-            store(sorted(str(thread.pk) for thread, _ in pairs), batches)
+            texts = store(sorted(str(thread.pk) for thread, _ in pairs), batches)
+        # What subscribers are sent is what was stored.
+        assert [[json.loads(text) for text in encoded] for encoded in texts] == [
+            [payload for _, _, payload in _stored(thread)] for thread, _ in pairs]
         results.append([
             (Thread.objects.get(pk=thread.pk).last_seq,
              [(seq, kind, {k: v for k, v in payload.items() if k != "runId"})

@@ -3,6 +3,8 @@ client messages (chat, get-partial, errors)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
@@ -94,4 +96,33 @@ async def test_a_chat_while_a_run_streams_is_refused_with_an_error(make_thread, 
     assert errors[-1]["code"] == "run_running"
     await receive_until(comm, lambda e: e["type"] == "run-finish")
     await settle()
+    await comm.disconnect()
+
+
+async def test_a_live_message_that_skips_ahead_is_preceded_by_the_missed_events(
+        make_thread, owner):
+    """Another writer's events published out of order: the socket fetches the stored ones
+    it missed first, then sends the live one as it was encoded, and never one twice."""
+    from channels.layers import get_channel_layer
+
+    from agents_core.runtime.events import encoded_message, events_store, thread_group
+
+    thread = await database_sync_to_async(make_thread)()
+    await run_to_end(thread, "use weather_lookup for Oslo", owner)
+    last = (await database_sync_to_async(events_of)(thread))[-1]["seq"]
+    comm = communicator(thread, owner, after=last)
+    await comm.connect()
+    assert await comm.receive_nothing(timeout=0.3)
+
+    events = [{"type": "data-note", "n": n} for n in range(3)]
+    texts = await database_sync_to_async(events_store)(thread_id=thread.pk, run_id=None,
+                                                       events=events)
+    message = encoded_message(events[2:], texts[2:])
+    await get_channel_layer().group_send(thread_group(thread.pk), message)
+    await get_channel_layer().group_send(thread_group(thread.pk), message)
+    received = [await comm.receive_from(timeout=10) for _ in range(3)]
+    assert received[2] == texts[2]  # the live one, sent as it was encoded
+    assert [json.loads(text)["seq"] for text in received] == [last + 1, last + 2, last + 3]
+    assert [json.loads(text)["n"] for text in received] == [0, 1, 2]
+    assert await comm.receive_nothing(timeout=0.3)
     await comm.disconnect()
