@@ -178,29 +178,24 @@ async def _model_us_per_chunk(chunks: int = 3000) -> tuple[float, float]:
 
     tools = [{"type": "function", "function": {"name": "bench_sink", "parameters": {}}}]
     messages = [{"role": "user", "content": "go"}]
+
+    async def cpu(stream: Any) -> tuple[float, int]:
+        started, count = time.process_time(), 0
+        async for _ in await stream if asyncio.iscoroutine(stream) else stream:
+            count += 1
+        return time.process_time() - started, count
+
+    def provider_alone(delay: float) -> Any:
+        return offline._handler.astreaming("scripted", messages, optional_params={
+            "stamp": chunks, "tools": tools, "delay": delay})
+
     wrapper = provider = float("inf")
     for _ in range(3):
-        started = time.process_time()
-        raw = 0
-        async for _ in offline._handler.astreaming(
-                "scripted", messages, optional_params={"stamp": chunks, "tools": tools,
-                                                       "delay": 0}):
-            raw += 1
-        raw_cpu = time.process_time() - started
-        started = time.process_time()
-        paced = 0
-        async for _ in offline._handler.astreaming(
-                "scripted", messages, optional_params={"stamp": chunks, "tools": tools,
-                                                       "delay": 0.0002}):
-            paced += 1
-        paced_cpu = time.process_time() - started
-        started = time.process_time()
-        response = await litellm.acompletion(model="studio/scripted", messages=messages,
-                                             stream=True, tools=tools, stamp=chunks, delay=0)
-        count = 0
-        async for _ in response:
-            count += 1
-        total = time.process_time() - started
+        raw_cpu, raw = await cpu(provider_alone(0))
+        paced_cpu, paced = await cpu(provider_alone(0.0002))
+        total, count = await cpu(litellm.acompletion(
+            model="studio/scripted", messages=messages, stream=True, tools=tools,
+            stamp=chunks, delay=0))
         wrapper = min(wrapper, (total - raw_cpu) / max(count, raw) * 1e6)
         provider = min(provider, paced_cpu / paced * 1e6)
     return wrapper, provider
