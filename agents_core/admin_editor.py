@@ -386,7 +386,10 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
             # Never write back the version read when the request started: only the
             # editor service moves it, with its check.
             obj.version = F("version")
-        super().save_model(request, obj, form, change)
+        if not change or obj.is_code:
+            super().save_model(request, obj, form, change)
+        # A studio agent's other row fields are saved with its inlines (save_related), as
+        # one recorded change after the editor's.
         if not change:
             return
         obj.refresh_from_db(fields=["version"])
@@ -409,6 +412,23 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
                 request,
                 "Code owns these fields; they were not saved: " + ", ".join(result.stripped),
             )
+
+    def save_related(self, request: HttpRequest, form, formsets, change: bool) -> None:
+        obj = form.instance
+        if not change or obj.is_code or getattr(request, "_editor_error", None) is not None:
+            super().save_related(request, form, formsets, change)
+            return
+        row = [name for name in form.changed_data
+               if name in {f.name for f in Agent._meta.fields} and name not in STUDIO_ROW_FIELDS]
+
+        def apply() -> None:
+            if row:
+                obj.save(update_fields=row)
+            super(AgentEditorAdminMixin, self).save_related(request, form, formsets, change)
+
+        # Settings and bindings changed here are a revision too (before and after), like
+        # the same changes through the REST API.
+        services.tracked_change(agent=obj, user=request.user, apply=apply)
 
     def response_change(self, request: HttpRequest, obj: Agent) -> HttpResponse:
         error = getattr(request, "_editor_error", None)

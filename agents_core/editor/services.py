@@ -391,6 +391,7 @@ def _commit(
     stripped: list[str],
     build=None,
     apply=None,
+    also=None,
     restored_from: Revision | None = None,
 ) -> SaveResult:
     """Check the version and bump it in one UPDATE, then write and record a revision.
@@ -398,6 +399,8 @@ def _commit(
     Either `build(before) -> after` computes the new editor document from the one read
     under the row lock (and `_write` stores it), or `apply()` changes the rows itself (a
     REST write of a binding or of a studio agent) and the after document is read back.
+    With `build`, `also()` may change rows beside the editor document (a restore of what a
+    revision recorded beside it); the after document is then read back too.
     `version=None` (a REST client that named no version) bumps without a check: the save
     is not refused, but it is still serialised on the row and recorded.
     """
@@ -412,18 +415,23 @@ def _commit(
     # The UPDATE holds the row lock: no other editor can change the document until commit.
     new_version = Agent.objects.values_list("version", flat=True).get(pk=agent.pk)
     before = revision_document(agent)
+    written = apply is not None
     if apply is not None:
         apply()
         after = revision_document(agent)
     else:
         after = build(before)
+        if also is not None:
+            _write(agent, after, user)
+            also()
+            after, written = revision_document(agent), True
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     if not changed:
         # Nothing to record: undo the bump (same transaction, still holding the lock).
         transaction.set_rollback(True)
         agent.version = new_version - 1
         return SaveResult(agent=agent, revision=None, stripped=stripped)
-    if apply is None:
+    if not written:
         _write(agent, after, user)
     revision = Revision.objects.create(
         agent=agent,
@@ -504,16 +512,34 @@ def override_reset(
 
 
 def revision_restore(*, revision: Revision, user, version: int) -> SaveResult:
-    """Make the document what it was after `revision`: a new revision, version-checked."""
+    """Make the agent what it was after `revision`: a new revision, version-checked.
+
+    The editor document is restored under today's policy (code-owned keys are stripped and
+    reported), and so are the parts recorded beside it: a code agent's studio bindings
+    when its policy still opens tool membership (else they are reported as not restored),
+    a studio agent's settings."""
+    from agents_core.services.agents import recorded_parts_restore
+
     agent = revision.agent
     _require_edit(user, agent)
     keys = payload_keys(agent)
     current = revision_document(agent)
-    # Parts recorded beside the editor document (bindings made through the REST API, a
-    # studio agent's settings) are not restored; the ones that differ now are reported.
-    not_restored = sorted(
-        k for k, v in revision.after.items() if k not in keys and current.get(k) != v
-    )
+    recorded = {
+        k: v for k, v in revision.after.items() if k not in keys and current.get(k) != v
+    }
+    not_restored: list[str] = []
+    if agent.is_code and recorded:
+        ownership = field_ownership(agent)
+        closed = ownership["tools"] != "editor" or (
+            ownership["tool_descriptions"] != "editor"
+            and any(
+                spec.get("description")
+                for name in ("studio_tools", "studio_subagents")
+                for spec in (recorded.get(name) or {}).values()
+            )
+        )
+        if closed:
+            not_restored, recorded = sorted(recorded), {}
     changes, stripped = split_payload(
         agent=agent, data={k: v for k, v in revision.after.items() if k in keys}
     )
@@ -527,6 +553,9 @@ def revision_restore(*, revision: Revision, user, version: int) -> SaveResult:
         stripped=stripped,
         restored_from=revision,
         build=lambda before: _merge(agent, before, changes, partial=True),
+        also=(lambda: recorded_parts_restore(agent=agent, user=user, recorded=recorded))
+        if recorded
+        else None,
     )
 
 

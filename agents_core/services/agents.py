@@ -424,3 +424,64 @@ def _subagent_update(*, binding: SubAgent, user: Any, data: dict[str, Any]) -> S
 def subagent_delete(*, binding: SubAgent, user: Any) -> None:
     binding_ensure_editable(binding)
     _binding_write(agent=binding.parent, user=user, fields=["agent"], write=binding.delete)
+
+
+# --- restoring what a revision recorded beside the editor document ---------------------------
+def recorded_parts_restore(*, agent: Agent, user: Any, recorded: dict[str, Any]) -> None:
+    """Make the parts of an agent that a revision records beside its editor document what
+    they were (agents_core.editor.services.revision_document): a code agent's studio
+    bindings (tools and sub-agents added through the REST API), a studio agent's settings.
+
+    Runs inside the restore's transaction: a tool or agent that can no longer be bound
+    refuses the whole restore (400) with the reason, nothing half-written."""
+    if agent.source != Source.CODE:
+        fields = {name: recorded[name] for name in AGENT_FIELDS if name in recorded}
+        if fields:
+            Agent.objects.filter(pk=agent.pk).update(**fields)
+        return
+    if "studio_tools" in recorded:
+        _restore_studio_tools(agent, user, recorded["studio_tools"])
+    if "studio_subagents" in recorded:
+        _restore_studio_subagents(agent, user, recorded["studio_subagents"])
+
+
+def _restore_bindings(rows: Any, wanted: dict[str, dict[str, Any]],
+                      make: Callable[[str], Any], fill: Callable[[Any, dict], None]) -> None:
+    """Make the studio bindings `rows` exactly `wanted` ({key: recorded fields})."""
+    rows.exclude(key__in=list(wanted)).delete()
+    current = {binding.key: binding for binding in rows}
+    for key, spec in wanted.items():
+        binding = current.get(key) or make(key)
+        fill(binding, spec)
+        binding.position = spec.get("position", 0)
+        binding.description_override = spec.get("description") or ""
+        binding.save()
+
+
+def _restore_studio_tools(agent: Agent, user: Any, wanted: dict[str, dict[str, Any]]) -> None:
+    def make(key: str) -> AgentTool:
+        _check_key_free(agent, key, field="tool")
+        return AgentTool(agent=agent, key=key, source=Source.STUDIO)
+
+    def fill(binding: AgentTool, spec: dict[str, Any]) -> None:
+        binding.tool = _bindable_tool(agent=agent, user=user, name=spec["tool"])
+        binding.requires_approval = bool(spec.get("requires_approval"))
+
+    _restore_bindings(AgentTool.objects.filter(agent=agent, source=Source.STUDIO), wanted,
+                      make, fill)
+
+
+def _restore_studio_subagents(agent: Agent, user: Any,
+                              wanted: dict[str, dict[str, Any]]) -> None:
+    def make(key: str) -> SubAgent:
+        _check_subagent_key_free(agent, key)
+        return SubAgent(parent=agent, key=key, source=Source.STUDIO)
+
+    def fill(binding: SubAgent, spec: dict[str, Any]) -> None:
+        child = _subagent_child(parent=agent, user=user, slug=spec["agent"])
+        if binding.child_id != child.pk:
+            _check_no_cycle(agent, child)
+        binding.child = child
+
+    _restore_bindings(SubAgent.objects.filter(parent=agent, source=Source.STUDIO), wanted,
+                      make, fill)

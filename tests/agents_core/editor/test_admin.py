@@ -222,3 +222,34 @@ def test_anonymous_and_non_staff_users_cannot_open_the_change_page(code_agent, o
     assert Client().get(change_url(code_agent)).status_code == 302
     assert client_for(outsider).get(change_url(code_agent)).status_code == 302
     assert not EditLock.objects.exists()
+
+
+def test_a_studio_agents_settings_and_inline_tools_edited_in_the_admin_are_a_revision(
+        code_agent, owner):
+    from agents_core.models import AgentTool
+    from tests.tools_app.factories import ToolFactory
+
+    user = staff(owner, "add_agenttool", "change_agenttool", "view_agenttool")
+    tool = ToolFactory(name="admin_inline_tool", owner=user)
+    agent = Agent.objects.create(slug="studio-inline", name="Inline", model="studio/scripted",
+                                 instructions="Same.", owner=user)
+    client = client_for(user)
+    page = client.get(change_url(agent))
+    data = form_data(page, metadata='{"team": "b"}', **{
+        "tool_bindings-TOTAL_FORMS": "1", "tool_bindings-0-key": "helper",
+        "tool_bindings-0-tool": str(tool.pk), "tool_bindings-0-position": "0",
+        "tool_bindings-0-agent": str(agent.pk)})
+    response = client.post(change_url(agent), data)
+
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    agent.refresh_from_db()
+    assert agent.metadata == {"team": "b"} and agent.version == 2
+    assert AgentTool.objects.get(agent=agent).key == "helper"
+    revision = Revision.objects.get(agent=agent)
+    assert revision.fields == ["metadata", "tools"]
+    assert (revision.before["tools"], revision.after["tools"]) == ({}, {"helper": tool.name})
+
+    # Saving the page again unchanged records nothing.
+    again = client.post(change_url(agent), form_data(client.get(change_url(agent))))
+    assert again.status_code == 302
+    assert Revision.objects.filter(agent=agent).count() == 1

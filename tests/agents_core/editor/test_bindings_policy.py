@@ -244,9 +244,9 @@ def test_the_revision_of_a_binding_change_lists_and_diffs_like_any_other(client_
     assert detail["diff"]
 
 
-def test_restoring_an_editor_revision_reports_the_bindings_it_does_not_restore(client_for, editor):
-    agent = code_agent_with(None)
-    client = client_for(editor)
+def _restore_first_after_removing_extra(client, agent):
+    """Save instructions (revision 1 records the studio bindings), remove the studio tool
+    through the API, save again; then restore revision 1."""
     client.patch(
         "/api/agents/editor-agent/overrides/", {"instructions": "One.", "version": 1}, format="json"
     )
@@ -255,15 +255,75 @@ def test_restoring_an_editor_revision_reports_the_bindings_it_does_not_restore(c
     client.patch(
         "/api/agents/editor-agent/overrides/", {"instructions": "Two.", "version": 3}, format="json"
     )
-
-    restored = client.post(
+    return first, lambda: client.post(
         f"/api/agents/editor-agent/revisions/{first.pk}/restore", {"version": 4}, format="json"
     )
 
+
+def test_restoring_a_revision_restores_the_studio_bindings_it_recorded(client_for, editor):
+    agent = code_agent_with(None)
+    first, restore = _restore_first_after_removing_extra(client_for(editor), agent)
+
+    restored = restore()
+
     assert restored.status_code == 200, restored.json()
     assert restored.json()["instructions"]["effective"] == "One."
-    assert restored.json()["stripped"] == ["studio_tools"]
+    assert restored.json()["stripped"] == []
+    binding = AgentTool.objects.get(agent=agent, key="extra")
+    assert (binding.tool.name, binding.position, binding.source) == ("editor_test_extra", 9,
+                                                                     "studio")
+    revision = Revision.objects.get(agent=agent, kind="restore")
+    assert revision.fields == ["instructions", "studio_tools"]
+    assert revision.after["studio_tools"] == first.after["studio_tools"]
+
+
+def test_restoring_a_revision_restores_a_removed_sub_agent(client_for, editor):
+    agent = code_agent_with(None)
+    client = client_for(editor)
+    client.patch(
+        "/api/agents/editor-agent/overrides/", {"instructions": "One.", "version": 1}, format="json"
+    )
+    first = Revision.objects.get(agent=agent)
+    assert client.delete("/api/agents/editor-agent/subagents/aide/").status_code == 204
+
+    restored = client.post(
+        f"/api/agents/editor-agent/revisions/{first.pk}/restore", {"version": 3}, format="json"
+    )
+
+    assert restored.status_code == 200, restored.json()
+    aide = SubAgent.objects.get(parent=agent, key="aide")
+    assert (aide.child.slug, aide.source) == ("child-agent", "studio")
+    assert Revision.objects.get(agent=agent, kind="restore").fields == ["studio_subagents"]
+
+
+def test_a_policy_that_now_keeps_tools_in_code_leaves_them_and_says_so(client_for, editor):
+    agent = code_agent_with(None)
+    _, restore = _restore_first_after_removing_extra(client_for(editor), agent)
+    sync(definition("editor-agent", editor={"instructions": True}), definition("child-agent"))
+
+    restored = restore()
+
+    assert restored.status_code == 200, restored.json()
+    assert restored.json()["instructions"]["effective"] == "One."
+    # The editor document's tool keys are code-owned now too: stripped and reported.
+    assert restored.json()["stripped"] == ["studio_tools", "tool_descriptions", "tools_added",
+                                           "tools_removed"]
     assert "extra" not in tool_keys(agent)
+
+
+def test_a_restore_that_needs_a_tool_that_is_gone_changes_nothing(client_for, editor):
+    agent = code_agent_with(None)
+    _, restore = _restore_first_after_removing_extra(client_for(editor), agent)
+    Tool.objects.filter(name="editor_test_extra").delete()
+
+    refused = restore()
+
+    assert refused.status_code == 400, refused.json()
+    assert "editor_test_extra" in str(refused.json())
+    agent.refresh_from_db()
+    assert agent.version == 4
+    assert overrides.effective_instructions(agent) == "Two."
+    assert not Revision.objects.filter(agent=agent, kind="restore").exists()
 
 
 @pytest.mark.parametrize("method", ["post", "patch", "delete"])
