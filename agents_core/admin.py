@@ -27,6 +27,7 @@ from agents_core.models import (
     NotificationRecord,
     Revision,
     Run,
+    RunWorkerBeat,
     Signal,
     Source,
     StreamEvent,
@@ -393,6 +394,12 @@ class EditLockAdmin(RecordAdmin):
     list_filter = ("end_reason", ("ended_at", admin.EmptyFieldListFilter))
     search_fields = ("agent__slug", "holder__username")
     list_select_related = ("agent", "holder")
+
+
+@admin.register(RunWorkerBeat)
+class RunWorkerBeatAdmin(RecordAdmin):
+    list_display = ("name", "started_at", "beat_at")
+    search_fields = ("name",)
 
 
 @admin.register(Signal)

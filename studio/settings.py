@@ -250,6 +250,11 @@ if STUDIO_RUN_EXECUTOR not in ("inline", "worker"):
     raise ImproperlyConfigured(
         f"STUDIO_RUN_EXECUTOR must be 'inline' or 'worker', not {STUDIO_RUN_EXECUTOR!r}")
 STUDIO_RUN_WORKER_CONCURRENCY = envint("STUDIO_RUN_WORKER_CONCURRENCY", 200)
+# How often a run worker beats and looks for queued runs it was not woken for.
+STUDIO_RUN_WORKER_POLL_SECONDS = float(os.environ.get("STUDIO_RUN_WORKER_POLL_SECONDS", "2"))
+# A run worker whose heartbeat is older than this (at least three polls) is dead: the
+# others end its runs.
+STUDIO_RUN_WORKER_DEAD_SECONDS = envint("STUDIO_RUN_WORKER_DEAD_SECONDS", 30)
 # Threads a run worker lends litellm for its end-of-stream work (runtime/worker.py).
 STUDIO_RUN_WORKER_HELPER_THREADS = envint("STUDIO_RUN_WORKER_HELPER_THREADS", 2)
 # Threads that run the runtime's database work in a web process, and in a run worker,

@@ -221,6 +221,18 @@ class Run(models.Model):
         return f"run {self.id} ({self.status})"
 
 
+class RunWorkerBeat(models.Model):
+    """A run worker's heartbeat (runtime/worker.py): the runs claimed by a worker whose beat
+    stopped are ended as interrupted by the workers still alive."""
+
+    name = models.CharField(max_length=200, unique=True)
+    started_at = models.DateTimeField()
+    beat_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"worker {self.name}"
+
+
 class ToolCallStatus(models.TextChoices):
     STREAMING = "streaming"
     RUNNING = "running"

@@ -13,6 +13,11 @@ claim is in the database, so nothing is lost when no worker listens: a queued ru
 Why not Celery: a run is a long-lived asyncio task that mostly waits on the model; a
 prefork Celery worker would hold a whole process per streaming chat. Celery keeps what it
 is good at here (async tool calls, digests, sweeps).
+
+A worker that dies (killed, its machine gone) cannot end its runs: each worker writes a
+heartbeat (`RunWorkerBeat`) at every poll, and ends as interrupted (`run-error`, code
+`interrupted`) the runs claimed by a worker whose beat is older than
+`STUDIO_RUN_WORKER_DEAD_SECONDS`; a worker that starts ends those left under its own name.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
-from agents_core.models import Run, RunStatus
+from agents_core.models import Run, RunStatus, RunWorkerBeat
 from agents_core.runtime.db import db
 
 logger = logging.getLogger(__name__)
@@ -75,6 +81,40 @@ def runs_claim(*, worker: str, limit: int) -> list[str]:
     return [str(pk) for pk in ids]
 
 
+def worker_tick(*, name: str, dead_after: float, first: bool = False) -> list[str]:
+    """Beat for `name`, then end the runs of dead workers; returns the ids of those ended.
+
+    `first`: the worker is starting, so any run still claimed under its name was left by an
+    earlier process of that name and is ended too."""
+    from datetime import timedelta
+
+    from agents_core.services.runs import run_end_interrupted
+
+    now = timezone.now()
+    if first or not RunWorkerBeat.objects.filter(name=name).update(beat_at=now):
+        RunWorkerBeat.objects.update_or_create(name=name, defaults={"started_at": now,
+                                                                    "beat_at": now})
+    alive = RunWorkerBeat.objects.filter(beat_at__gte=now - timedelta(seconds=dead_after))
+    running = Run.objects.filter(status=RunStatus.RUNNING)
+    # This worker just beat, so its own runs are among the live ones, except at its start.
+    orphans = running.exclude(worker__in=["", QUEUED]).exclude(
+        worker__in=alive.values("name"))
+    if first:
+        orphans = orphans | running.filter(worker=name)
+    ended = []
+    for run in orphans.only("pk", "thread_id", "worker"):
+        if run_end_interrupted(run=run, expect_worker=run.worker):
+            logger.warning("Run %s was claimed by %s, which stopped: ended as interrupted",
+                           run.pk, run.worker)
+            ended.append(str(run.pk))
+    return ended
+
+
+def worker_gone(*, name: str) -> None:
+    """A worker that stops cleanly takes its beat away (its runs are ended or aborted)."""
+    RunWorkerBeat.objects.filter(name=name).delete()
+
+
 class RunWorker:
     """Claims queued runs and executes them on this process's event loop."""
 
@@ -95,9 +135,21 @@ class RunWorker:
         listener = asyncio.ensure_future(self._listen())
         logger.info("Run worker %s started (up to %d runs at once)", self.name,
                     self.concurrency)
+        # Never less than three polls: a live worker's beat is up to one poll old.
+        dead_after = max(float(getattr(settings, "STUDIO_RUN_WORKER_DEAD_SECONDS", 30)),
+                         3 * self.poll_seconds)
+        first, next_tick = True, 0.0
+        loop = asyncio.get_running_loop()
         try:
             while not self.stopping.is_set():
                 self.wake.clear()
+                if loop.time() >= next_tick:
+                    try:
+                        await db(worker_tick, name=self.name, dead_after=dead_after,
+                                 first=first)
+                        first, next_tick = False, loop.time() + self.poll_seconds
+                    except Exception:  # noqa: BLE001 - database down: the next poll retries
+                        logger.exception("Run worker heartbeat failed")
                 try:
                     for run_id in await db(runs_claim, worker=self.name,
                                            limit=self.concurrency - len(self.tasks)):
@@ -113,6 +165,10 @@ class RunWorker:
         finally:
             listener.cancel()
             await self._drain()
+            try:
+                await db(worker_gone, name=self.name)
+            except Exception:  # noqa: BLE001 - its beat then just ages out
+                logger.exception("Run worker %s could not remove its heartbeat", self.name)
 
     def stop(self) -> None:
         self.stopping.set()

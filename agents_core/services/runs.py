@@ -138,15 +138,28 @@ def _recover_stale(thread: Thread) -> bool:
     last = run.events.order_by("-seq").values_list("created_at", flat=True).first()
     if (last or run.created_at) > timezone.now() - stale_after:
         return False
-    error = "The run was interrupted (its server process stopped) and was ended."
+    return run_end_interrupted(run=run, expect_worker=run.worker)
+
+
+INTERRUPTED = "The run was interrupted (its server process stopped) and was ended."
+
+
+def run_end_interrupted(*, run: Run, expect_worker: str | None = None) -> bool:
+    """End a run whose process died as failed (`run-error`, code `interrupted`), its open
+    tool calls too. Only a run still `running` (and, when given, still claimed by
+    `expect_worker`) moves; False when another process got there first."""
     with transaction.atomic():
-        if Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
-                status=RunStatus.FAILED, error=error, finished_at=timezone.now()) != 1:
+        rows = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING)
+        if expect_worker is not None:
+            rows = rows.filter(worker=expect_worker)
+        if rows.update(status=RunStatus.FAILED, error=INTERRUPTED,
+                       finished_at=timezone.now()) != 1:
             return False
         run.tool_calls.filter(status__in=[ToolCallStatus.RUNNING, ToolCallStatus.STREAMING]
-                              ).update(status=ToolCallStatus.FAILED, error=error)
-        events_emit_sync(thread_id=thread.pk, run_id=run.pk, events=[
-            {"type": "run-error", "runId": str(run.pk), "error": error, "code": "interrupted"}])
+                              ).update(status=ToolCallStatus.FAILED, error=INTERRUPTED)
+        events_emit_sync(thread_id=run.thread_id, run_id=run.pk, events=[
+            {"type": "run-error", "runId": str(run.pk), "error": INTERRUPTED,
+             "code": "interrupted"}])
     return True
 
 

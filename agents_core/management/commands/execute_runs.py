@@ -14,7 +14,8 @@ class Command(BaseCommand):
                             help="Most runs executing at once (default: "
                                  "STUDIO_RUN_WORKER_CONCURRENCY, 200).")
         parser.add_argument("--name", default=None,
-                            help="Written on the runs this worker claims (default host:pid).")
+                            help="Written on the runs this worker claims; unique among live "
+                                 "workers (default host:pid).")
 
     def handle(self, *args, **options) -> None:
         from agents_core.runtime.worker import serve_forever

@@ -93,11 +93,11 @@ def test_per_run_python_hooks_are_refused_with_workers(make_thread, owner, setti
 
 
 @contextmanager
-def run_worker_process(**env: str) -> Iterator[subprocess.Popen]:
+def run_worker_process(name: str = "worker-process", **env: str) -> Iterator[subprocess.Popen]:
     (ROOT / ".studio").mkdir(exist_ok=True)
     log = open(ROOT / ".studio" / f"test-run-worker-{time.monotonic_ns()}.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
-        [sys.executable, "manage.py", "execute_runs", "--name", "worker-process"],
+        [sys.executable, "manage.py", "execute_runs", "--name", name],
         cwd=ROOT, env=child_process_env(**env), stdout=log, stderr=subprocess.STDOUT)
     try:
         yield proc
@@ -178,3 +178,90 @@ def test_stop_from_the_browser_reaches_a_run_in_a_worker_process(synced, make_th
     streamed = "".join(e.get("textDelta", "") for e in received if e["type"] == "text-delta")
     kept = run.thread.messages.filter(role="assistant").values_list("parts", flat=True)
     assert streamed and any(streamed.strip()[:10] in json.dumps(parts) for parts in kept)
+
+
+async def test_runs_of_a_dead_worker_are_ended_and_a_live_ones_are_left(
+        make_thread, owner, settings):
+    """Heartbeats: a worker ends the runs of workers whose beat stopped, and at its start
+    the runs left under its own name; a live worker's run is not touched."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from agents_core.models import RunWorkerBeat
+
+    settings.STUDIO_RUN_EXECUTOR = "worker"
+    settings.STUDIO_RUN_WORKER_DEAD_SECONDS = 5  # a poll of 0.1 s: 5 s it is
+    now = timezone.now()
+
+    def claimed(worker: str, beat_age: float | None) -> Run:
+        thread = make_thread()
+        if beat_age is not None:
+            RunWorkerBeat.objects.update_or_create(name=worker, defaults={
+                "started_at": now, "beat_at": now - timedelta(seconds=beat_age)})
+        run = Run.objects.create(thread=thread, agent=thread.agent, worker=worker)
+        return run
+
+    dead = await database_sync_to_async(claimed)("dead-worker", 60)
+    ghost = await database_sync_to_async(claimed)("never-beat", None)
+    alive = await database_sync_to_async(claimed)("live-worker", 1)
+    mine = await database_sync_to_async(claimed)("rescuer", 1)
+
+    worker = RunWorker(name="rescuer", poll_seconds=0.1)
+    serving = asyncio.ensure_future(worker.serve())
+    try:
+        await _wait_for(lambda: Run.objects.filter(status=RunStatus.FAILED).count() == 3)
+        await asyncio.sleep(0.3)  # a few more ticks: nothing else moves
+    finally:
+        worker.stop()
+        await asyncio.wait_for(serving, 30)
+
+    statuses = await database_sync_to_async(lambda: {
+        run.pk: Run.objects.get(pk=run.pk).status for run in (dead, ghost, alive, mine)})()
+    assert statuses == {dead.pk: "failed", ghost.pk: "failed", alive.pk: "running",
+                        mine.pk: "failed"}
+    events = await database_sync_to_async(events_of)(dead.thread)
+    assert [(e["type"], e["code"]) for e in events] == [("run-error", "interrupted")]
+    # The rescuer stopped cleanly: its beat is gone; the live worker's stays.
+    assert await database_sync_to_async(lambda: sorted(
+        RunWorkerBeat.objects.values_list("name", flat=True)))() == ["dead-worker",
+                                                                    "live-worker"]
+
+
+def test_a_killed_worker_process_s_run_is_ended_by_another_and_the_thread_goes_on(
+        synced, make_thread, owner):
+    import os
+    import signal
+
+    from agents_core.services.runs import run_start_safe
+
+    env = {"STUDIO_RUN_EXECUTOR": "worker", "STUDIO_RUN_WORKER_POLL_SECONDS": "0.3",
+           "STUDIO_RUN_WORKER_DEAD_SECONDS": "1",
+           "STUDIO_CODE_MODULES": "tests.agents_core.runtime.definitions"}
+    thread = make_thread()
+    with run_worker_process(**env) as victim:
+        from django.test import override_settings
+
+        with override_settings(STUDIO_RUN_EXECUTOR="worker"):
+            run = run_start_safe(thread=thread, message="tell me about the weather", user=owner,
+                                 options={"providerOptions": {"studio": {"delay": 0.5}}})
+        deadline = time.monotonic() + 60
+        while not any(e["type"] == "text-delta" for e in events_of(thread)):
+            assert time.monotonic() < deadline, "the worker never streamed"
+            time.sleep(0.1)
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait()
+    run.refresh_from_db()
+    assert (run.status, run.worker) == (RunStatus.RUNNING, "worker-process")
+
+    with run_worker_process(name="rescuer", **env):
+        deadline = time.monotonic() + 60
+        while Run.objects.get(pk=run.pk).status == RunStatus.RUNNING:
+            assert time.monotonic() < deadline, "nobody ended the dead worker's run"
+            time.sleep(0.2)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED and "interrupted" in run.error
+    assert events_of(thread)[-1]["code"] == "interrupted"
+    # The thread is free again: a new chat starts at once.
+    with override_settings(STUDIO_RUN_EXECUTOR="worker"):
+        assert run_start_safe(thread=thread, message="hello again", user=owner).pk != run.pk
