@@ -399,6 +399,7 @@ class EditLockAdmin(RecordAdmin):
 @admin.register(RunWorkerBeat)
 class RunWorkerBeatAdmin(RecordAdmin):
     list_display = ("name", "started_at", "beat_at")
+    list_filter = ("beat_at", "started_at")
     search_fields = ("name",)
 
 
