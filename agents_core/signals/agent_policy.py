@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
 
 from agents_core.models import Agent
 from agents_core.selectors import agent_get
@@ -53,9 +52,11 @@ def agent_notification_policy_set(*, agent: Agent, user, policy: Any) -> Agent: 
     if agent.owner_id != user.pk:
         raise ApplicationError("Only the agent's owner can change its policy.",
                                status_code=403, code="forbidden")
-    agent.notification_policy = policy_validate(policy)
-    Agent.objects.filter(id=agent.id).update(
-        notification_policy=agent.notification_policy, version=F("version") + 1
-    )
+    from agents_core.editor.services import tracked_change
+
+    policy = policy_validate(policy)
+    # A save like any other of the agent: the version moves and a revision records it.
+    tracked_change(agent=agent, user=user, apply=lambda: Agent.objects.filter(
+        id=agent.id).update(notification_policy=policy))
     agent.refresh_from_db()
     return agent

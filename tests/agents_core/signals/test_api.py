@@ -146,6 +146,13 @@ def test_the_owner_sets_a_studio_agents_policy(api, agent):
     assert response.json()["table"]["low"] == {"active": "now", "idle": "now"}
     agent.refresh_from_db()
     assert agent.notification_policy == {"priority": {"low": {"active": "now", "idle": "now"}}}
+    # A save like any other: a revision with the policy before and after.
+    from agents_core.models import Revision
+
+    revision = Revision.objects.get(agent=agent)
+    assert (revision.fields, revision.before["notification_policy"], revision.version) == (
+        ["notification_policy"], {}, agent.version)
+    assert revision.after["notification_policy"] == agent.notification_policy
 
 
 def test_an_invalid_policy_is_refused_and_nothing_is_saved(api, agent):

@@ -127,11 +127,27 @@ def test_the_inbox_coalesces_digests_without_waking_and_edits_the_agents_policy(
     assert not thread.runs.exists()  # a low digest on an idle thread does not wake it
 
     page.click(".inbox-policy summary")
-    page.select_option("select[name='low.idle']", "now")
+    page.select_option(".policy-table select[name='low.idle']", "now")
+    # Rules for one source: only what is chosen is saved; the rest goes by priority.
+    page.fill("input[name=policy-source]", "github")
+    page.click("button.policy-source-add")
+    github = page.locator(".policy-source[data-source='github']")
+    github.locator("select[name='low.active']").select_option("now")
+    github.locator("select[name='high.idle']").select_option("persist")
+    page.fill("input[name=policy-source]", "pager")
+    page.click("button.policy-source-add")
+    page.locator(".policy-source[data-source='pager'] .policy-source-remove").click()
     page.click(".policy-actions button")
     page.wait_for_selector(".policy-status:text-is('Saved.')")
     page.screenshot(path="/tmp/signals-inbox.png", full_page=True)
     slow_agent.refresh_from_db()
     assert slow_agent.notification_policy["priority"]["low"] == {"active": "digest", "idle": "now"}
+    assert slow_agent.notification_policy["source"] == {
+        "github": {"low": {"active": "now"}, "high": {"idle": "persist"}}}
+    # Rendered again from what was saved.
+    saved = page.locator(".policy-source[data-source='github']")
+    assert saved.locator("select[name='low.active']").input_value() == "now"
+    assert saved.locator("select[name='low.idle']").input_value() == ""
+    assert page.locator(".policy-source[data-source='pager']").count() == 0
     assert page.page_errors == []
     page.context.close()

@@ -271,28 +271,75 @@ class Inbox {
 
   renderPolicy(data) {
     const editable = data.editable;
+    const choices = (state, inherit) => [
+      ...(inherit ? [el("option", { value: "" }, "inherit")] : []),
+      ...ACTIONS.filter((a) => a !== "summary" || state === "active").map((a) => el("option", { value: a }, a)),
+    ];
+    const select = (name, label, state, value, inherit) => {
+      const node = el("select", { name, "aria-label": label }, choices(state, inherit));
+      node.value = value || "";
+      return node;
+    };
     const cell = (priority, state) => {
       const value = data.table[priority][state];
       if (!editable) return el("td", { class: `act act-${value}` }, value);
-      return el("td", {}, el("select", { name: `${priority}.${state}`, "aria-label": `${priority} when ${state}` },
-        ACTIONS.filter((a) => a !== "summary" || state === "active").map((a) => el("option", { value: a, selected: a === value }, a))));
+      return el("td", {}, select(`${priority}.${state}`, `${priority} when ${state}`, state, value, false));
     };
     const table = el("table", { class: "policy-table" },
       el("thead", {}, el("tr", {}, el("th", {}, "priority"), el("th", {}, "active"), el("th", {}, "idle"))),
       el("tbody", {}, PRIORITIES.map((p) => el("tr", {}, el("th", {}, el("span", { class: `pri pri-${p}` }, p)), cell(p, "active"), cell(p, "idle")))));
+    // Rules for one source override the priority table where they say something.
+    const sourceTable = (source, rules) => {
+      const rule = (priority, state) => rules?.[priority]?.[state] || "";
+      const body = PRIORITIES.map((p) => el("tr", {}, el("th", {}, el("span", { class: `pri pri-${p}` }, p)),
+        ...["active", "idle"].map((state) => editable
+          ? el("td", {}, select(`${p}.${state}`, `${source}: ${p} when ${state}`, state, rule(p, state), true))
+          : el("td", { class: `act act-${rule(p, state) || "inherit"}` }, rule(p, state) || "inherit"))));
+      const remove = editable ? el("button", { type: "button", class: "link policy-source-remove", "aria-label": `Remove the rules for ${source}`,
+        onclick: (event) => event.target.closest(".policy-source").remove() }, "remove") : null;
+      return el("div", { class: "policy-source", dataset: { source } },
+        el("div", { class: "policy-source-head" }, "From ", el("code", {}, source), remove),
+        el("table", { class: "policy-table" },
+          el("thead", {}, el("tr", {}, el("th", {}, "priority"), el("th", {}, "active"), el("th", {}, "idle"))),
+          el("tbody", {}, body)));
+    };
+    const sources = el("div", { class: "policy-sources" },
+      Object.entries(data.policy?.source || {}).map(([source, rules]) => sourceTable(source, rules)));
     const note = data.codeFunction
       ? "This agent decides in code (a policy function); the table is its fallback."
       : editable ? "What happens to a notification while a run is going (active) or not (idle)." : "Defined in code: read-only here.";
     const children = [this.policyNode.firstChild, el("p", { class: "muted" }, note), table];
+    if (editable || sources.children.length) {
+      children.push(el("p", { class: "muted" }, "By source: a source's rules come first; \"inherit\" goes by priority."), sources);
+    }
     if (editable) {
       const status = el("span", { class: "policy-status muted", role: "status" });
+      const newSource = el("input", { name: "policy-source", placeholder: "source, e.g. github", "aria-label": "Source to add rules for" });
+      const add = el("button", { type: "button", class: "secondary policy-source-add", onclick: () => {
+        const source = newSource.value.trim();
+        if (!source) return;
+        if (!sources.querySelector(`.policy-source[data-source="${CSS.escape(source)}"]`)) sources.append(sourceTable(source, {}));
+        newSource.value = "";
+      } }, "Add source");
+      children.push(el("div", { class: "policy-source-new" }, newSource, add));
       const save = el("button", { type: "button", class: "primary", onclick: async () => {
         const priority = {};
         for (const p of PRIORITIES) {
           priority[p] = { active: table.querySelector(`[name="${p}.active"]`).value, idle: table.querySelector(`[name="${p}.idle"]`).value };
         }
+        const source = {};
+        for (const node of sources.querySelectorAll(".policy-source")) {
+          const rules = {};
+          for (const p of PRIORITIES) {
+            for (const state of ["active", "idle"]) {
+              const value = node.querySelector(`[name="${p}.${state}"]`).value;
+              if (value) (rules[p] ||= {})[state] = value;
+            }
+          }
+          if (Object.keys(rules).length) source[node.dataset.source] = rules;
+        }
         try {
-          const saved = await api(this.policyUrl(), { method: "PUT", body: { policy: { ...data.policy, priority } } });
+          const saved = await api(this.policyUrl(), { method: "PUT", body: { policy: { priority, source } } });
           this.renderPolicy(saved);
           this.policyNode.querySelector(".policy-status").textContent = "Saved.";
         } catch (error) {
