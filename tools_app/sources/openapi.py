@@ -16,6 +16,7 @@ from tools_app.sources.common import fetch_text, names_check, set_credentials
 from tools_app.sources.openapi_spec import (
     Operation,
     SpecError,
+    server_urls,
     spec_load,
     spec_operations,
     spec_title,
@@ -66,6 +67,7 @@ def openapi_preview(*, text: str | bytes | None = None, url: str | None = None) 
         "version": str(document.get("openapi") or document.get("swagger")),
         "url": url,
         "base_url": operations[0].config["base_url"] if operations else "",
+        "servers": server_urls(document, spec_url=url),
         "operations": [{**op.as_dict(), "name_taken": op.suggested_name in taken}
                        for op in operations],
         "document": document,

@@ -203,6 +203,20 @@ def base_url(document: dict[str, Any], version: str, spec_url: str = "",
     return base.rstrip("/")
 
 
+def server_urls(document: dict[str, Any], *, spec_url: str = "") -> list[str]:
+    """Every base URL the spec declares at its top level, in its order (Swagger 2.0: one
+    per scheme), resolved like `base_url`: what an import may choose from."""
+    version = spec_version(document)
+    if version == "2.0":
+        candidates = [base_url({**document, "schemes": [scheme]}, version, spec_url)
+                      for scheme in document.get("schemes") or ["https"]]
+    else:
+        candidates = [base_url(document, version, spec_url, [server])
+                      for server in document.get("servers") or [{"url": "/"}]
+                      if isinstance(server, dict)]
+    return list(dict.fromkeys(candidates))
+
+
 def _json_media(content: dict[str, Any] | None) -> tuple[str, Any] | None:
     for media, body in (content or {}).items():
         if media.split(";")[0].strip() in ("application/json", "*/*") or media.endswith("+json"):

@@ -5,6 +5,12 @@ import { api, ApiError } from "./lib/api.js";
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
 
+function serverHint(preview) {
+  return (preview.servers || []).length > 1
+    ? `The spec declares ${preview.servers.length} servers; the tools call the one chosen here.`
+    : "The tools call this URL.";
+}
+
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
@@ -196,7 +202,10 @@ function renderPreview(preview, payload) {
   box.replaceChildren(
     el("div", { class: "preview-head" },
       el("h3", {}, preview.title, " ", el("span", { class: "muted" }, `OpenAPI ${preview.version}`)),
-      el("label", { class: "inline" }, "Base URL ", el("input", { id: "base-url", class: "code", value: preview.base_url }))),
+      el("label", { class: "inline" }, "Base URL ",
+        el("input", { id: "base-url", class: "code", value: preview.base_url, list: "server-urls", title: serverHint(preview) }),
+        el("datalist", { id: "server-urls" }, (preview.servers || []).map((url) => el("option", { value: url }))),
+        (preview.servers || []).length > 1 ? el("span", { class: "muted", id: "server-count" }, ` ${preview.servers.length} servers declared: pick one or type another`) : null)),
     el("table", { class: "ops" },
       el("thead", {}, el("tr", {},
         el("th", {}, el("input", { type: "checkbox", id: "pick-all", "aria-label": "Pick all" })),

@@ -43,6 +43,8 @@ def test_preview_lists_operations_with_suggested_names(api, pets_api):
     assert names["GET /pets/{petId}"] == "get_pet"
     assert names["POST /pets"] == "create_pet"
     assert "document" not in data
+    # The declared servers, for the page to offer (the first one is the default).
+    assert data["servers"] == [data["base_url"]]
 
 
 def test_preview_by_url_fetches_the_spec_through_the_guard(api, pets_api, loopback):

@@ -192,3 +192,21 @@ def test_an_operations_own_servers_win_and_unsupported_bodies_are_noted():
     assert ops["POST /pets"].notes == [
         "request body type not supported (only JSON and form bodies): multipart/form-data"]
     assert "body" not in ops["POST /pets"].input_schema["properties"]
+
+
+def test_every_declared_server_is_offered_resolved_and_in_order():
+    from tools_app.sources.openapi_spec import server_urls
+
+    document = pets_spec("/api")
+    document["servers"] = [
+        {"url": "/api"},
+        {"url": "https://{region}.pets.example/v1", "variables": {
+            "region": {"default": "eu", "enum": ["eu", "us"]}}},
+        {"url": "/api/"},  # the same as the first once resolved
+    ]
+    assert server_urls(document, spec_url="http://127.0.0.1:8/spec.json") == [
+        "http://127.0.0.1:8/api", "https://eu.pets.example/v1"]
+    swagger = {"swagger": "2.0", "host": "pets.example", "basePath": "/v2",
+               "schemes": ["https", "http"], "info": {"title": "P", "version": "1"},
+               "paths": {}}
+    assert server_urls(swagger) == ["https://pets.example/v2", "http://pets.example/v2"]

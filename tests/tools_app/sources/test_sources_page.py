@@ -47,10 +47,17 @@ def test_import_a_spec_pick_two_operations_and_test_one_in_the_console(
     page = browser_login(browser, loopback_server, "owner")
     page.goto(f"{loopback_server}/sources/")
     page.wait_for_selector("#sources-app[data-ready='1']")
-    page.fill("#spec-text", json.dumps(pets_spec(f"{pets_api}/api"), indent=2))
+    spec = pets_spec(f"{pets_api}/api")
+    spec["servers"].append({"url": "https://pets.example/v1"})
+    page.fill("#spec-text", json.dumps(spec, indent=2))
     page.click("#spec-preview")
     page.wait_for_selector("table.ops tbody tr")
     assert page.locator("table.ops tbody tr").count() == 8
+    # Every declared server is offered; the first is the default.
+    assert page.locator("#base-url").input_value() == f"{pets_api}/api"
+    assert page.locator("#server-urls option").evaluate_all(
+        "options => options.map(o => o.value)") == [f"{pets_api}/api", "https://pets.example/v1"]
+    assert "2 servers declared" in page.locator("#server-count").inner_text()
     page.check("tr[data-key='GET /pets/{petId}'] .op-pick")
     page.fill("tr[data-key='GET /pets/{petId}'] .op-name", "fetch_pet")
     page.check("tr[data-key='GET /pets'] .op-pick")
