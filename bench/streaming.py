@@ -309,6 +309,13 @@ def _phase(user: Any, cookie: str, base: str, pids: list[int], streams: int, rat
     }
 
 
+def _marginal_by_process(result: dict[str, Any], fixed: dict[str, Any]) -> list[int]:
+    """What one more delta cost each process (the long phase minus the short one)."""
+    extra = max(1, result["deltas"] - fixed["deltas"])
+    return [round((long - short) * 1e6 / extra) for long, short in
+            zip(result["per_process"], fixed["per_process"], strict=True)]
+
+
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     options.add_argument("--streams", default="1,10,50,100")
@@ -373,6 +380,9 @@ def main() -> None:
                       f"({result['cpu'] / result['wall'] * 100:.0f}% of a core; by process "
                       f"{[round(c / result['wall'] * 100) for c in result['per_process']]}%; "
                       f"the clients {result['clients_cpu'] / result['wall'] * 100:.0f}%); "
+                      f"marginal us per delta by process (Daphne first, litellm and the "
+                      f"provider in the workers' or inline Daphne's) "
+                      f"{_marginal_by_process(result, fixed)}; "
                       f"sequence gaps "
                       f"seen by clients: {result['gaps']}; run errors: "
                       f"{len(result['errors'])} {result['errors'][:1]}; p99 ms second by "
