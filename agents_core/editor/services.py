@@ -44,6 +44,8 @@ _ROW_KEYS = {
     for name in ("id", "name", "description", "model", "instructions", "tool_descriptions")
 }
 CODE_KEYS = {**_ROW_KEYS, "tools_removed": "tools", "tools_added": "tools"}
+# A studio agent's settings that its revisions record beside the editor document.
+STUDIO_RECORDED_FIELDS = ("metadata", "default_options", "notification_policy")
 STUDIO_KEYS = {**_ROW_KEYS, "tools": "tools"}
 
 
@@ -190,7 +192,7 @@ def revision_document(agent: Agent) -> dict[str, Any]:
             for s in subagents
         }
     else:
-        for name in ("metadata", "default_options", "notification_policy"):
+        for name in STUDIO_RECORDED_FIELDS:
             document[name] = getattr(agent, name)
     return document
 

@@ -253,3 +253,18 @@ def test_a_studio_agents_settings_and_inline_tools_edited_in_the_admin_are_a_rev
     again = client.post(change_url(agent), form_data(client.get(change_url(agent))))
     assert again.status_code == 302
     assert Revision.objects.filter(agent=agent).count() == 1
+
+
+def test_a_change_no_revision_records_is_still_saved(code_agent, owner, outsider):
+    """The owner is not part of a revision: changing only it records nothing, and is kept."""
+    user = staff(owner)
+    agent = Agent.objects.create(slug="studio-owner", name="Owned", model="studio/scripted",
+                                 instructions="Same.", owner=user)
+    client = client_for(user)
+    response = client.post(change_url(agent),
+                           form_data(client.get(change_url(agent)), owner=str(outsider.pk)))
+
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    agent.refresh_from_db()
+    assert agent.owner == outsider
+    assert not Revision.objects.filter(agent=agent).exists()
