@@ -64,10 +64,24 @@ def watch_aborts(loop: asyncio.AbstractEventLoop) -> None:
         _watchers[loop] = loop.create_task(_watch(loop))
 
 
-async def _watch(loop: asyncio.AbstractEventLoop) -> None:
+def _tick(run_ids: list[str], *, sweep: bool = False) -> list[Any]:
+    """One query round for the watcher: this process's heartbeat (when it executes runs
+    inline: run workers beat on their own), then the runs asked to stop."""
     from agents_core.runtime import store
+    from agents_core.runtime.worker import process_beat, process_name, uses_workers
+
+    if not uses_workers():
+        process_beat(name=process_name(), sweep=sweep)
+    return store.runs_abort_requested(run_ids) if run_ids else []
+
+
+async def _watch(loop: asyncio.AbstractEventLoop) -> None:
     from agents_core.runtime.db import db
 
+    try:
+        await db(_tick, [], sweep=True)  # beat at once: the run has just started here
+    except Exception:  # noqa: BLE001 - the next round retries
+        logger.exception("The run heartbeat failed")
     while True:
         await asyncio.sleep(ABORT_POLL_SECONDS)
         runs = {active.run_id: active for active in list(_active.values())
@@ -76,7 +90,7 @@ async def _watch(loop: asyncio.AbstractEventLoop) -> None:
             _watchers.pop(loop, None)
             return
         try:
-            aborted = await db(store.runs_abort_requested, list(runs))
+            aborted = await db(_tick, list(runs))
         except Exception:  # noqa: BLE001 - the database is down: the next poll retries
             logger.exception("Polling for aborted runs failed")
             continue

@@ -47,9 +47,46 @@ def uses_workers() -> bool:
     return getattr(settings, "STUDIO_RUN_EXECUTOR", "inline") == "worker"
 
 
+INLINE_PREFIX = "web:"
+_process: dict[str, Any] = {}
+
+
+def process_name() -> str:
+    """This process's name on the runs it executes inline (`web:<host>:<pid>:<token>`; the
+    token tells a restarted process that got the same pid from the dead one)."""
+    if _process.get("pid") != os.getpid():
+        import secrets
+
+        _process.update(pid=os.getpid(), name=f"{INLINE_PREFIX}{socket.gethostname()}:"
+                                              f"{os.getpid()}:{secrets.token_hex(3)}")
+    return _process["name"]
+
+
 def queue_marker() -> str:
-    """What a run that is about to run gets as its `worker`: queued, or nothing (inline)."""
-    return QUEUED if uses_workers() else ""
+    """What a run that is about to run gets as its `worker`: queued for a run worker, or
+    the name of this process, which executes it (inline)."""
+    return QUEUED if uses_workers() else process_name()
+
+
+def process_beat(*, name: str, sweep: bool = False) -> None:
+    """The heartbeat of a process executing runs inline (active.py's watcher writes it
+    while the process has runs). `sweep`: also forget beats silent for a day."""
+    from datetime import timedelta
+
+    now = timezone.now()
+    if not RunWorkerBeat.objects.filter(name=name).update(beat_at=now):
+        RunWorkerBeat.objects.get_or_create(name=name, defaults={"started_at": now,
+                                                                 "beat_at": now})
+    if sweep:
+        RunWorkerBeat.objects.filter(beat_at__lt=now - timedelta(days=1)).delete()
+
+
+def process_is_dead(*, name: str, dead_after: float) -> bool:
+    """True when the process named on a run has not beaten for `dead_after` seconds."""
+    from datetime import timedelta
+
+    beat = RunWorkerBeat.objects.filter(name=name).values_list("beat_at", flat=True).first()
+    return beat is None or beat < timezone.now() - timedelta(seconds=dead_after)
 
 
 def wake_workers() -> None:
@@ -97,8 +134,10 @@ def worker_tick(*, name: str, dead_after: float, first: bool = False) -> list[st
     alive = RunWorkerBeat.objects.filter(beat_at__gte=now - timedelta(seconds=dead_after))
     running = Run.objects.filter(status=RunStatus.RUNNING)
     # This worker just beat, so its own runs are among the live ones, except at its start.
+    # Runs executed inline by web processes are ended when their thread gets a new message
+    # (services.runs._recover_stale), where the thread's last event is looked at too.
     orphans = running.exclude(worker__in=["", QUEUED]).exclude(
-        worker__in=alive.values("name"))
+        worker__startswith=INLINE_PREFIX).exclude(worker__in=alive.values("name"))
     if first:
         orphans = orphans | running.filter(worker=name)
     ended = []

@@ -125,19 +125,30 @@ def run_start_safe(*, thread: Thread, message: str, user: Any,
 
 
 def _recover_stale(thread: Thread) -> bool:
-    """A run left `running` by a process that died (nothing published for a long while,
-    and not executing here) would block its thread for ever: end it as failed."""
+    """A run left `running` by a process that died would block its thread for ever: end it
+    as failed. Dead: not executing here, nothing published for STUDIO_RUN_WORKER_DEAD_SECONDS
+    and its process's heartbeat as old; a queued run (no process yet) after
+    STUDIO_RUN_STALE_SECONDS of silence."""
     from datetime import timedelta
 
     from django.conf import settings
 
-    stale_after = timedelta(seconds=getattr(settings, "STUDIO_RUN_STALE_SECONDS", 600))
+    from agents_core.runtime.worker import QUEUED, process_is_dead
+
     run = thread.runs.filter(status=RunStatus.RUNNING).first()
     if run is None or active_runs.get(run.pk) is not None:
         return False
-    last = run.events.order_by("-seq").values_list("created_at", flat=True).first()
-    if (last or run.created_at) > timezone.now() - stale_after:
-        return False
+    last = run.events.order_by("-seq").values_list("created_at", flat=True).first() or (
+        run.created_at)
+    if run.worker and run.worker != QUEUED:
+        # Its process beats while it executes runs: silent (and the run too) means dead.
+        dead_after = float(settings.STUDIO_RUN_WORKER_DEAD_SECONDS)
+        if last > timezone.now() - timedelta(seconds=dead_after) or not process_is_dead(
+                name=run.worker, dead_after=dead_after):
+            return False
+    elif last > timezone.now() - timedelta(
+            seconds=getattr(settings, "STUDIO_RUN_STALE_SECONDS", 600)):
+        return False  # queued (or from before heartbeats): only a long silence tells
     return run_end_interrupted(run=run, expect_worker=run.worker)
 
 
