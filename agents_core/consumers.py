@@ -57,15 +57,19 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
                 return
             after = self.last_seq
 
-    async def _send_event(self, event: dict[str, Any]) -> None:
-        seq = event.get("seq")
-        if seq is None:
+    async def _send_event(self, event: dict[str, Any] | str, seq: int | None = None) -> None:
+        """Send an event (a dict, or its stored JSON text with its `seq`) unless it was
+        sent already."""
+        if isinstance(event, dict):
+            seq = event.get("seq")
+        if seq is not None:
+            if seq <= self.last_seq:
+                return
+            self.last_seq = seq
+        if isinstance(event, str):
+            await self.send(text_data=event)
+        else:
             await self.send_json(event)
-            return
-        if seq <= self.last_seq:
-            return
-        self.last_seq = seq
-        await self.send_json(event)
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels checks the database connection (a hop to the one sync thread) before
@@ -77,21 +81,15 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
 
     # --- group messages ------------------------------------------------------------------
     async def stream_events(self, message: dict[str, Any]) -> None:
-        if "encoded" in message:
-            # Stored events, already JSON: sent as they are.
-            for seq, text in message["encoded"]:
-                if seq > self.last_seq + 1:
-                    # Published out of order by another writer: the missing ones are stored.
-                    await self._replay(after=self.last_seq, before=seq)
-                if seq > self.last_seq:
-                    self.last_seq = seq
-                    await self.send(text_data=text)
-            return
-        for event in message["events"]:
-            seq = event.get("seq")
+        # Stored events come as the JSON that was stored (sent as it is); unsequenced ones
+        # (answers, hints) as dicts.
+        items = message["encoded"] if "encoded" in message else [
+            (event.get("seq"), event) for event in message["events"]]
+        for seq, event in items:
             if seq is not None and seq > self.last_seq + 1:
+                # Published out of order by another writer: the missing ones are stored.
                 await self._replay(after=self.last_seq, before=seq)
-            await self._send_event(event)
+            await self._send_event(event, seq)
 
     # --- client messages -----------------------------------------------------------------
     async def receive_json(self, content: Any, **kwargs: Any) -> None:

@@ -68,15 +68,17 @@ def queue_marker() -> str:
     return QUEUED if uses_workers() else process_name()
 
 
-def process_beat(*, name: str, sweep: bool = False) -> None:
-    """The heartbeat of a process executing runs inline (active.py's watcher writes it
-    while the process has runs). `sweep`: also forget beats silent for a day."""
+def process_beat(*, name: str, started: bool = False, sweep: bool = False) -> None:
+    """The heartbeat of a process executing runs: a run worker's at every poll, a web
+    process's (inline runs) from active.py's watcher while it has runs. `started`: the
+    process has just started (its beat starts afresh). `sweep`: also forget beats silent
+    for a day."""
     from datetime import timedelta
 
     now = timezone.now()
-    if not RunWorkerBeat.objects.filter(name=name).update(beat_at=now):
-        RunWorkerBeat.objects.get_or_create(name=name, defaults={"started_at": now,
-                                                                 "beat_at": now})
+    if started or not RunWorkerBeat.objects.filter(name=name).update(beat_at=now):
+        RunWorkerBeat.objects.update_or_create(name=name, defaults={"started_at": now,
+                                                                    "beat_at": now})
     if sweep:
         RunWorkerBeat.objects.filter(beat_at__lt=now - timedelta(days=1)).delete()
 
@@ -127,10 +129,8 @@ def worker_tick(*, name: str, dead_after: float, first: bool = False) -> list[st
 
     from agents_core.services.runs import run_end_interrupted
 
+    process_beat(name=name, started=first)
     now = timezone.now()
-    if first or not RunWorkerBeat.objects.filter(name=name).update(beat_at=now):
-        RunWorkerBeat.objects.update_or_create(name=name, defaults={"started_at": now,
-                                                                    "beat_at": now})
     alive = RunWorkerBeat.objects.filter(beat_at__gte=now - timedelta(seconds=dead_after))
     running = Run.objects.filter(status=RunStatus.RUNNING)
     # This worker just beat, so its own runs are among the live ones, except at its start.
