@@ -5,6 +5,12 @@ pub/sub layer (the studio's default) every shard gets one Redis pipeline: one ro
 for all of them, where `group_send` takes one round trip each, one at a time (the shard
 connection is behind a lock). On any other layer it falls back to `group_send` for each.
 
+`sync_publisher(layer)` does the same from a thread, with a blocking Redis client: the
+stream writer publishes from its database thread, right after the batch is stored, so
+that an event loop busy with many streams is not asked for the handful of wake-ups a
+publish takes there (at 100 streams each one cost tens of milliseconds). It exists for the
+pub/sub layer only (None otherwise: in-memory and core layers are published on the loop).
+
 The pipeline reuses the layer's own group-channel naming, sharding, serializer and shard
 connection (attributes that are private to channels_redis 4.x, whose range pyproject.toml
 pins); tests/studio/test_layers.py checks the fast path is the one taken, so an upgrade
@@ -14,6 +20,8 @@ that changes them fails a test instead of silently falling back.
 from __future__ import annotations
 
 import asyncio
+import threading
+import weakref
 from collections import defaultdict
 from typing import Any
 
@@ -53,3 +61,57 @@ async def _publish_pipelined(shard: Any, items: list[tuple[str, bytes]]) -> None
             for channel, data in items:
                 pipe.publish(channel, data)
             await pipe.execute()
+
+
+class SyncPublisher:
+    """Publishes group messages of a pub/sub layer from any thread (blocking).
+
+    Channel names, sharding and serialisation are the layer's own: a loop layer built
+    here only to name and shard (it connects nowhere), and the layer's serializer."""
+
+    def __init__(self, layer: Any) -> None:
+        import redis
+        from channels_redis.pubsub import RedisPubSubLoopLayer
+
+        self.naming = RedisPubSubLoopLayer(*layer._args, **layer._kwargs, channel_layer=layer)
+        self.serialize = layer.serialize
+        self.clients = []
+        for shard in self.naming._shards:
+            host = dict(shard.host)
+            if "master_name" in host:
+                raise TypeError("Sentinel shards are published on the loop.")
+            address = host.pop("address", None)
+            self.clients.append(redis.Redis.from_url(address, **host) if address
+                                else redis.Redis(**host))
+
+    def publish_many(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
+        by_shard: dict[int, list[tuple[str, bytes]]] = defaultdict(list)
+        for group, message in messages:
+            channel = self.naming._get_group_channel_name(group)
+            shard = self.naming._shards.index(self.naming._get_shard(channel))
+            by_shard[shard].append((channel, self.serialize(message)))
+        for shard, items in by_shard.items():
+            pipe = self.clients[shard].pipeline(transaction=False)
+            for channel, data in items:
+                pipe.publish(channel, data)
+            pipe.execute()
+
+
+_publishers: weakref.WeakKeyDictionary[Any, SyncPublisher | None] = weakref.WeakKeyDictionary()
+_publishers_lock = threading.Lock()
+
+
+def sync_publisher(layer: Any) -> SyncPublisher | None:
+    """The layer's blocking publisher (one per layer), or None when it has none: not the
+    pub/sub layer, or shards it cannot address by URL (Sentinel)."""
+    from channels_redis.pubsub import RedisPubSubChannelLayer
+
+    if not isinstance(layer, RedisPubSubChannelLayer):
+        return None
+    with _publishers_lock:
+        if layer not in _publishers:
+            try:
+                _publishers[layer] = SyncPublisher(layer)
+            except (AttributeError, TypeError):
+                _publishers[layer] = None
+        return _publishers[layer]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -25,9 +26,9 @@ from django.utils import timezone
 
 from agents_core.models import StreamEvent, Thread
 from agents_core.runtime import stats
-from agents_core.runtime.db import db
+from agents_core.runtime.db import db_stream, with_reconnect
 from agents_core.runtime.partial_json import compact_patches, merge_patches
-from studio.layers import group_send_many
+from studio.layers import SyncPublisher, group_send_many, sync_publisher
 
 logger = logging.getLogger(__name__)
 
@@ -329,36 +330,73 @@ class StreamWriter:
             for event in events:
                 if event["type"] == "tool-input-delta" and len(event.get("patches", ())) > 1:
                     event["patches"] = compact_patches(event["patches"])
-        try:
-            texts = await db(events_store_many,
-                             [(sink.thread_id, sink.run_id, events) for sink, events in batch])
-            stored = [(sink, events, encoded)
-                      for (sink, events), encoded in zip(batch, texts, strict=True)]
-        except Exception:  # noqa: BLE001 - find whose events cannot be stored
-            stored = []
-            for sink, events in batch:
-                try:
-                    encoded = await db(events_store, thread_id=sink.thread_id,
-                                       run_id=sink.run_id, events=events)
-                    stored.append((sink, events, encoded))
-                except Exception as exc:  # noqa: BLE001 - that run's failure, at its emit()
-                    logger.exception("Storing stream events of run %s failed", sink.run_id)
-                    sink.failed = exc
-        published = time.perf_counter()
         layer = _layer()
-        if layer is not None and stored:
+        publisher = sync_publisher(layer) if layer is not None else None
+        written = await db_stream(
+            _store_and_publish, [(sink.thread_id, sink.run_id, events) for sink, events in batch],
+            publisher)
+        stored = []
+        for (sink, events), result in zip(batch, written.results, strict=True):
+            if isinstance(result, Exception):
+                logger.error("Storing stream events of run %s failed: %s", sink.run_id, result)
+                sink.failed = result  # that run's failure, at its next emit()
+            else:
+                stored.append((sink, events, result))
+        published = time.perf_counter()
+        if written.publish_error is None and not written.published and layer is not None \
+                and stored:
             try:
                 await group_send_many(layer, [
                     (thread_group(sink.thread_id), encoded_message(events, encoded))
                     for sink, events, encoded in stored])
             except Exception as exc:  # noqa: BLE001 - Redis down: each run learns at emit()
-                logger.error("Publishing stream events failed: %s", exc)
-                for sink, _, _ in stored:
-                    sink.failed = exc
-                stored = []
+                written.publish_error = exc
+        if written.publish_error is not None:
+            logger.error("Publishing stream events failed: %s", written.publish_error)
+            for sink, _, _ in stored:
+                sink.failed = written.publish_error
+            stored = []
         for sink, events, _ in stored:
             sink.published += len(events)
         stats.add("flushes")
         stats.add("events", sum(len(events) for _, events in batch))
         stats.add("store_s", published - started)
         stats.add("publish_s", time.perf_counter() - published)
+
+
+@dataclass
+class _Written:
+    results: list[list[str] | Exception]  # per batch: the stored events' JSON, or the error
+    published: bool = False
+    publish_error: Exception | None = None
+
+
+def _store_and_publish(batches: list[tuple[Any, Any, list[dict[str, Any]]]],
+                       publisher: SyncPublisher | None) -> _Written:
+    """The stream writer's thread: store the batches (all at once; one by one when that
+    fails, so that one run's failure, its thread deleted, is that run's alone), then
+    publish what was stored when the layer can be published from a thread."""
+    started = time.perf_counter()
+    try:
+        written = _Written(list(with_reconnect(events_store_many, batches)))
+    except Exception:  # noqa: BLE001 - find whose events cannot be stored
+        written = _Written([])
+        for thread_id, run_id, events in batches:
+            try:
+                written.results.append(events_store(thread_id=thread_id, run_id=run_id,
+                                                    events=events))
+            except Exception as exc:  # noqa: BLE001
+                written.results.append(exc)
+    if publisher is not None:
+        messages = [(thread_group(thread_id), encoded_message(events, result))
+                    for (thread_id, _, events), result in zip(batches, written.results,
+                                                              strict=True)
+                    if not isinstance(result, Exception)]
+        try:
+            if messages:
+                publisher.publish_many(messages)
+            written.published = True
+        except Exception as exc:  # noqa: BLE001 - Redis down: each run learns at emit()
+            written.publish_error = exc
+    stats.add("writer_thread_s", time.perf_counter() - started)
+    return written

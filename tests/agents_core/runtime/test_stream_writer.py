@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import uuid
+from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
+from django.conf import settings
 
 from agents_core.models import Run, StreamEvent, Thread
 from agents_core.runtime.events import EventSink, group_message_events, thread_group
@@ -126,3 +130,66 @@ def test_the_orm_store_numbers_and_writes_like_the_postgresql_one(make_thread):
         (9, [(8, "text-delta", {"type": "text-delta", "textDelta": "t1", "seq": 8}),
              (9, "step-finish", {"type": "step-finish", "step": 1, "seq": 9})]),
     ]
+
+
+def _pubsub_layer(url: str) -> Any:
+    from channels_redis.pubsub import RedisPubSubChannelLayer
+
+    return RedisPubSubChannelLayer(hosts=[url], prefix=f"test-writer-{uuid.uuid4().hex[:8]}")
+
+
+async def test_on_the_pubsub_layer_the_writer_thread_publishes_what_it_stored(
+        make_thread, monkeypatch):
+    """Stored and published in the writer's own thread: the event loop is not asked for the
+    publish (group_send_many, the loop's way, is not called)."""
+    from agents_core.runtime import events
+
+    layer = _pubsub_layer(settings.REDIS_URL)
+    monkeypatch.setattr(events, "_layer", lambda: layer)
+
+    async def on_the_loop(*args: Any) -> None:
+        raise AssertionError("published on the loop")
+
+    monkeypatch.setattr(events, "group_send_many", on_the_loop)
+    pairs = await database_sync_to_async(_threads_and_runs)(make_thread, 2)
+    try:
+        channels = []
+        for thread, _ in pairs:
+            channels.append(await layer.new_channel())
+            await layer.group_add(thread_group(thread.pk), channels[-1])
+        sinks = [EventSink(thread_id=thread.pk, run_id=run.pk, interval=0.05)
+                 for thread, run in pairs]
+        for number, sink in enumerate(sinks):
+            sink.delta(sink.base("text-delta", textDelta=f"run {number}"))
+        await asyncio.gather(*(sink.emit("step-finish", step=1) for sink in sinks))
+        await sinks[0].emit("run-finish", status="completed")
+        for number, channel in enumerate(channels):
+            message = await asyncio.wait_for(layer.receive(channel), 5)
+            assert [(e["seq"], e["type"]) for e in group_message_events(message)] == [
+                (1, "text-delta"), (2, "step-finish")]
+            assert group_message_events(message)[0]["textDelta"] == f"run {number}"
+        message = await asyncio.wait_for(layer.receive(channels[0]), 5)
+        assert [(e["seq"], e["type"]) for e in group_message_events(message)] == [
+            (3, "run-finish")]
+        assert [sink.published for sink in sinks] == [3, 2]
+    finally:
+        await layer.flush()
+
+
+async def test_when_redis_is_down_the_events_are_stored_and_the_run_learns_at_emit(
+        make_thread, monkeypatch):
+    from agents_core.runtime import events
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    layer = _pubsub_layer(f"redis://127.0.0.1:{port}/0")
+    monkeypatch.setattr(events, "_layer", lambda: layer)
+    [(thread, run)] = await database_sync_to_async(_threads_and_runs)(make_thread, 1)
+    sink = EventSink(thread_id=thread.pk, run_id=run.pk, interval=0.01)
+    with pytest.raises(Exception, match="[Cc]onnect"):
+        await sink.emit("run-start", resumed=False)
+    # Stored (a client that reconnects replays it), not counted as published.
+    assert [(seq, kind) for seq, kind, _ in await database_sync_to_async(_stored)(thread)] == [
+        (1, "run-start")]
+    assert sink.published == 0
