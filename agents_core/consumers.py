@@ -20,11 +20,20 @@ from agents_core.services import threads as thread_services
 from studio.exceptions import ApplicationError
 
 
+def _in_thread(fn: Any) -> Any:
+    """The consumer's database work, in any of asgiref's threads: many sockets' messages
+    (a hundred chats starting together) are served in parallel, each connection taken from
+    the pool and given back. On SQLite (one writer at a time) in the one shared thread."""
+    from django.db import connection
+
+    return database_sync_to_async(fn, thread_sensitive=connection.vendor == "sqlite")
+
+
 class ThreadConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         self.thread_id = self.scope["url_route"]["kwargs"]["thread_id"]
         self.user = self.scope.get("user")
-        access = await database_sync_to_async(thread_services.thread_user_can_open)(
+        access = await _in_thread(thread_services.thread_user_can_open)(
             user=self.user, thread_id=self.thread_id)
         await self.accept()
         if access != "ok":
@@ -46,10 +55,10 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
     async def _replay(self, *, after: int, before: int | None = None) -> None:
         while True:
             if before is None:
-                events = await database_sync_to_async(thread_services.thread_events_after)(
+                events = await _in_thread(thread_services.thread_events_after)(
                     thread_id=self.thread_id, after=after)
             else:
-                events = await database_sync_to_async(thread_services.thread_events_between)(
+                events = await _in_thread(thread_services.thread_events_between)(
                     thread_id=self.thread_id, after=after, before=before)
             for event in events:
                 await self._send_event(event)
@@ -111,23 +120,23 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "error", "message": message, **fields})
 
     async def _chat(self, content: dict[str, Any]) -> None:
-        await database_sync_to_async(_chat)(self.user, self.thread_id, content.get("text", ""),
+        await _in_thread(_chat)(self.user, self.thread_id, content.get("text", ""),
                                             content.get("options") or {})
 
     async def _resume(self, content: dict[str, Any]) -> None:
-        await database_sync_to_async(_resume)(self.user, self.thread_id,
+        await _in_thread(_resume)(self.user, self.thread_id,
                                               content.get("toolCallId", ""),
                                               content.get("payload"))
 
     async def _client_tool_result(self, content: dict[str, Any]) -> None:
-        await database_sync_to_async(_client_tool_result)(
+        await _in_thread(_client_tool_result)(
             self.user, self.thread_id, content.get("toolCallId", ""), content)
 
     async def _abort(self, content: dict[str, Any]) -> None:
-        await database_sync_to_async(_abort)(self.user, self.thread_id)
+        await _in_thread(_abort)(self.user, self.thread_id)
 
     async def _get_partial(self, content: dict[str, Any]) -> None:
-        answer = await database_sync_to_async(thread_services.thread_partial)(
+        answer = await _in_thread(thread_services.thread_partial)(
             thread_id=self.thread_id, tool_call_id=str(content.get("toolCallId", "")))
         await self.send_json(answer)
 

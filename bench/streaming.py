@@ -211,6 +211,7 @@ class Client:
         self.events = 0
         self.gaps = 0
         self.error = ""
+        self.start_ms: float | None = None  # from sending the message to its run-start
 
     async def connect(self, base: str, cookie: str, gate: asyncio.Semaphore) -> None:
         import websockets
@@ -228,6 +229,7 @@ class Client:
             await asyncio.sleep(start_after)
             await ws.send(json.dumps({"type": "chat", "text": "go", "options": {
                 "providerOptions": {"studio": {"delay": 1 / rate, "stamp": deltas}}}}))
+            sent = time.time()
             last_seq = 0
             async with asyncio.timeout(timeout):
                 async for message in ws:
@@ -239,6 +241,8 @@ class Client:
                         if seq != last_seq + 1 and last_seq:
                             self.gaps += 1
                         last_seq = seq
+                    if event["type"] == "run-start" and self.start_ms is None:
+                        self.start_ms = (received - sent) * 1000
                     text = event.get("textDelta") or event.get("argsTextDelta") or ""
                     for index, stamp in STAMP.findall(text):
                         self.stamps.add(int(index))
@@ -304,6 +308,7 @@ def _phase(user: Any, cookie: str, base: str, pids: list[int], streams: int, rat
         "gaps": sum(c.gaps for c in clients),
         "errors": [c.error for c in clients if c.error],
         "p50": _percentile(latencies, 0.5), "p99": _percentile(latencies, 0.99),
+        "start_ms": sorted(c.start_ms for c in clients if c.start_ms is not None),
         "cpu": cpu, "wall": wall, "per_process": per_process, "clients_cpu": clients_cpu,
         "p99_by_second": [round(_percentile(windows[k], 0.99)) for k in sorted(windows)],
     }
@@ -385,7 +390,9 @@ def main() -> None:
                       f"{_marginal_by_process(result, fixed)}; "
                       f"sequence gaps "
                       f"seen by clients: {result['gaps']}; run errors: "
-                      f"{len(result['errors'])} {result['errors'][:1]}; p99 ms second by "
+                      f"{len(result['errors'])} {result['errors'][:1]}; from a message to its "
+                      f"run-start p50/max ms {_percentile(result['start_ms'], 0.5):.0f}/"
+                      f"{max(result['start_ms'], default=float('nan')):.0f}; p99 ms second by "
                       f"second: {result['p99_by_second']}", file=sys.stderr, flush=True)
         finally:
             _stop(procs)

@@ -10,6 +10,9 @@ stream writer publishes from its database thread, right after the batch is store
 that an event loop busy with many streams is not asked for the handful of wake-ups a
 publish takes there (at 100 streams each one cost tens of milliseconds). It exists for the
 pub/sub layer only (None otherwise: in-memory and core layers are published on the loop).
+`group_send_sync(group, message)` is what synchronous code (services, Celery tasks, the
+websocket consumer's handlers) calls: the blocking publisher where there is one, else
+`async_to_sync(group_send)`, which in a web process waits for its event loop.
 
 The pipeline reuses the layer's own group-channel naming, sharding, serializer and shard
 connection (attributes that are private to channels_redis 4.x, whose range pyproject.toml
@@ -115,3 +118,18 @@ def sync_publisher(layer: Any) -> SyncPublisher | None:
             except (AttributeError, TypeError):
                 _publishers[layer] = None
         return _publishers[layer]
+
+
+def group_send_sync(group: str, message: dict[str, Any]) -> None:
+    """Publish a group message from synchronous code (see the module's docstring)."""
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    publisher = sync_publisher(layer)
+    if publisher is not None:
+        publisher.publish_many([(group, message)])
+    else:
+        async_to_sync(layer.group_send)(group, message)

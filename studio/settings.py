@@ -102,6 +102,15 @@ TEMPLATES = [
 
 DATABASE_URL = os.environ.get("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'db.sqlite3'}"
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and envbool(
+        "STUDIO_DB_POOL", True):
+    # Under ASGI Django's persistent connections are to stay off: a pool instead (psycopg's,
+    # Django's `pool` option). Without it every call from a websocket consumer connected
+    # afresh (Channels closes the connection after each), and 100 chats starting together
+    # waited seconds for their runs (bench.streaming's message-to-run-start time).
+    # Threads that keep a connection (the runtime's database threads) hold one of the pool.
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1, "max_size": envint("STUDIO_DB_POOL_SIZE", 20), "timeout": 15}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded studio writes from the web thread and the worker thread at once.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20

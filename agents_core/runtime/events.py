@@ -28,7 +28,7 @@ from agents_core.models import StreamEvent, Thread
 from agents_core.runtime import stats
 from agents_core.runtime.db import db_stream, with_reconnect
 from agents_core.runtime.partial_json import compact_patches, merge_patches
-from studio.layers import SyncPublisher, group_send_many, sync_publisher
+from studio.layers import SyncPublisher, group_send_many, group_send_sync, sync_publisher
 
 logger = logging.getLogger(__name__)
 
@@ -69,28 +69,15 @@ def _layer() -> Any:
 
 def events_emit_sync(*, thread_id: Any, run_id: Any, events: list[dict[str, Any]]) -> None:
     """Store and publish from synchronous code (services, Celery tasks), after commit."""
-    from asgiref.sync import async_to_sync
-
     texts = events_store(thread_id=thread_id, run_id=run_id, events=events)
-
-    def publish() -> None:
-        layer = _layer()
-        if layer is not None and events:
-            async_to_sync(layer.group_send)(thread_group(thread_id),
-                                            encoded_message(events, texts))
-
-    transaction.on_commit(publish)
+    if events:
+        transaction.on_commit(lambda: group_send_sync(thread_group(thread_id),
+                                                      encoded_message(events, texts)))
 
 
 def publish_unsequenced_sync(*, thread_id: Any, event: dict[str, Any]) -> None:
     """Not stored, not numbered (answers and hints, never part of the transcript)."""
-    from asgiref.sync import async_to_sync
-
-    layer = _layer()
-    if layer is not None:
-        async_to_sync(layer.group_send)(
-            thread_group(thread_id), {"type": "stream.events", "events": [event]}
-        )
+    group_send_sync(thread_group(thread_id), {"type": "stream.events", "events": [event]})
 
 
 def coalesce(buffer: list[dict[str, Any]], event: dict[str, Any]) -> None:

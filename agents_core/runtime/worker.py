@@ -93,14 +93,10 @@ def process_is_dead(*, name: str, dead_after: float) -> bool:
 
 def wake_workers() -> None:
     """Tell the workers a run is queued (best effort: they poll as well)."""
-    from asgiref.sync import async_to_sync
-    from channels.layers import get_channel_layer
+    from studio.layers import group_send_sync
 
-    layer = get_channel_layer()
-    if layer is None:
-        return
     try:
-        async_to_sync(layer.group_send)(WAKE_GROUP, {"type": "runs.queued"})
+        group_send_sync(WAKE_GROUP, {"type": "runs.queued"})
     except Exception:  # noqa: BLE001 - the poll will find the run
         logger.warning("Could not wake the run workers; they will find the run by polling",
                        exc_info=True)

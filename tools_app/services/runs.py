@@ -15,11 +15,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from studio.layers import group_send_sync
 from tools_app.execution import (
     ISOLATION_PREFIX,
     ExecutionContext,
@@ -144,12 +144,10 @@ def tool_run_complete(*, run: ToolRun, outcome: ToolOutcome) -> bool:
 def tool_run_notify(*, run_id: Any) -> None:
     """Push the finished run to its owner's browsers (websocket /ws/tool-runs/)."""
     run = ToolRun.objects.select_related("tool").get(id=run_id)
-    layer = get_channel_layer()
-    if run.created_by_id is None or layer is None:
+    if run.created_by_id is None:
         return
-    async_to_sync(layer.group_send)(
-        tool_runs_group(run.created_by_id), {"type": "tool.run", "run": tool_run_data(run)}
-    )
+    group_send_sync(tool_runs_group(run.created_by_id),
+                    {"type": "tool.run", "run": tool_run_data(run)})
 
 
 def tool_runs_sweep(
