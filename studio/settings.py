@@ -259,6 +259,8 @@ if STUDIO_RUN_EXECUTOR not in ("inline", "worker"):
     raise ImproperlyConfigured(
         f"STUDIO_RUN_EXECUTOR must be 'inline' or 'worker', not {STUDIO_RUN_EXECUTOR!r}")
 STUDIO_RUN_WORKER_CONCURRENCY = envint("STUDIO_RUN_WORKER_CONCURRENCY", 200)
+# Runs a worker claims at a time: with a burst of queued runs the workers take turns.
+STUDIO_RUN_WORKER_CLAIM_BATCH = envint("STUDIO_RUN_WORKER_CLAIM_BATCH", 4)
 # How often a run worker beats and looks for queued runs it was not woken for.
 STUDIO_RUN_WORKER_POLL_SECONDS = float(os.environ.get("STUDIO_RUN_WORKER_POLL_SECONDS", "2"))
 # A run worker whose heartbeat is older than this (at least three polls) is dead: the

@@ -160,6 +160,7 @@ class RunWorker:
                                                       200))
         self.poll_seconds = poll_seconds or float(getattr(
             settings, "STUDIO_RUN_WORKER_POLL_SECONDS", 2.0))
+        self.claim_batch = max(1, int(getattr(settings, "STUDIO_RUN_WORKER_CLAIM_BATCH", 4)))
         self.tasks: dict[str, asyncio.Task] = {}
         self.wake = asyncio.Event()
         self.stopping = asyncio.Event()
@@ -186,11 +187,20 @@ class RunWorker:
                     except Exception:  # noqa: BLE001 - database down: the next poll retries
                         logger.exception("Run worker heartbeat failed")
                 try:
-                    for run_id in await db(runs_claim, worker=self.name,
-                                           limit=self.concurrency - len(self.tasks)):
+                    limit = min(self.claim_batch, self.concurrency - len(self.tasks))
+                    claimed = await db(runs_claim, worker=self.name, limit=limit)
+                    for run_id in claimed:
                         self._execute(run_id)
+                    if claimed and len(claimed) == limit:
+                        # More may be queued: claim again once the loop has gone round, so
+                        # that the other workers, woken too, take their share (a busier
+                        # worker comes round later and so takes fewer).
+                        self.wake.set()
                 except Exception:  # noqa: BLE001 - database down: try again at the next poll
                     logger.exception("Claiming runs failed")
+                if self.wake.is_set():
+                    await asyncio.sleep(0)
+                    continue
                 waits = [asyncio.ensure_future(self.wake.wait()),
                          asyncio.ensure_future(self.stopping.wait())]
                 await asyncio.wait(waits, timeout=self.poll_seconds,

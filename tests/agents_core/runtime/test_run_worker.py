@@ -57,6 +57,40 @@ async def test_a_queued_run_waits_for_a_worker_which_claims_and_executes_it(
     assert names[0] == "run-start" and names[-1] == "run-finish" and "tool-call" in names
 
 
+async def test_a_worker_claims_a_burst_a_batch_at_a_time_without_waiting_for_its_poll(
+        make_thread, owner, settings):
+    """Claims are capped (the other workers take turns); a full batch means more may be
+    queued, so the worker claims again at once instead of at its next poll (30 s here)."""
+    settings.STUDIO_RUN_EXECUTOR = "worker"
+    settings.STUDIO_RUN_WORKER_CLAIM_BATCH = 2
+    runs = [await start(await database_sync_to_async(make_thread)(), "hello", owner)
+            for _ in range(5)]
+    claims: list[int] = []
+    original = runs_claim
+
+    def counting(**kwargs):
+        claimed = original(**kwargs)
+        claims.append(len(claimed))
+        return claimed
+
+    ids = [run.pk for run in runs]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("agents_core.runtime.worker.runs_claim", counting)
+        worker = RunWorker(name="worker-burst", poll_seconds=30)
+        serving = asyncio.ensure_future(worker.serve())
+        try:
+            await _wait_for(lambda: not Run.objects.filter(pk__in=ids, worker=QUEUED).exists(),
+                            timeout=20)
+            await _wait_for(lambda: not Run.objects.filter(
+                pk__in=ids, status=RunStatus.RUNNING).exists())
+        finally:
+            worker.stop()
+            await asyncio.wait_for(serving, 30)
+    assert max(claims) == 2 and sum(claims) == 5
+    assert set(await database_sync_to_async(lambda: set(
+        Run.objects.filter(pk__in=ids).values_list("worker", flat=True)))()) == {"worker-burst"}
+
+
 def test_two_workers_claiming_at_once_never_take_the_same_run(make_thread, owner):
     runs = [Run.objects.create(thread=make_thread(), agent_id=make_thread().agent_id,
                                status=RunStatus.RUNNING, worker=QUEUED) for _ in range(12)]
