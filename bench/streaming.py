@@ -26,7 +26,10 @@ each paced chunk (where a real model's chunk arrives on a socket) are its share.
 studio_us_per_delta is what one more delta costs the studio's processes (Daphne and the
 run workers): parse, coalesce, persist (PostgreSQL), publish (Redis), consumer and
 websocket send. It is the CPU of the phase minus the CPU of the same chats with 2 deltas
-each (a second, short phase), per extra delta, minus litellm's and the provider's shares.
+each (a second, short phase), per extra delta, minus litellm's and the provider's shares;
+the CPU the processes spend idle (polls, heartbeats, timers; measured for a few seconds
+before the first phase) is taken out of each phase for its duration, since it grows with
+the time a phase lasts, not with its deltas.
 That short phase's CPU per chat is studio_ms_per_run (setup, memory, saving the step, the
 tool call and the second model call, litellm's fixed cost included); all_in_us_per_delta
 is the phase's CPU per delta with nothing taken out but litellm's and the provider's
@@ -314,6 +317,14 @@ def _phase(user: Any, cookie: str, base: str, pids: list[int], streams: int, rat
     }
 
 
+def _idle_cpu_per_second(pids: list[int], seconds: float = 4.0) -> float:
+    """CPU the processes spend per second with nothing to do (polls, heartbeats, timers):
+    it grows with the time a phase takes, not with its deltas."""
+    before = sum(_cpu_seconds(pid) for pid in pids)
+    time.sleep(seconds)
+    return (sum(_cpu_seconds(pid) for pid in pids) - before) / seconds
+
+
 def _marginal_by_process(result: dict[str, Any], fixed: dict[str, Any]) -> list[int]:
     """What one more delta cost each process (the long phase minus the short one)."""
     extra = max(1, result["deltas"] - fixed["deltas"])
@@ -357,6 +368,10 @@ def main() -> None:
                     break
                 except Exception as exc:  # noqa: BLE001
                     print(f"# warm-up attempt {attempt + 1} failed: {exc}", file=sys.stderr)
+            idle = _idle_cpu_per_second(pids)
+            print(f"# executor={executor}: idle CPU {idle * 100:.1f}% of a core (taken out "
+                  f"of studio_us_per_delta per second of each phase)", file=sys.stderr,
+                  flush=True)
             for streams in counts:
                 result = _phase(user, cookie, base, pids, streams, args.rate, args.seconds,
                                 args.stagger)
@@ -367,7 +382,8 @@ def main() -> None:
                 # Measured now, between the phases: a shared machine's speed drifts.
                 litellm_us, provider_us = asyncio.run(_model_us_per_chunk())
                 model_us = litellm_us + provider_us
-                studio_us = ((result["cpu"] - fixed["cpu"]) * 1e6
+                studio_us = ((result["cpu"] - idle * result["wall"]
+                              - fixed["cpu"] + idle * fixed["wall"]) * 1e6
                              / (result["deltas"] - fixed["deltas"]) - model_us)
                 all_in_us = result["cpu"] * 1e6 / result["deltas"] - model_us
                 p99[(executor, streams)] = result["p99"]
