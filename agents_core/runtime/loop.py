@@ -682,17 +682,22 @@ class Runner:
         return False
 
 
+_imported: set[str] = set()
+
+
 async def _litellm(*, offline: bool) -> Any:
     """litellm, imported in a thread the first time: the import takes seconds, and the
-    event loop serves every websocket of the process meanwhile."""
+    event loop serves every websocket of the process meanwhile. Imported through the import
+    system until it has been once here (not looked up in sys.modules): a module another
+    thread is still importing (runstudio's warm-up) is there half made, and the import
+    waits for it to be whole."""
     import importlib
     import sys
 
-    if "litellm" not in sys.modules or (
-            offline and "agents_core.runtime.offline" not in sys.modules):
-        await asyncio.to_thread(importlib.import_module, "litellm")
-        if offline:
-            await asyncio.to_thread(importlib.import_module, "agents_core.runtime.offline")
+    for name in ("litellm", *(("agents_core.runtime.offline",) if offline else ())):
+        if name not in _imported:
+            await asyncio.to_thread(importlib.import_module, name)
+            _imported.add(name)
     return sys.modules["litellm"]
 
 

@@ -3,7 +3,9 @@ worker when there is no Redis, and serve HTTP and websockets with Daphne."""
 
 from __future__ import annotations
 
+import importlib
 import secrets
+import threading
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -29,6 +31,13 @@ class Command(BaseCommand):
             start_embedded_worker()
             self.stdout.write("Celery: in-process worker and beat (memory broker).")
         self.stdout.write(f"Agent Studio on http://{host}:{port}/  (Ctrl+C to stop)")
+        from agents_core.runtime.worker import uses_workers
+
+        if not uses_workers():
+            # Runs execute in this process: import litellm (seconds) while Daphne starts,
+            # not when the first chat is sent (it waited about 7 s for it).
+            threading.Thread(target=importlib.import_module, name="litellm-import",
+                             args=("agents_core.runtime.offline",), daemon=True).start()
         from daphne.cli import CommandLineInterface
 
         application = settings.ASGI_APPLICATION.replace(".application", ":application")
