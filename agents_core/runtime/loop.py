@@ -592,13 +592,11 @@ class Runner:
     async def _enqueue_async(self, call: CallState) -> None:
         from agents_core.services.runs import tool_call_enqueue_async
 
-        await db(tool_call_enqueue_async, call_pk=call.pk, user=self.setup.user)
         pending = {"status": "pending"}
-        await db(store.tool_result_save, run_id=self.run_id, thread_id=self.setup.thread_id,
-                 call_pk=call.pk, call_id=call.id, name=call.name,
-                 status=ToolCallStatus.PENDING, output=None, model_output=pending,
-                 display=pending, hook_decisions=call.hook_decisions)
-        await db(store.tool_call_update, call_pk=call.pk, finished_at=None)
+        await db(tool_call_enqueue_async, call_pk=call.pk, user=self.setup.user, pending={
+            "run_id": self.run_id, "thread_id": self.setup.thread_id, "call_id": call.id,
+            "name": call.name, "output": None, "model_output": pending, "display": pending,
+            "hook_decisions": call.hook_decisions})
         await self.sink.emit("tool-call-pending", toolCallId=call.id, toolName=call.name,
                              output=pending)
         return None

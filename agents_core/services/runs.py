@@ -283,12 +283,22 @@ def thread_active_run(*, thread: Thread) -> Run | None:
 
 
 # --- async tools -------------------------------------------------------------------------
-def tool_call_enqueue_async(*, call_pk: int, user: Any) -> None:
-    """Hand an async tool call to a Celery worker (a ToolRun linked to the call)."""
+def tool_call_enqueue_async(*, call_pk: int, user: Any,
+                            pending: dict[str, Any] | None = None) -> None:
+    """Hand an async tool call to a Celery worker (a ToolRun linked to the call).
+
+    `pending`: the arguments of `store.tool_result_save` that record the call as pending
+    in the transcript. They are written in the same transaction, before the task is
+    enqueued: a worker faster than the run would otherwise complete the call first and
+    have its result overwritten by "pending" (it happened in CI)."""
+    from agents_core.runtime import store
     from tools_app.models import ExecutionMode, ToolRun, ToolRunStatus
 
     call = ToolCall.objects.select_related("tool").get(pk=call_pk)
     with transaction.atomic():
+        if pending is not None:
+            store.tool_result_save(call_pk=call_pk, status=ToolCallStatus.PENDING, **pending)
+            ToolCall.objects.filter(pk=call_pk).update(finished_at=None)
         tool_run = ToolRun.objects.create(
             tool=call.tool, status=ToolRunStatus.PENDING, mode=ExecutionMode.ASYNC,
             input=call.input, tool_call=call,

@@ -61,6 +61,27 @@ async def test_an_async_tool_runs_on_a_worker_and_its_result_joins_the_next_turn
                                                               "pages": 3}
 
 
+async def test_a_worker_that_completes_the_call_at_once_is_not_overwritten_by_pending(
+        make_thread, owner, monkeypatch, synced):
+    """The worker may finish before the run has recorded the call as pending: it is
+    recorded in the transaction that enqueues the task, so a result that comes at once is
+    kept (here the task runs the moment it is enqueued, in the enqueuing thread)."""
+    from agents_core.runtime.tasks import async_tool_execute
+
+    monkeypatch.setattr(async_tool_execute, "delay", lambda tool_run_id: async_tool_execute.run(
+        tool_run_id))
+    thread = await database_sync_to_async(make_thread)("rt-agent")
+    run, events = await run_to_end(thread, "use rt_report for the budget", owner)
+    pending = next(e for e in events if e["type"] == "tool-call-pending")
+    call = await database_sync_to_async(ToolCall.objects.get)(call_id=pending["toolCallId"])
+    assert (call.status, call.output) == ("completed", {"report": "Report on the budget",
+                                                         "pages": 3})
+    assert call.finished_at is not None
+    stored = await database_sync_to_async(events_of)(thread)
+    assert [e["output"] for e in stored if e["type"] == "tool-result" and e.get("async")] == [
+        {"report": "Report on the budget", "pages": 3}]
+
+
 async def test_two_subscribers_see_the_same_stream_through_redis(make_thread, owner, settings):
     from channels.layers import channel_layers
 
