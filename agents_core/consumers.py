@@ -121,12 +121,11 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
 
     async def _chat(self, content: dict[str, Any]) -> None:
         await _in_thread(_chat)(self.user, self.thread_id, content.get("text", ""),
-                                            content.get("options") or {})
+                                content.get("options") or {})
 
     async def _resume(self, content: dict[str, Any]) -> None:
-        await _in_thread(_resume)(self.user, self.thread_id,
-                                              content.get("toolCallId", ""),
-                                              content.get("payload"))
+        await _in_thread(_resume)(self.user, self.thread_id, content.get("toolCallId", ""),
+                                  content.get("payload"))
 
     async def _client_tool_result(self, content: dict[str, Any]) -> None:
         await _in_thread(_client_tool_result)(

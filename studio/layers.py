@@ -35,7 +35,7 @@ def _pubsub_loop_layer(layer: Any) -> Any | None:
     if not isinstance(layer, RedisPubSubChannelLayer):
         return None
     loop_layer = layer._get_layer()
-    needed = ("_get_group_channel_name", "_get_shard", "channel_layer")
+    needed = ("_get_group_channel_name", "_get_shard", "_shards", "channel_layer")
     return loop_layer if all(hasattr(loop_layer, name) for name in needed) else None
 
 
@@ -48,13 +48,21 @@ async def group_send_many(layer: Any, messages: list[tuple[str, dict[str, Any]]]
         for group, message in messages:
             await layer.group_send(group, message)
         return "one-by-one"
-    by_shard: dict[Any, list[tuple[str, bytes]]] = defaultdict(list)
+    by_shard = _encoded_by_shard(loop_layer, messages)
+    await asyncio.gather(*(_publish_pipelined(loop_layer._shards[index], items)
+                           for index, items in by_shard.items()))
+    return "pipelined"
+
+
+def _encoded_by_shard(loop_layer: Any, messages: list[tuple[str, dict[str, Any]]]
+                      ) -> dict[int, list[tuple[str, bytes]]]:
+    """(group channel, serialized message) pairs by the index of the layer's shard."""
+    by_shard: dict[int, list[tuple[str, bytes]]] = defaultdict(list)
     for group, message in messages:
         channel = loop_layer._get_group_channel_name(group)
-        by_shard[loop_layer._get_shard(channel)].append(
-            (channel, loop_layer.channel_layer.serialize(message)))
-    await asyncio.gather(*(_publish_pipelined(shard, items) for shard, items in by_shard.items()))
-    return "pipelined"
+        index = loop_layer._shards.index(loop_layer._get_shard(channel))
+        by_shard[index].append((channel, loop_layer.channel_layer.serialize(message)))
+    return by_shard
 
 
 async def _publish_pipelined(shard: Any, items: list[tuple[str, bytes]]) -> None:
@@ -77,7 +85,6 @@ class SyncPublisher:
         from channels_redis.pubsub import RedisPubSubLoopLayer
 
         self.naming = RedisPubSubLoopLayer(*layer._args, **layer._kwargs, channel_layer=layer)
-        self.serialize = layer.serialize
         self.clients = []
         for shard in self.naming._shards:
             host = dict(shard.host)
@@ -88,13 +95,8 @@ class SyncPublisher:
                                 else redis.Redis(**host))
 
     def publish_many(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
-        by_shard: dict[int, list[tuple[str, bytes]]] = defaultdict(list)
-        for group, message in messages:
-            channel = self.naming._get_group_channel_name(group)
-            shard = self.naming._shards.index(self.naming._get_shard(channel))
-            by_shard[shard].append((channel, self.serialize(message)))
-        for shard, items in by_shard.items():
-            pipe = self.clients[shard].pipeline(transaction=False)
+        for index, items in _encoded_by_shard(self.naming, messages).items():
+            pipe = self.clients[index].pipeline(transaction=False)
             for channel, data in items:
                 pipe.publish(channel, data)
             pipe.execute()

@@ -283,8 +283,7 @@ def thread_active_run(*, thread: Thread) -> Run | None:
 
 
 # --- async tools -------------------------------------------------------------------------
-def tool_call_enqueue_async(*, call_pk: int, user: Any,
-                            pending: dict[str, Any] | None = None) -> None:
+def tool_call_enqueue_async(*, call_pk: int, user: Any, pending: dict[str, Any]) -> None:
     """Hand an async tool call to a Celery worker (a ToolRun linked to the call).
 
     `pending`: the arguments of `store.tool_result_save` that record the call as pending
@@ -296,9 +295,8 @@ def tool_call_enqueue_async(*, call_pk: int, user: Any,
 
     call = ToolCall.objects.select_related("tool").get(pk=call_pk)
     with transaction.atomic():
-        if pending is not None:
-            store.tool_result_save(call_pk=call_pk, status=ToolCallStatus.PENDING, **pending)
-            ToolCall.objects.filter(pk=call_pk).update(finished_at=None)
+        store.tool_result_save(call_pk=call_pk, status=ToolCallStatus.PENDING, **pending)
+        ToolCall.objects.filter(pk=call_pk).update(finished_at=None)
         tool_run = ToolRun.objects.create(
             tool=call.tool, status=ToolRunStatus.PENDING, mode=ExecutionMode.ASYNC,
             input=call.input, tool_call=call,
