@@ -23,6 +23,9 @@ end-of-stream assembly included).
 provider_us_per_delta is the offline provider's own CPU per chunk: it stands in for the
 model and its transport, so making and stamping a chunk and the event loop's wake-up for
 each paced chunk (where a real model's chunk arrives on a socket) are its share.
+The stderr line after it ends with the cores litellm and the provider alone need at N
+chats of `rate` deltas (N x rate x their CPU per chunk): where that nears the machine's
+cores, every process waits for CPU and the latency is the queue's, whatever the studio does.
 studio_us_per_delta is what one more delta costs the studio's processes (Daphne and the
 run workers): parse, coalesce, persist (PostgreSQL), publish (Redis), consumer and
 websocket send. It is the CPU of the phase minus the CPU of the same chats with 2 deltas
@@ -317,12 +320,19 @@ def _phase(user: Any, cookie: str, base: str, pids: list[int], streams: int, rat
     }
 
 
-def _idle_cpu_per_second(pids: list[int], seconds: float = 4.0) -> float:
+def _idle_cpu_per_second(pids: list[int], seconds: int = 6) -> float:
     """CPU the processes spend per second with nothing to do (polls, heartbeats, timers):
-    it grows with the time a phase takes, not with its deltas."""
+    it grows with the time a phase takes, not with its deltas. The median of a few
+    one-second windows: the first may still hold the warm-up's tail (runs finishing,
+    connections closing), which once counted as a third of a core of "idle"."""
+    windows = []
     before = sum(_cpu_seconds(pid) for pid in pids)
-    time.sleep(seconds)
-    return (sum(_cpu_seconds(pid) for pid in pids) - before) / seconds
+    for _ in range(seconds):
+        time.sleep(1)
+        after = sum(_cpu_seconds(pid) for pid in pids)
+        windows.append(after - before)
+        before = after
+    return sorted(windows)[len(windows) // 2]
 
 
 def _marginal_by_process(result: dict[str, Any], fixed: dict[str, Any]) -> list[int]:
@@ -409,7 +419,9 @@ def main() -> None:
                       f"{len(result['errors'])} {result['errors'][:1]}; from a message to its "
                       f"run-start p50/max ms {_percentile(result['start_ms'], 0.5):.0f}/"
                       f"{max(result['start_ms'], default=float('nan')):.0f}; p99 ms second by "
-                      f"second: {result['p99_by_second']}", file=sys.stderr, flush=True)
+                      f"second: {result['p99_by_second']}; litellm and the provider alone "
+                      f"need {streams * args.rate * model_us / 1e6:.2f} of the machine's "
+                      f"{os.cpu_count()} cores at this rate", file=sys.stderr, flush=True)
         finally:
             _stop(procs)
     executors = args.executor.split(",")

@@ -151,72 +151,125 @@ class EventSink:
 
 
 def events_store_many(batches: list[tuple[Any, Any, list[dict[str, Any]]]]) -> list[list[str]]:
-    """Number and insert the events of many runs at once (sets each event's `seq`), in one
-    transaction: one update of the threads' `last_seq` (its row lock makes a second
-    writer of a thread wait until this one commits) and one insert of every event.
-    Returns the events as JSON text, batch by batch (what subscribers are sent)."""
+    """Number and insert the events of many runs at once (sets each event's `seq`),
+    atomically: the threads' `last_seq` are raised (the row lock makes a second writer of a
+    thread wait until this one commits) and every event is inserted. Returns the events as
+    JSON text, batch by batch (what subscribers are sent)."""
     batches = [(str(thread_id), str(run_id) if run_id else None, events)
                for thread_id, run_id, events in batches]
     keys = sorted({thread_id for thread_id, _, _ in batches})
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
+    if connection.vendor == "postgresql":
+        if len(keys) == 1:  # one statement: atomic alone, no transaction to open
             return _store_many_postgresql(keys, batches)
+        with transaction.atomic():
+            return _store_many_postgresql(keys, batches)
+    with transaction.atomic():
         return _store_many_orm(keys, batches)
 
 
-def _number(last: dict[str, int], batches: list[tuple[str, str | None, list[dict[str, Any]]]]
-            ) -> list[list[str]]:
-    """Number the events after each thread's `last` and encode them."""
+def _number(last: dict[str, int], batches: list[tuple[str, str | None, list[dict[str, Any]]]],
+            bodies: list[list[str]] | None = None) -> list[list[str]]:
+    """Number the events after each thread's `last` and encode them (from `bodies`, the
+    events already encoded without their `seq`, when given)."""
     import json
 
     missing = {thread_id for thread_id, _, _ in batches} - last.keys()
     if missing:
         raise Thread.DoesNotExist(f"Thread {sorted(missing)[0]} is gone.")
     texts = []
-    for thread_id, _, events in batches:
+    for number, (thread_id, _, events) in enumerate(batches):
         encoded = []
-        for event in events:
+        for index, event in enumerate(events):
             last[thread_id] += 1
             event["seq"] = last[thread_id]
-            encoded.append(json.dumps(event, default=str))
+            if bodies is None:
+                encoded.append(json.dumps(event, default=str))
+            else:  # what json.dumps gives with `seq` set last, without encoding again
+                encoded.append(f'{bodies[number][index][:-1]}, "seq": {event["seq"]}}}')
         texts.append(encoded)
     return texts
+
+
+# One statement numbers and inserts the events of every thread of a batch (given as one
+# JSON array of [thread, run, event] in order): the threads' `last_seq` are raised by their
+# counts and the events numbered from the previous value, in the order given.
+_STORE_SQL = """
+WITH input AS MATERIALIZED (
+    SELECT (x.e->>0)::uuid AS thread_id, (x.e->>1)::uuid AS run_id, x.e->2 AS payload, x.ord
+    FROM jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS x(e, ord)
+), counts AS (
+    SELECT thread_id, count(*) AS n FROM input GROUP BY thread_id
+), numbered AS (
+    UPDATE {threads} AS t SET last_seq = t.last_seq + counts.n, updated_at = %s
+    FROM counts WHERE t.id = counts.thread_id
+    RETURNING t.id, t.last_seq - counts.n AS base
+), inserted AS (
+    INSERT INTO {events} (thread_id, run_id, seq, type, payload, created_at)
+    SELECT thread_id, run_id, seq, payload->>'type', payload || jsonb_build_object('seq', seq), %s
+    FROM (SELECT input.thread_id, input.run_id, input.payload,
+                 numbered.base + row_number() OVER (PARTITION BY input.thread_id
+                                                    ORDER BY input.ord) AS seq
+          FROM input JOIN numbered ON numbered.id = input.thread_id) AS rows
+)
+SELECT id::text, base FROM numbered
+"""
 
 
 def _store_many_postgresql(keys: list[str],
                            batches: list[tuple[str, str | None, list[dict[str, Any]]]]
                            ) -> list[list[str]]:
-    """Two statements and a COPY (one more statement for several threads) whatever the
-    number of events. The ORM's per-row work and psycopg's adaptation of list parameters
-    (pure Python, element by element) were most of a batch's cost: the thread ids go as one
-    comma-separated text and the events through COPY, whose rows psycopg writes in C."""
-    threads, events_table = Thread._meta.db_table, StreamEvent._meta.db_table
-    counts: dict[str, int] = dict.fromkeys(keys, 0)
-    for thread_id, _, events in batches:
-        counts[thread_id] += len(events)
-    ids = ",".join(keys)
+    """One statement (and, for several threads, a lock taken first) whatever the number of
+    events: the database numbers and inserts them, so that a batch is one round trip. It
+    was seven (begin, update, copy and commit), which made a delta written alone, as with
+    one chat streaming, cost several times what litellm spends on it. The events go as one
+    JSON text, encoded once: psycopg's adaptation of list parameters is pure Python."""
+    import json
+
+    import psycopg
+
+    bodies = [[_jsonb_body(event) for event in events] for _, _, events in batches]
+    rows = ",".join(f'["{thread_id}",{json.dumps(run_id)},{body}]'
+                    for (thread_id, run_id, _), encoded in zip(batches, bodies, strict=True)
+                    for body in encoded)
     now = timezone.now()
-    with connection.cursor() as cursor:
+    connection.ensure_connection()
+    # psycopg's own cursor, binding on the server: Django's cursor binds in Python, quoting
+    # the whole JSON text into the query (a third of the batch's CPU). Its errors are
+    # Django's, as from any cursor (a dead connection is an OperationalError to retry).
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
         if len(keys) > 1:
             # Lock in id order first: two writers of overlapping threads never deadlock.
-            cursor.execute(f"SELECT 1 FROM {threads} "  # noqa: S608
+            cursor.execute(f"SELECT 1 FROM {Thread._meta.db_table} "  # noqa: S608
                            "WHERE id = ANY(string_to_array(%s, ',')::uuid[]) "
-                           "ORDER BY id FOR UPDATE", [ids])
-        cursor.execute(
-            f"UPDATE {threads} AS t SET last_seq = t.last_seq + v.n, updated_at = %s "  # noqa: S608
-            "FROM unnest(string_to_array(%s, ',')::uuid[], string_to_array(%s, ',')::bigint[]) "
-            "AS v(id, n) WHERE t.id = v.id RETURNING t.id::text, t.last_seq",
-            [now, ids, ",".join(str(counts[key]) for key in keys)])
-        last = {key: seq - counts[key] for key, seq in cursor.fetchall()}
-        texts = _number(last, batches)
-        with cursor.cursor.copy(
-            f"COPY {events_table} (thread_id, run_id, seq, type, payload, created_at) "
-            "FROM STDIN"
-        ) as copy:
-            for (thread_id, run_id, events), encoded in zip(batches, texts, strict=True):
-                for event, text in zip(events, encoded, strict=True):
-                    copy.write_row((thread_id, run_id, event["seq"], event["type"], text, now))
-    return texts
+                           "ORDER BY id FOR UPDATE", [",".join(keys)])
+        cursor.execute(_STORE_SQL.format(threads=Thread._meta.db_table,
+                                         events=StreamEvent._meta.db_table),
+                       [f"[{rows}]", now, now])
+        last = dict(cursor.fetchall())
+    return _number(last, batches, bodies)
+
+
+def _jsonb_body(event: dict[str, Any]) -> str:
+    """The event's JSON without its `seq` (numbered later), as PostgreSQL's jsonb can hold
+    it: a NUL character (which a model may emit, and which jsonb refuses, failing the whole
+    batch) becomes U+FFFD."""
+    import json
+
+    event.pop("seq", None)
+    text = json.dumps(event, default=str)
+    if "\\u0000" not in text:
+        return text
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace("\x00", "\ufffd")
+        if isinstance(value, dict):
+            return {clean(key): clean(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [clean(item) for item in value]
+        return value
+
+    return json.dumps(clean(event), default=str)
 
 
 def _store_many_orm(keys: list[str], batches: list[tuple[str, str | None, list[dict[str, Any]]]]

@@ -193,3 +193,86 @@ async def test_when_redis_is_down_the_events_are_stored_and_the_run_learns_at_em
     assert [(seq, kind) for seq, kind, _ in await database_sync_to_async(_stored)(thread)] == [
         (1, "run-start")]
     assert sink.published == 0
+
+
+def test_writers_of_the_same_threads_at_once_number_every_event_exactly_once(make_thread):
+    """Batches of one thread (one statement, no transaction) and of several (locked in id
+    order first) written by many connections at once: each thread's events are numbered
+    1..n with no gap or repeat, and each stored payload carries its row's number."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connection
+
+    from agents_core.runtime.events import events_store_many
+
+    pairs = _threads_and_runs(make_thread, 3)
+    ids = [str(thread.pk) for thread, _ in pairs]
+
+    def write(number: int) -> None:
+        try:
+            for round_ in range(10):
+                chosen = ids[:1] if number % 2 else ids[number % 3:] + ids[:number % 3]
+                events_store_many([(thread_id, None, [
+                    {"type": "text-delta", "textDelta": f"w{number}r{round_}e{k}"}
+                    for k in range(1 + number % 3)]) for thread_id in chosen])
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        list(pool.map(write, range(6)))
+    for thread, _ in pairs:
+        rows = _stored(thread)
+        assert [seq for seq, _, _ in rows] == list(range(1, len(rows) + 1))
+        assert all(payload["seq"] == seq for seq, _, payload in rows)
+        assert Thread.objects.get(pk=thread.pk).last_seq == len(rows)
+    # Writers 1, 3 and 5 wrote 2, 1 and 3 events ten times to the first thread alone; 0, 2
+    # and 4 wrote 1, 3 and 2 events ten times to every thread.
+    assert len(_stored(pairs[0][0])) == 10 * (2 + 1 + 3) + 10 * (1 + 3 + 2)
+    assert len(_stored(pairs[1][0])) == 10 * (1 + 3 + 2)
+
+
+def test_events_stored_in_a_transaction_that_rolls_back_are_not_kept(make_thread):
+    from django.db import transaction
+
+    from agents_core.runtime.events import events_store
+
+    [(thread, run)] = _threads_and_runs(make_thread, 1)
+    events_store(thread_id=thread.pk, run_id=run.pk, events=[{"type": "text-delta",
+                                                             "textDelta": "kept"}])
+    with pytest.raises(RuntimeError), transaction.atomic():
+        events_store(thread_id=thread.pk, run_id=run.pk,
+                     events=[{"type": "text-delta", "textDelta": "gone"}])
+        raise RuntimeError("the caller fails after storing")
+    assert [(seq, payload["textDelta"]) for seq, _, payload in _stored(thread)] == [
+        (1, "kept")]
+    assert Thread.objects.get(pk=thread.pk).last_seq == 1
+
+
+def test_a_nul_character_which_jsonb_refuses_is_stored_and_sent_as_a_replacement(
+        make_thread):
+    """PostgreSQL's jsonb cannot hold U+0000; a model that emits one must not fail the run."""
+    from agents_core.runtime.events import events_store
+
+    [(thread, run)] = _threads_and_runs(make_thread, 1)
+    texts = events_store(thread_id=thread.pk, run_id=run.pk, events=[
+        {"type": "text-delta", "textDelta": "fine"},
+        {"type": "text-delta", "textDelta": "bad \x00 byte", "note": "a \\u0000 stays"}])
+    stored = _stored(thread)
+    assert [payload["textDelta"] for _, _, payload in stored] == ["fine", "bad \ufffd byte"]
+    assert stored[1][2]["note"] == "a \\u0000 stays"  # the text, not a NUL
+    assert [json.loads(text) for text in texts] == [payload for _, _, payload in stored]
+
+
+def test_a_batch_with_a_thread_that_is_gone_stores_nothing_for_any_thread(make_thread):
+    from agents_core.runtime.events import events_store_many
+
+    pairs = _threads_and_runs(make_thread, 3)
+    gone = pairs[1][0]
+    gone_id = gone.pk
+    gone.delete()
+    with pytest.raises(Thread.DoesNotExist, match=str(gone_id)):
+        events_store_many([(thread_id, None, [{"type": "text-delta", "textDelta": "x"}])
+                           for thread_id in (pairs[0][0].pk, gone_id, pairs[2][0].pk)])
+    for thread, _ in (pairs[0], pairs[2]):
+        assert _stored(thread) == []
+        assert Thread.objects.get(pk=thread.pk).last_seq == 0
