@@ -276,3 +276,27 @@ def test_a_batch_with_a_thread_that_is_gone_stores_nothing_for_any_thread(make_t
     for thread, _ in (pairs[0], pairs[2]):
         assert _stored(thread) == []
         assert Thread.objects.get(pk=thread.pk).last_seq == 0
+
+
+def test_the_writer_stores_again_on_a_new_connection_when_its_own_died(make_thread):
+    """The database restarted (here: the writer's connection killed): the batch is stored
+    on a new connection, the error of the dead one is Django's OperationalError to retry."""
+    import psycopg
+    from django.db import connection
+
+    from agents_core.runtime.db import with_reconnect
+    from agents_core.runtime.events import events_store_many
+
+    [(thread, run)] = _threads_and_runs(make_thread, 1)
+    events_store_many([(thread.pk, run.pk, [{"type": "text-delta", "textDelta": "before"}])])
+    dead = connection.connection.info.backend_pid
+    params = connection.get_connection_params()
+    with psycopg.connect(dbname=connection.settings_dict["NAME"], host=params.get("host"),
+                         port=params.get("port"), user=params.get("user"),
+                         autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", [dead])
+    with_reconnect(events_store_many, [(thread.pk, run.pk, [
+        {"type": "text-delta", "textDelta": "after"}])])
+    assert connection.connection.info.backend_pid != dead
+    assert [(seq, payload["textDelta"]) for seq, _, payload in _stored(thread)] == [
+        (1, "before"), (2, "after")]
