@@ -1,7 +1,8 @@
 """Stream events: numbered per thread, stored, then published to the thread's group.
 
-Sequence numbers come from one atomic `UPDATE thread SET last_seq = last_seq + n
-RETURNING last_seq`, in the same transaction as the insert of the events: a second
+Sequence numbers come from an atomic `UPDATE thread SET last_seq = last_seq + n`, in the
+same statement (on PostgreSQL; the same transaction on SQLite) as the insert of the
+events, numbered from the value it replaced: a second
 writer (another process, a Celery worker) waits on the thread's row until the first
 commits, so an event is always stored before any later-numbered event is published, and a
 subscriber that sees a gap can always fetch the missing events from the database.
