@@ -1,9 +1,15 @@
 """The embedded studio's Celery worker: a thread in the web process, on the memory broker,
-with beat embedded so that scheduled jobs (digests) run too."""
+with beat beside it in a thread too, so that scheduled jobs (digests) run.
+
+Celery's `beat=True` forks beat into a child process. Stopped by SIGTERM (a service
+manager, `docker stop`, a test), the web process exited and left that child running
+forever, orphaned; a thread ends with the process."""
 
 from __future__ import annotations
 
 import threading
+
+from celery.beat import EmbeddedService
 
 from studio.celery import app
 
@@ -12,7 +18,7 @@ def start_embedded_worker() -> threading.Thread:
     worker = app.WorkController(
         pool_cls="threads",
         concurrency=2,
-        beat=True,
+        beat=False,
         without_heartbeat=True,
         without_mingle=True,
         without_gossip=True,
@@ -21,4 +27,5 @@ def start_embedded_worker() -> threading.Thread:
     )
     thread = threading.Thread(target=worker.start, name="celery-embedded", daemon=True)
     thread.start()
+    EmbeddedService(app, thread=True).start()
     return thread

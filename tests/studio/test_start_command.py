@@ -55,7 +55,25 @@ def test_the_embedded_studio_starts_signs_in_and_lists_the_demo_agents(embedded_
             stop_process(proc)
     output = log_path.read_text()
     assert f"Sign in as  admin / {password}" in output
+    assert "beat: Starting..." in output  # scheduled jobs (digests) run embedded too
     assert (tmp_path / "db.sqlite3").exists()
+    # Stopped by SIGTERM, it leaves no process behind (Celery's embedded beat used to be
+    # a forked child that outlived it).
+    assert _processes_with(f"runstudio --port {port}") == []
+
+
+def _processes_with(text: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    command = handle.read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if text in command:
+                found.append(int(entry))
+    return found
 
 
 def test_importing_the_project_does_not_import_litellm(embedded_env):
