@@ -16,6 +16,8 @@ Other events flush what is buffered, in order.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -56,8 +58,6 @@ def encoded_message(events: list[dict[str, Any]], texts: list[str]) -> dict[str,
 def group_message_events(message: dict[str, Any]) -> list[dict[str, Any]]:
     """The events of a `stream.events` group message, whichever form it has."""
     if "encoded" in message:
-        import json
-
         return [json.loads(text) for _, text in message["encoded"]]
     return list(message.get("events", []))
 
@@ -159,21 +159,18 @@ def events_store_many(batches: list[tuple[Any, Any, list[dict[str, Any]]]]) -> l
     batches = [(str(thread_id), str(run_id) if run_id else None, events)
                for thread_id, run_id, events in batches]
     keys = sorted({thread_id for thread_id, _, _ in batches})
-    if connection.vendor == "postgresql":
-        if len(keys) == 1:  # one statement: atomic alone, no transaction to open
-            return _store_many_postgresql(keys, batches)
+    if connection.vendor != "postgresql":
         with transaction.atomic():
-            return _store_many_postgresql(keys, batches)
-    with transaction.atomic():
-        return _store_many_orm(keys, batches)
+            return _store_many_orm(keys, batches)
+    # One thread: one statement, atomic alone; several: the lock first, then the statement.
+    with transaction.atomic() if len(keys) > 1 else contextlib.nullcontext():
+        return _store_many_postgresql(keys, batches)
 
 
 def _number(last: dict[str, int], batches: list[tuple[str, str | None, list[dict[str, Any]]]],
             bodies: list[list[str]] | None = None) -> list[list[str]]:
     """Number the events after each thread's `last` and encode them (from `bodies`, the
     events already encoded without their `seq`, when given)."""
-    import json
-
     missing = {thread_id for thread_id, _, _ in batches} - last.keys()
     if missing:
         raise Thread.DoesNotExist(f"Thread {sorted(missing)[0]} is gone.")
@@ -224,8 +221,6 @@ def _store_many_postgresql(keys: list[str],
     was seven (begin, update, copy and commit), which made a delta written alone, as with
     one chat streaming, cost several times what litellm spends on it. The events go as one
     JSON text, encoded once: psycopg's adaptation of list parameters is pure Python."""
-    import json
-
     import psycopg
 
     bodies = [[_jsonb_body(event) for event in events] for _, _, events in batches]
@@ -254,8 +249,6 @@ def _jsonb_body(event: dict[str, Any]) -> str:
     """The event's JSON without its `seq` (numbered later), as PostgreSQL's jsonb can hold
     it: a NUL character (which a model may emit, and which jsonb refuses, failing the whole
     batch) becomes U+FFFD."""
-    import json
-
     event.pop("seq", None)
     text = json.dumps(event, default=str)
     if "\\u0000" not in text:

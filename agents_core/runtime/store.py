@@ -71,9 +71,12 @@ def tool_result_save(*, run_id: Any, thread_id: Any, call_pk: int, call_id: str,
                      status: str, output: Any, model_output: Any, display: Any,
                      error: str = "", hook_decisions: list | None = None,
                      message: bool = True, model_visible: bool = True) -> None:
-    """Finish a tool call and add its result to the transcript."""
+    """Finish a tool call and add its result to the transcript (a pending call, handed to a
+    worker, is recorded without finishing it)."""
     fields: dict[str, Any] = {"status": status, "output": output, "model_output": model_output,
-                              "error": error, "finished_at": timezone.now()}
+                              "error": error,
+                              "finished_at": None if status == ToolCallStatus.PENDING
+                              else timezone.now()}
     if hook_decisions is not None:
         fields["hook_decisions"] = hook_decisions
     with transaction.atomic():

@@ -296,13 +296,11 @@ def tool_call_enqueue_async(*, call_pk: int, user: Any, pending: dict[str, Any])
     call = ToolCall.objects.select_related("tool").get(pk=call_pk)
     with transaction.atomic():
         store.tool_result_save(call_pk=call_pk, status=ToolCallStatus.PENDING, **pending)
-        ToolCall.objects.filter(pk=call_pk).update(finished_at=None)
         tool_run = ToolRun.objects.create(
             tool=call.tool, status=ToolRunStatus.PENDING, mode=ExecutionMode.ASYNC,
             input=call.input, tool_call=call,
             created_by=user if getattr(user, "is_authenticated", False) else None,
         )
-        ToolCall.objects.filter(pk=call_pk).update(status=ToolCallStatus.PENDING)
 
     def enqueue() -> None:
         from agents_core.runtime.tasks import async_tool_execute
