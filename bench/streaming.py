@@ -18,8 +18,10 @@ then one line per N comparing the executors (`ratio ... p99_inline/p99_worker=<>
 latency = client receive time - provider yield time, per delta. lost = deltas yielded
 but never received (plus sequence gaps, reported on stderr). litellm_us_per_delta is the
 CPU litellm's stream wrapper costs per chunk (litellm over the offline provider minus the
-provider alone, measured in this process right after the phases of the line, its
-end-of-stream assembly included).
+provider alone, measured in this process right after the phases of the line), read as the
+run loop reads it: up to litellm's last chunk, without the assembly of the whole response
+litellm would do after it (agents_core/runtime/model_stream.py). What that assembly costs
+per chunk, had the loop read on, is on stderr.
 provider_us_per_delta is the offline provider's own CPU per chunk: it stands in for the
 model and its transport, so making and stamping a chunk and the event loop's wake-up for
 each paced chunk (where a real model's chunk arrives on a socket) are its share.
@@ -171,40 +173,51 @@ def _stop(procs: list[subprocess.Popen]) -> None:
             proc.kill()
 
 
-async def _model_us_per_chunk(chunks: int = 3000) -> tuple[float, float]:
-    """CPU per chunk of (litellm's stream wrapper, the offline provider under it).
+async def _model_us_per_chunk(chunks: int = 3000) -> tuple[float, float, float]:
+    """CPU per chunk of (litellm's stream wrapper, the offline provider under it, the
+    assembly of the whole response litellm does after its last chunk when read on).
 
     The provider stands in for the model and its transport: its share is making and
     stamping the chunks and the wake-up of the event loop each paced chunk costs (where a
     real model's chunk arrives on a socket). litellm's share is what its stream wrapper
-    adds on top (litellm over the provider minus the provider iterated alone)."""
+    adds on top (litellm over the provider minus the provider iterated alone), read as the
+    run loop reads it."""
     import litellm
 
-    from agents_core.runtime import offline
+    from agents_core.runtime import model_stream, offline
 
     tools = [{"type": "function", "function": {"name": "bench_sink", "parameters": {}}}]
     messages = [{"role": "user", "content": "go"}]
 
-    async def cpu(stream: Any) -> tuple[float, int]:
+    async def cpu(stream: Any, to_the_end: bool = True) -> tuple[float, int]:
         started, count = time.process_time(), 0
-        async for _ in await stream if asyncio.iscoroutine(stream) else stream:
+        response = await stream if asyncio.iscoroutine(stream) else stream
+        to_the_end = to_the_end or model_stream.read_to_the_end(response, litellm)
+        async for chunk in response:
             count += 1
+            if not to_the_end and model_stream.is_last(response, chunk):
+                await response.aclose()
+                break
         return time.process_time() - started, count
 
     def provider_alone(delay: float) -> Any:
         return offline._handler.astreaming("scripted", messages, optional_params={
             "stamp": chunks, "tools": tools, "delay": delay})
 
-    wrapper = provider = float("inf")
+    def through_litellm() -> Any:
+        return litellm.acompletion(model="studio/scripted", messages=messages, stream=True,
+                                   tools=tools, stamp=chunks, delay=0)
+
+    wrapper = provider = read = whole = float("inf")
     for _ in range(3):
         raw_cpu, raw = await cpu(provider_alone(0))
         paced_cpu, paced = await cpu(provider_alone(0.0002))
-        total, count = await cpu(litellm.acompletion(
-            model="studio/scripted", messages=messages, stream=True, tools=tools,
-            stamp=chunks, delay=0))
+        total, count = await cpu(through_litellm(), to_the_end=False)
         wrapper = min(wrapper, (total - raw_cpu) / max(count, raw) * 1e6)
         provider = min(provider, paced_cpu / paced * 1e6)
-    return wrapper, provider
+        read = min(read, total / count * 1e6)
+        whole = min(whole, (await cpu(through_litellm()))[0] / count * 1e6)
+    return wrapper, provider, max(0.0, whole - read)
 
 
 class Client:
@@ -390,7 +403,7 @@ def main() -> None:
                 fixed = _phase(user, cookie, base, pids, streams, args.rate, 2 / args.rate,
                                args.stagger)
                 # Measured now, between the phases: a shared machine's speed drifts.
-                litellm_us, provider_us = asyncio.run(_model_us_per_chunk())
+                litellm_us, provider_us, assembly_us = asyncio.run(_model_us_per_chunk())
                 model_us = litellm_us + provider_us
                 studio_us = ((result["cpu"] - idle * result["wall"]
                               - fixed["cpu"] + idle * fixed["wall"]) * 1e6
@@ -421,7 +434,9 @@ def main() -> None:
                       f"{max(result['start_ms'], default=float('nan')):.0f}; p99 ms second by "
                       f"second: {result['p99_by_second']}; litellm and the provider alone "
                       f"need {streams * args.rate * model_us / 1e6:.2f} of the machine's "
-                      f"{os.cpu_count()} cores at this rate", file=sys.stderr, flush=True)
+                      f"{os.cpu_count()} cores at this rate; litellm's assembly of the whole "
+                      f"response, which the run loop skips, would add {assembly_us:.0f} us "
+                      f"per chunk", file=sys.stderr, flush=True)
         finally:
             _stop(procs)
     executors = args.executor.split(",")

@@ -20,7 +20,7 @@ from typing import Any
 
 from agents_core.models import RunStatus, ToolCallStatus
 from agents_core.runtime import active as active_runs
-from agents_core.runtime import stats, store
+from agents_core.runtime import model_stream, stats, store
 from agents_core.runtime.db import db
 from agents_core.runtime.errors import ModelError, model_error
 from agents_core.runtime.events import EventSink
@@ -224,9 +224,9 @@ class Runner:
         except Exception as exc:  # noqa: BLE001
             raise model_error(exc, setup.agent.model) from exc
         allowed = {spec.name: spec for spec in specs} if choice != "none" else {}
-        return await self._consume(response, allowed)
+        return await self._consume(response, allowed, litellm)
 
-    async def _consume(self, response: Any, specs: dict[str, ToolSpec]) -> tuple[
+    async def _consume(self, response: Any, specs: dict[str, ToolSpec], litellm: Any) -> tuple[
         list[CallState], str
     ]:
         text: list[str] = []
@@ -237,8 +237,14 @@ class Runner:
         perf = time.perf_counter
         self.partial_text = ""
         iterator = response.__aiter__()
+        to_the_end = model_stream.read_to_the_end(response, litellm)
+        chunk = None
+        usage_counted = False
         try:
             while True:
+                if chunk is not None and not to_the_end and model_stream.is_last(response, chunk):
+                    await response.aclose()  # litellm's end-of-stream work is skipped
+                    break
                 try:
                     chunk = await iterator.__anext__()
                 except StopAsyncIteration:
@@ -250,6 +256,7 @@ class Runner:
                 usage = getattr(chunk, "usage", None)
                 if usage:
                     self._add_usage(usage)
+                    usage_counted = True
                 if not chunk.choices:
                     continue
                 choice = chunk.choices[0]
@@ -281,6 +288,9 @@ class Runner:
         except Exception as exc:  # noqa: BLE001 - provider down mid-stream, malformed chunk
             self.partial_text = "".join(text)
             raise model_error(exc, self.setup.agent.model) from exc
+        if not usage_counted and chunk is not None:
+            # Without include_usage, litellm gives the stream's usage on its last chunk.
+            self._add_usage(model_stream.reported_usage(chunk))
         if current is not None:
             await self._input_end(current)
         full_text = "".join(text)

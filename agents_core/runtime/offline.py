@@ -442,14 +442,15 @@ def _bench_chunks(messages: list[dict[str, Any]], params: dict[str, Any]) -> Ite
     tools = _tool_names(params.get("tools"))
     after_tools = messages and messages[-1].get("role") == "tool"
     stamp = _Stamp()
+    # Like a real provider, each stream ends with its usage (one token per delta).
     if after_tools:
         yield _chunk("done.")
-        yield _chunk(finish="stop", usage=None)
+        yield _chunk(finish="stop", usage=_usage(1))
         return
     if not tools:
         for _ in range(count):
             yield _chunk(stamp())
-        yield _chunk(finish="stop", usage=None)
+        yield _chunk(finish="stop", usage=_usage(count))
         return
     for _ in range(count // 2):
         yield _chunk(stamp())
@@ -462,9 +463,12 @@ def _bench_chunks(messages: list[dict[str, Any]], params: dict[str, Any]) -> Ite
                                "function": {"name": None, "arguments": stamp()}})
     yield _chunk(tool_use={"id": None, "type": "function", "index": 0,
                            "function": {"name": None, "arguments": '"}'}})
-    # Like a real provider, the stream ends with its usage (one token per delta).
-    yield _chunk(finish="tool_calls", usage={"prompt_tokens": 1, "completion_tokens": count,
-                                             "total_tokens": count + 1})
+    yield _chunk(finish="tool_calls", usage=_usage(count))
+
+
+def _usage(completion_tokens: int) -> dict[str, int]:
+    return {"prompt_tokens": 1, "completion_tokens": completion_tokens,
+            "total_tokens": completion_tokens + 1}
 
 
 def _delay(optional_params: dict[str, Any]) -> float:

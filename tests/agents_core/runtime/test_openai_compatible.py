@@ -15,6 +15,9 @@ from tests.agents_core.runtime.conftest import run_to_end, squeeze, types
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ARGUMENTS = '{"city": "Paris", "units": "metric"}'
+# What the server reports for the first model call of a run and for the one after the tool.
+USAGE = {False: {"prompt_tokens": 31, "completion_tokens": 12, "total_tokens": 43},
+         True: {"prompt_tokens": 58, "completion_tokens": 7, "total_tokens": 65}}
 
 
 def chunk(delta, finish=None):
@@ -61,6 +64,10 @@ class FakeOpenAI:
                 await send(chunk({"tool_calls": [{"index": 0, "function": {
                     "arguments": ARGUMENTS[i:i + 4]}}]}))
             await send(chunk({}, "tool_calls"))
+        if self.mode != "malformed" and (body.get("stream_options") or {}).get("include_usage"):
+            # As OpenAI does when asked: a last chunk with no choices and the usage.
+            usage = USAGE[body["messages"][-1]["role"] == "tool"]
+            await send({**chunk({}), "choices": [], "usage": usage})
         await response.write(b"data: [DONE]\n\n")
         return response
 
@@ -127,6 +134,10 @@ async def test_tool_call_chunks_stream_through_litellms_http_path(synced, owner,
     tool_message = second["messages"][-1]
     assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_abc"
     assert json.loads(tool_message["content"])["conditions"] == "light rain"
+    # include_usage was asked for, and the usage the server reported is counted once.
+    assert first["stream_options"] == {"include_usage": True}
+    assert run.usage == events[-1]["usage"] == {
+        "prompt_tokens": 89, "completion_tokens": 19, "total_tokens": 108}
 
 
 async def test_a_bad_api_key_ends_the_run_with_a_readable_error(synced, owner, fake_openai):

@@ -1,0 +1,58 @@
+"""Where the run loop stops reading litellm's stream, and the usage it reports.
+
+litellm's stream wrapper hands out the provider's last chunk, and then, on the next read,
+assembles the whole response from every chunk (`stream_chunk_builder`), prices it and
+runs its success callbacks before it says the stream is over. That work feeds litellm's
+logging callbacks, its cache and its budget; the studio uses none of them (it assembles
+the answer itself as it streams), and it costs more than the stream it follows: in a
+profile of a run worker, the assembly of a 240-chunk stream took about 0.2 ms of CPU per
+chunk, on top of litellm's per-chunk cost, all of it when the stream ends. When many
+chats end together (bench/streaming.py) it took most of the worker's CPU for seconds.
+
+So the loop stops reading once litellm has handed out its last chunk, and closes the
+stream (which releases the connection), when nothing is lost by it:
+- litellm says the chunk was its last (`sent_last_chunk`) and will send no usage chunk
+  after it (`send_stream_usage`, which `stream_options={"include_usage": True}` asks for);
+- the provider reported its usage in the stream (litellm puts it on the last chunk as the
+  hidden `usage`). When it did not, litellm's assembly estimates it by counting tokens, so
+  the loop reads on and takes that estimate;
+- nothing is configured that reads litellm's assembled response: callbacks, a cache, a
+  budget.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def reported_usage(chunk: Any) -> Any:
+    """The usage litellm put on a final chunk (the provider's), or None: absent, or
+    litellm's placeholder for a provider that reported none (`UnreportedUsage`)."""
+    usage = (getattr(chunk, "_hidden_params", None) or {}).get("usage")
+    if usage is None or type(usage).__name__ == "UnreportedUsage":
+        return None
+    return usage
+
+
+def _wants_assembly(litellm: Any) -> bool:
+    """Is anything configured that reads litellm's assembled response?"""
+    return bool(
+        getattr(litellm, "callbacks", None) or getattr(litellm, "success_callback", None)
+        or getattr(litellm, "_async_success_callback", None)
+        or getattr(litellm, "cache", None) is not None
+        or getattr(litellm, "max_budget", 0)
+    )
+
+
+def read_to_the_end(response: Any, litellm: Any) -> bool:
+    """Must the loop read `response` until litellm ends it? Decided once per stream: the
+    configuration and the kind of stream do not change while it runs."""
+    return bool(getattr(response, "send_stream_usage", True)) or _wants_assembly(litellm)
+
+
+def is_last(response: Any, chunk: Any) -> bool:
+    """Has litellm handed out its last chunk, with the provider's usage on it?"""
+    return getattr(response, "sent_last_chunk", False) is True and (
+        reported_usage(chunk) is not None)
