@@ -11,17 +11,26 @@ in benchmark mode: it yields `rate` deltas per second (half text, half tool-argu
 stamped `<index>@<unix time>;` when the provider yields it. One line per executor and N:
 
     executor=<> streams=<N> rate=<deltas/s each> delivered=<events> lost=<count> p50_ms=<>
-    p99_ms=<> studio_us_per_delta=<> litellm_us_per_delta=<> provider_us_per_delta=<>
+    p99_ms=<> studio_us_per_delta=<> litellm_us_per_delta=<> litellm_offline_us_per_delta=<>
+    provider_us_per_delta=<> studio_over_litellm=<> studio_over_litellm_offline=<> ...
 
 then one line per N comparing the executors (`ratio ... p99_inline/p99_worker=<>`).
 
 latency = client receive time - provider yield time, per delta. lost = deltas yielded
-but never received (plus sequence gaps, reported on stderr). litellm_us_per_delta is the
-CPU litellm's stream wrapper costs per chunk (litellm over the offline provider minus the
-provider alone, measured in this process right after the phases of the line), read as the
-run loop reads it: up to litellm's last chunk, without the assembly of the whole response
-litellm would do after it (agents_core/runtime/model_stream.py). What that assembly costs
-per chunk, had the loop read on, is on stderr.
+but never received (plus sequence gaps, reported on stderr).
+
+litellm_us_per_delta is the model client's CPU per chunk as a real model costs it: litellm
+over its real HTTP path, against an OpenAI-compatible server on 127.0.0.1 that streams
+one chunk per write (bench/_sse_model.py, a process of its own), read as the run loop
+reads an `openai/...` model, transport included. It is what the issue's facts measured
+(about 765 us), and studio_over_litellm compares the studio's cost with it.
+litellm_offline_us_per_delta is what litellm's stream wrapper costs per chunk over the
+offline provider that the chats of the bench use (litellm over the provider minus the
+provider alone), read as the run loop reads it: up to litellm's last chunk, without the
+assembly of the whole response litellm would do after it (see
+agents_core/runtime/model_stream.py; what that assembly would add per chunk is on stderr).
+It and provider_us_per_delta are taken out of the studio's cost; studio_over_litellm_offline
+compares with it. Both are measured in this process right after the phases of the line.
 provider_us_per_delta is the offline provider's own CPU per chunk: it stands in for the
 model and its transport, so making and stamping a chunk and the event loop's wake-up for
 each paced chunk (where a real model's chunk arrives on a socket) are its share.
@@ -134,14 +143,14 @@ def _wait_listening(proc: subprocess.Popen, port: int, log: str) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"daphne exited; see {log}")
+            raise RuntimeError(f"{proc.args[2]} exited; see {log}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return
         except OSError:
             time.sleep(0.2)
     proc.kill()
-    raise TimeoutError("daphne did not listen")
+    raise TimeoutError(f"{proc.args[2]} did not listen")
 
 
 def _start(executor: str, port: int, stats_file: str, workers: int) -> list[subprocess.Popen]:
@@ -173,6 +182,45 @@ def _stop(procs: list[subprocess.Popen]) -> None:
             proc.kill()
 
 
+TOOLS = [{"type": "function", "function": {"name": "bench_sink", "parameters": {}}}]
+MESSAGES = [{"role": "user", "content": "go"}]
+
+
+async def _read(response: Any, to_the_end: bool = False) -> int:
+    """Read a litellm stream as the run loop does (agents_core/runtime/model_stream.py), or
+    to its end; the chunks read."""
+    import litellm
+
+    from agents_core.runtime import model_stream
+
+    count = 0
+    to_the_end = to_the_end or model_stream.read_to_the_end(response, litellm)
+    async for chunk in response:
+        count += 1
+        if not to_the_end and model_stream.is_last(response, chunk):
+            await response.aclose()
+            break
+    return count
+
+
+async def _litellm_http_us_per_chunk(base: str, chunks: int = 1000) -> float:
+    """CPU per chunk of litellm over the real HTTP path (bench/_sse_model.py, a process of its
+    own), read as the run loop reads an `openai/...` model (it asks for include_usage), the
+    transport included: the model client's cost as a real model's stream costs it."""
+    import litellm
+
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        response = await litellm.acompletion(
+            model="openai/bench", api_base=base, api_key="sk-bench", messages=MESSAGES,
+            tools=TOOLS, stream=True, stream_options={"include_usage": True},
+            max_tokens=chunks)
+        count = await _read(response)
+        best = min(best, (time.process_time() - started) / count * 1e6)
+    return best
+
+
 async def _model_us_per_chunk(chunks: int = 3000) -> tuple[float, float, float]:
     """CPU per chunk of (litellm's stream wrapper, the offline provider under it, the
     assembly of the whole response litellm does after its last chunk when read on).
@@ -184,29 +232,21 @@ async def _model_us_per_chunk(chunks: int = 3000) -> tuple[float, float, float]:
     run loop reads it."""
     import litellm
 
-    from agents_core.runtime import model_stream, offline
-
-    tools = [{"type": "function", "function": {"name": "bench_sink", "parameters": {}}}]
-    messages = [{"role": "user", "content": "go"}]
+    from agents_core.runtime import offline
 
     async def cpu(stream: Any, to_the_end: bool = True) -> tuple[float, int]:
-        started, count = time.process_time(), 0
+        started = time.process_time()
         response = await stream if asyncio.iscoroutine(stream) else stream
-        to_the_end = to_the_end or model_stream.read_to_the_end(response, litellm)
-        async for chunk in response:
-            count += 1
-            if not to_the_end and model_stream.is_last(response, chunk):
-                await response.aclose()
-                break
+        count = await _read(response, to_the_end)
         return time.process_time() - started, count
 
     def provider_alone(delay: float) -> Any:
-        return offline._handler.astreaming("scripted", messages, optional_params={
-            "stamp": chunks, "tools": tools, "delay": delay})
+        return offline._handler.astreaming("scripted", MESSAGES, optional_params={
+            "stamp": chunks, "tools": TOOLS, "delay": delay})
 
     def through_litellm() -> Any:
-        return litellm.acompletion(model="studio/scripted", messages=messages, stream=True,
-                                   tools=tools, stamp=chunks, delay=0)
+        return litellm.acompletion(model="studio/scripted", messages=MESSAGES, stream=True,
+                                   tools=TOOLS, stamp=chunks, delay=0)
 
     wrapper = provider = read = whole = float("inf")
     for _ in range(3):
@@ -374,7 +414,21 @@ def main() -> None:
     os.environ["STUDIO_BENCH_LAYER"] = args.layer
     user, cookie = _setup()
     (ROOT / ".studio").mkdir(exist_ok=True)
+    model_port = _free_port()
+    model_log = ROOT / ".studio" / f"bench-sse-model-{model_port}.log"
+    with open(model_log, "wb") as handle:
+        model = subprocess.Popen([sys.executable, "-m", "bench._sse_model", str(model_port)],
+                                 cwd=ROOT, stdout=handle, stderr=subprocess.STDOUT)
+    try:
+        _wait_listening(model, model_port, str(model_log))
+        _run(args, user, cookie, f"http://127.0.0.1:{model_port}/v1")
+    finally:
+        _stop([model])
+
+
+def _run(args: argparse.Namespace, user: Any, cookie: str, model_base: str) -> None:
     asyncio.run(_model_us_per_chunk(300))  # imports and first calls
+    asyncio.run(_litellm_http_us_per_chunk(model_base, 100))
     counts = [int(n) for n in args.streams.split(",")]
     p99: dict[tuple[str, int], float] = {}
     for executor in args.executor.split(","):
@@ -404,6 +458,7 @@ def main() -> None:
                                args.stagger)
                 # Measured now, between the phases: a shared machine's speed drifts.
                 litellm_us, provider_us, assembly_us = asyncio.run(_model_us_per_chunk())
+                http_us = asyncio.run(_litellm_http_us_per_chunk(model_base))
                 model_us = litellm_us + provider_us
                 studio_us = ((result["cpu"] - idle * result["wall"]
                               - fixed["cpu"] + idle * fixed["wall"]) * 1e6
@@ -414,9 +469,11 @@ def main() -> None:
                       f"delivered={result['delivered']} lost={result['lost']} "
                       f"p50_ms={result['p50']:.1f} p99_ms={result['p99']:.1f} "
                       f"studio_us_per_delta={studio_us:.0f} "
-                      f"litellm_us_per_delta={litellm_us:.0f} "
+                      f"litellm_us_per_delta={http_us:.0f} "
+                      f"litellm_offline_us_per_delta={litellm_us:.0f} "
                       f"provider_us_per_delta={provider_us:.0f} "
-                      f"studio_over_litellm={studio_us / litellm_us:.2f} "
+                      f"studio_over_litellm={studio_us / http_us:.2f} "
+                      f"studio_over_litellm_offline={studio_us / litellm_us:.2f} "
                       f"studio_ms_per_run={fixed['cpu'] * 1000 / streams:.1f} "
                       f"all_in_us_per_delta={all_in_us:.0f}", flush=True)
                 print(f"#  layer={args.layer}; {result['deltas']} deltas in "

@@ -1,0 +1,68 @@
+"""An OpenAI-compatible chat completions server on 127.0.0.1 for bench.streaming: it streams
+`n` chunks as server-sent events, half text and half the arguments of one tool call, one
+write per chunk (each reaches the client as its own read, as a real model's do), then the
+usage when `stream_options.include_usage` asks for it, then `[DONE]`.
+
+    python -m bench._sse_model <port>
+
+bench.streaming starts it as a process of its own, so that the CPU it measures in its own
+process is the client's alone: litellm's over the real HTTP path, as the run loop reads
+an `openai/...` model (DESIGN.md's measured facts name about 765 us per chunk for it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+from aiohttp import web
+
+GAP = 0.001  # seconds between chunks: each arrives alone, and wakes the client, as a real one
+
+
+def _event(delta: dict | None, finish: str | None = None, **extra: object) -> bytes:
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    body = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1,
+            "model": "bench", "choices": choices, **extra}
+    return f"data: {json.dumps(body)}\n\n".encode()
+
+
+def events(n: int, include_usage: bool) -> list[bytes]:
+    out = [_event({"role": "assistant", "content": f"{i:07d};"}) for i in range(n // 2)]
+    out.append(_event({"tool_calls": [{"index": 0, "id": "call_bench", "type": "function",
+                                       "function": {"name": "bench_sink",
+                                                    "arguments": '{"log": "'}}]}))
+    out += [_event({"tool_calls": [{"index": 0, "function": {"arguments": f"{i:07d};"}}]})
+            for i in range(n // 2, n)]
+    out.append(_event({"tool_calls": [{"index": 0, "function": {"arguments": '"}'}}]}))
+    out.append(_event({}, "tool_calls"))
+    if include_usage:  # as OpenAI does: a last chunk with no choices
+        out.append(_event(None, usage={"prompt_tokens": 1, "completion_tokens": n,
+                                       "total_tokens": n + 1}))
+    out.append(b"data: [DONE]\n\n")
+    return out
+
+
+async def completions(request: web.Request) -> web.StreamResponse:
+    body = await request.json()
+    n = int(body.get("max_tokens") or 100)  # the chunks to stream
+    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    for event in events(n, include_usage):
+        await response.write(event)
+        await asyncio.sleep(GAP)
+    await response.write_eof()
+    return response
+
+
+def main() -> None:
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", completions)
+    web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None,
+                access_log=None)
+
+
+if __name__ == "__main__":
+    main()
