@@ -63,6 +63,7 @@ import json
 import os
 import re
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -411,6 +412,9 @@ def main() -> None:
     options.add_argument("--layer", choices=["core", "pubsub"], default="pubsub",
                          help="channels_redis layer: pubsub (the studio's default) or core")
     args = options.parse_args()
+    # Stopped by SIGTERM, it still stops the processes it started (the finally blocks):
+    # left running, a run worker of a stopped bench claims the next bench's runs.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.environ["STUDIO_BENCH_LAYER"] = args.layer
     user, cookie = _setup()
     (ROOT / ".studio").mkdir(exist_ok=True)

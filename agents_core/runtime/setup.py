@@ -116,7 +116,10 @@ def load_setup(run_id: Any) -> RunSetup:
         effective_tool_description,
     )
 
-    run = Run.objects.select_related("thread", "agent", "started_by").get(id=run_id)
+    # The agent's editor override (one-to-one) comes with it: the effective_* readers
+    # below all look at it.
+    run = Run.objects.select_related("thread", "agent", "agent__editor_override",
+                                     "started_by").get(id=run_id)
     agent = run.agent
     specs: dict[str, ToolSpec] = {}
     for binding in effective_tool_bindings(agent):
