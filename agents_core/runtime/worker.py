@@ -299,9 +299,11 @@ def _prefer_the_event_loop() -> None:
 
 def _limit_helper_threads() -> None:
     """litellm assembles each finished stream's full response in an anyio worker thread (a
-    CPU burst proportional to the stream's length). With anyio's default of 40 threads, 40
-    of them compete with the event loop for the GIL when many streams end together, and
-    every other stream stalls; a few threads queue that work instead."""
+    CPU burst proportional to the stream's length) when the loop reads a stream to its end
+    (see runtime/model_stream.py: usage only litellm can count, or callbacks configured).
+    With anyio's default of 40 threads, 40 of them compete with the event loop for the GIL
+    when many streams end together, and every other stream stalls; a few threads queue
+    that work instead."""
     import anyio.to_thread
 
     limit = int(getattr(settings, "STUDIO_RUN_WORKER_HELPER_THREADS", 2))
