@@ -199,7 +199,7 @@ async def _read(response: Any, to_the_end: bool = False) -> int:
     async for chunk in response:
         count += 1
         if not to_the_end and model_stream.is_last(response, chunk):
-            await response.aclose()
+            await model_stream.close(response)
             break
     return count
 

@@ -243,7 +243,7 @@ class Runner:
         try:
             while True:
                 if chunk is not None and not to_the_end and model_stream.is_last(response, chunk):
-                    await response.aclose()  # litellm's end-of-stream work is skipped
+                    await model_stream.close(response)  # litellm's assembly is skipped
                     break
                 try:
                     chunk = await iterator.__anext__()

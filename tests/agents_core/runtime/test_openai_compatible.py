@@ -163,3 +163,53 @@ async def test_a_provider_that_is_down_ends_the_run_with_run_error(synced, owner
                                    {"modelSettings": {"num_retries": 0, "timeout": 5}})
     assert events[-1]["type"] == "run-error" and run.status == "failed"
     assert events[-1]["code"] in ("unreachable", "unavailable", "provider_error")
+
+
+async def test_a_stream_the_loop_stops_at_its_last_chunk_gives_its_connection_back():
+    """A server that reports usage on its finish chunk (as vLLM and llama.cpp can) and sends
+    `[DONE]` after it: the loop stops at litellm's last chunk (nothing to wait for), and
+    closing reads the rest first, so every call of a run reuses one connection."""
+    import litellm
+
+    from agents_core.runtime import model_stream
+
+    peers, finished = [], []
+
+    async def handle(request):
+        peers.append(request.transport.get_extra_info("peername")[1])
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        usage = {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}
+        for data in (chunk({"role": "assistant", "content": "Hi"}),
+                     {**chunk({}, "stop"), "usage": usage}):
+            await response.write(f"data: {json.dumps(data)}\n\n".encode())
+        await asyncio.sleep(0.05)
+        await response.write(b"data: [DONE]\n\n")
+        finished.append(True)
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    base = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/v1"
+    try:
+        for _ in range(3):
+            response = await litellm.acompletion(
+                model="openai/local", api_base=base, api_key="sk-good", stream=True,
+                messages=[{"role": "user", "content": "hi"}])
+            assert not model_stream.read_to_the_end(response, litellm)
+            chunks = []
+            async for item in response:
+                chunks.append(item)
+                if model_stream.is_last(response, item):
+                    await model_stream.close(response)
+                    break
+            assert chunks[0].choices[0].delta.content == "Hi"
+            assert model_stream.reported_usage(chunks[-1]).total_tokens == 4
+    finally:
+        await runner.cleanup()
+    assert finished == [True, True, True]
+    assert len(set(peers)) == 1
