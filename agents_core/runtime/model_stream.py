@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 # How long `close` waits for what a provider sends after its last chunk.
 DRAIN_SECONDS = 5.0
 
+
 def reported_usage(chunk: Any) -> Any:
     """The usage litellm put on a final chunk (the provider's), or None: absent, or
     litellm's placeholder for a provider that reported none (`UnreportedUsage`)."""
@@ -64,9 +65,10 @@ def is_last(response: Any, chunk: Any) -> bool:
 
 async def close(response: Any) -> None:
     """Close a stream the loop stopped reading. Whatever the provider still sends after the
-    last chunk (`[DONE]`, a stop event) is read first, under litellm's processing: closed
-    before its end, an HTTP response takes its connection down with it, and the run's next
-    model call would connect again (TLS included, for a remote provider)."""
+    last chunk (`[DONE]`, a stop event) is read first, from the provider's stream under
+    litellm's wrapper (litellm does not process it): closed before its end, an HTTP
+    response takes its connection down with it, and the run's next model call would
+    connect again (TLS included, for a remote provider)."""
     stream = getattr(response, "completion_stream", None)
     try:
         if stream is not None and hasattr(stream, "__aiter__"):
