@@ -198,8 +198,7 @@ async def _read(response: Any, to_the_end: bool = False) -> int:
     to_the_end = to_the_end or model_stream.read_to_the_end(response, litellm)
     async for chunk in response:
         count += 1
-        if not to_the_end and model_stream.is_last(response, chunk):
-            await model_stream.close(response)
+        if await model_stream.stop_at(response, chunk, to_the_end):
             break
     return count
 

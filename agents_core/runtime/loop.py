@@ -242,9 +242,8 @@ class Runner:
         usage_counted = False
         try:
             while True:
-                if chunk is not None and not to_the_end and model_stream.is_last(response, chunk):
-                    await model_stream.close(response)  # litellm's assembly is skipped
-                    break
+                if chunk is not None and await model_stream.stop_at(response, chunk, to_the_end):
+                    break  # litellm's assembly of the whole response is skipped
                 try:
                     chunk = await iterator.__anext__()
                 except StopAsyncIteration:

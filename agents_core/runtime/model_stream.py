@@ -63,6 +63,15 @@ def is_last(response: Any, chunk: Any) -> bool:
         reported_usage(chunk) is not None)
 
 
+async def stop_at(response: Any, chunk: Any, to_the_end: bool) -> bool:
+    """Is `chunk` where the loop stops reading `response` (`to_the_end` from
+    `read_to_the_end`)? If so, the stream is closed."""
+    if to_the_end or not is_last(response, chunk):
+        return False
+    await close(response)
+    return True
+
+
 async def close(response: Any) -> None:
     """Close a stream the loop stopped reading. Whatever the provider still sends after the
     last chunk (`[DONE]`, a stop event) is read first, from the provider's stream under
