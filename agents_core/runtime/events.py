@@ -286,11 +286,17 @@ def _store_many_orm(keys: list[str], batches: list[tuple[str, str | None, list[d
 class StreamWriter:
     """Stores and publishes the buffered events of every run of one event loop.
 
-    One batch at a time: it waits `interval` after the first delta (or not at all when an
-    `emit()` is waiting), takes every sink's buffer, stores them all in one transaction
+    One batch at a time: it takes every sink's buffer, stores them all in one transaction
     (`events_store_many`) and publishes each thread's events with one group message. A
     batch that fails is retried run by run, so one run's failure (its thread deleted) is
     that run's alone; a run learns of its failure at its next `emit()`.
+
+    When to write: at once when an `emit()` is waiting. Deltas that arrive while a batch
+    is being written wait `interval` after it (they coalesce with what follows). A delta
+    that finds the writer idle is written at once when the last batch started at least
+    `interval` ago, else when it is that old: the writer still starts at most one batch
+    per interval, but a delta of a lone slow stream (one chat, 30 deltas a second) neither
+    waits for a window nobody shares nor costs the process a timer's wake-up of its own.
 
     Many runs streaming at once thus cost one database round trip per interval instead of
     one per run, and the batches grow with the load instead of the queue.
@@ -306,6 +312,7 @@ class StreamWriter:
         self.next_batch: asyncio.Future = loop.create_future()
         self.task: asyncio.Task | None = None
         self.batches = 0  # written so far (tests, diagnostics)
+        self.last_started = float("-inf")  # loop time the last batch started
 
     @classmethod
     def for_loop(cls, interval: float | None = None) -> StreamWriter:
@@ -333,13 +340,17 @@ class StreamWriter:
         await asyncio.shield(batch)
 
     async def _run(self) -> None:
+        # Idle until now: due when the last batch is `interval` old (maybe already).
+        due = self.last_started + self.interval
         while self.dirty:
-            if not self.urgent.is_set():
+            wait = due - self.loop.time()
+            if wait > 0 and not self.urgent.is_set():
                 try:
-                    await asyncio.wait_for(self.urgent.wait(), self.interval)
+                    await asyncio.wait_for(self.urgent.wait(), wait)
                 except TimeoutError:
                     pass
             self.urgent.clear()
+            self.last_started = self.loop.time()
             sinks, self.dirty = list(self.dirty), {}
             done, self.next_batch = self.next_batch, self.loop.create_future()
             try:
@@ -351,6 +362,8 @@ class StreamWriter:
                     done.set_result(None)
                 raise
             done.set_result(None)
+            # What arrived during the write waits to coalesce with what follows.
+            due = self.loop.time() + self.interval
 
     async def _write(self, sinks: list[EventSink]) -> None:
         batch = [(sink, sink.buffer) for sink in sinks if sink.buffer]

@@ -101,6 +101,33 @@ async def test_deltas_alone_are_written_after_the_interval_without_an_emit(make_
         (1, "text-delta", "streamed")]
 
 
+async def _until_published(sink: EventSink, count: int) -> None:
+    for _ in range(500):
+        if sink.published >= count:
+            return
+        await asyncio.sleep(0.01)
+
+
+async def test_an_idle_writer_writes_a_delta_at_once_and_holds_the_next_for_the_interval(
+        make_thread):
+    """A lone delta does not wait for a window nobody shares; what follows it within the
+    interval coalesces (the interval is a minute here: "at once" cannot be the timer)."""
+    [(thread, run)] = await database_sync_to_async(_threads_and_runs)(make_thread, 1)
+    sink = EventSink(thread_id=thread.pk, run_id=run.pk, interval=60)
+    sink.delta(sink.base("text-delta", textDelta="first"))
+    await _until_published(sink, 1)
+    assert sink.published == 1
+    sink.delta(sink.base("text-delta", textDelta=" second"))
+    sink.delta(sink.base("text-delta", textDelta=" third"))
+    await asyncio.sleep(0.2)
+    assert sink.published == 1  # held: the last batch started less than a minute ago
+    await sink.emit("step-finish", step=1)  # an emit does not wait
+    rows = await database_sync_to_async(_stored)(thread)
+    assert [(seq, kind, payload.get("textDelta")) for seq, kind, payload in rows] == [
+        (1, "text-delta", "first"), (2, "text-delta", " second third"),
+        (3, "step-finish", None)]
+
+
 def test_the_orm_store_numbers_and_writes_like_the_postgresql_one(make_thread):
     """SQLite (the embedded studio) takes the ORM path: same numbering, same rows."""
     from django.db import transaction
@@ -159,9 +186,12 @@ async def test_on_the_pubsub_layer_the_writer_thread_publishes_what_it_stored(
             await layer.group_add(thread_group(thread.pk), channels[-1])
         sinks = [EventSink(thread_id=thread.pk, run_id=run.pk, interval=0.05)
                  for thread, run in pairs]
-        for number, sink in enumerate(sinks):
+
+        async def one(sink: EventSink, number: int) -> None:
             sink.delta(sink.base("text-delta", textDelta=f"run {number}"))
-        await asyncio.gather(*(sink.emit("step-finish", step=1) for sink in sinks))
+            await sink.emit("step-finish", step=1)
+
+        await asyncio.gather(*(one(sink, number) for number, sink in enumerate(sinks)))
         await sinks[0].emit("run-finish", status="completed")
         for number, channel in enumerate(channels):
             message = await asyncio.wait_for(layer.receive(channel), 5)
