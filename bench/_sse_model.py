@@ -20,6 +20,8 @@ import sys
 from aiohttp import web
 
 GAP = 0.001  # seconds between chunks: each arrives alone, and wakes the client, as a real one
+# A request may ask for its own gap ("gap" in the body: litellm's extra_body): bench.streaming
+# paces the streams it measures litellm with as the chats it compares them with are paced.
 
 
 def _event(delta: dict | None, finish: str | None = None, **extra: object) -> bytes:
@@ -49,11 +51,12 @@ async def completions(request: web.Request) -> web.StreamResponse:
     body = await request.json()
     n = int(body.get("max_tokens") or 100)  # the chunks to stream
     include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+    gap = float(body.get("gap", GAP))
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
     await response.prepare(request)
     for event in events(n, include_usage):
         await response.write(event)
-        await asyncio.sleep(GAP)
+        await asyncio.sleep(gap)
     await response.write_eof()
     return response
 

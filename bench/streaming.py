@@ -12,7 +12,9 @@ stamped `<index>@<unix time>;` when the provider yields it. One line per executo
 
     executor=<> streams=<N> rate=<deltas/s each> delivered=<events> lost=<count> p50_ms=<>
     p99_ms=<> studio_us_per_delta=<> litellm_us_per_delta=<> litellm_offline_us_per_delta=<>
-    provider_us_per_delta=<> studio_over_litellm=<> studio_over_litellm_offline=<> ...
+    provider_us_per_delta=<> studio_over_litellm=<> studio_over_litellm_offline=<>
+    studio_ms_per_run=<> all_in_us_per_delta=<> litellm_unpaced_us_per_delta=<>
+    studio_over_litellm_unpaced=<>
 
 then one line per N comparing the executors (`ratio ... p99_inline/p99_worker=<>`).
 
@@ -22,15 +24,22 @@ but never received (plus sequence gaps, reported on stderr).
 litellm_us_per_delta is the model client's CPU per chunk as a real model costs it: litellm
 over its real HTTP path, against an OpenAI-compatible server on 127.0.0.1 that streams
 one chunk per write (bench/_sse_model.py, a process of its own), read as the run loop
-reads an `openai/...` model, transport included. It is what the issue's facts measured
-(about 765 us), and studio_over_litellm compares the studio's cost with it.
+reads an `openai/...` model, transport included; studio_over_litellm compares the
+studio's cost with it. It is measured as the studio's is, under the same load: N streams
+at once, `rate` chunks a second each, the marginal CPU per chunk (streams of 2 chunks
+taken out). The pace matters: a chunk that comes 33 ms after the last finds the process
+idle and its caches cold, and costs litellm about twice what one that comes 1 ms after
+does (at 1 stream, 1.7-1.8 ms against 1.0-1.2 ms here). litellm_unpaced_us_per_delta is
+the one-stream, 1 ms-apart figure the issue's facts measured (about 765 us), and
+studio_over_litellm_unpaced compares with it.
 litellm_offline_us_per_delta is what litellm's stream wrapper costs per chunk over the
 offline provider that the chats of the bench use (litellm over the provider minus the
 provider alone), read as the run loop reads it: up to litellm's last chunk, without the
 assembly of the whole response litellm would do after it (see
 agents_core/runtime/model_stream.py; what that assembly would add per chunk is on stderr).
 It and provider_us_per_delta are taken out of the studio's cost; studio_over_litellm_offline
-compares with it. Both are measured in this process right after the phases of the line.
+compares with it. Both are measured in this process right after the phases of the line,
+at the pace and concurrency of the phase (as the run workers read them in it).
 provider_us_per_delta is the offline provider's own CPU per chunk: it stands in for the
 model and its transport, so making and stamping a chunk and the event loop's wake-up for
 each paced chunk (where a real model's chunk arrives on a socket) are its share.
@@ -203,61 +212,107 @@ async def _read(response: Any, to_the_end: bool = False) -> int:
     return count
 
 
-async def _litellm_http_us_per_chunk(base: str, chunks: int = 1000) -> float:
-    """CPU per chunk of litellm over the real HTTP path (bench/_sse_model.py, a process of its
-    own), read as the run loop reads an `openai/...` model (it asks for include_usage), the
-    transport included: the model client's cost as a real model's stream costs it."""
+def _http_stream(base: str, chunks: int, gap: float | None = None) -> Any:
+    """A litellm stream over the real HTTP path (bench/_sse_model.py), asked for as the run
+    loop asks an `openai/...` model (include_usage); `gap`: the server's pause between
+    chunks (its default, 1 ms, when None)."""
     import litellm
 
+    return litellm.acompletion(
+        model="openai/bench", api_base=base, api_key="sk-bench", messages=MESSAGES,
+        tools=TOOLS, stream=True, stream_options={"include_usage": True}, max_tokens=chunks,
+        **({} if gap is None else {"extra_body": {"gap": gap}}))
+
+
+def _offline_stream(chunks: int, delay: float) -> Any:
+    """A litellm stream over the offline provider the chats use (benchmark mode)."""
+    import litellm
+
+    from agents_core.runtime import offline  # noqa: F401 - registers the provider
+
+    return litellm.acompletion(model="studio/scripted", messages=MESSAGES, stream=True,
+                               tools=TOOLS, stamp=chunks, delay=delay)
+
+
+def _provider_stream(chunks: int, delay: float) -> Any:
+    """The offline provider's stream alone, without litellm."""
+    from agents_core.runtime import offline
+
+    return offline._handler.astreaming("scripted", MESSAGES, optional_params={
+        "stamp": chunks, "tools": TOOLS, "delay": delay})
+
+
+async def _cpu_reading(stream: Any, to_the_end: bool = False) -> tuple[float, int]:
+    """CPU of this process to open a stream and read it as the run loop does; the chunks."""
+    started = time.process_time()
+    response = await stream if asyncio.iscoroutine(stream) else stream
+    count = await _read(response, to_the_end)
+    return time.process_time() - started, count
+
+
+async def _litellm_http_us_per_chunk(base: str, chunks: int = 1000) -> float:
+    """CPU per chunk of one litellm stream over the real HTTP path, chunks 1 ms apart, the
+    transport and the request included: the issue's facts measured this (about 765 us)."""
     best = float("inf")
     for _ in range(3):
-        started = time.process_time()
-        response = await litellm.acompletion(
-            model="openai/bench", api_base=base, api_key="sk-bench", messages=MESSAGES,
-            tools=TOOLS, stream=True, stream_options={"include_usage": True},
-            max_tokens=chunks)
-        count = await _read(response)
-        best = min(best, (time.process_time() - started) / count * 1e6)
+        cpu, count = await _cpu_reading(_http_stream(base, chunks))
+        best = min(best, cpu / count * 1e6)
     return best
 
 
-async def _model_us_per_chunk(chunks: int = 3000) -> tuple[float, float, float]:
-    """CPU per chunk of (litellm's stream wrapper, the offline provider under it, the
-    assembly of the whole response litellm does after its last chunk when read on).
+async def _paced_us_per_chunk(open_stream: Any, streams: int, chunks: int, repeats: int = 3,
+                              to_the_end: bool = False) -> float:
+    """CPU per chunk of `streams` streams read at once, paced as `open_stream(chunks)` paces
+    them, beyond what the same streams of 2 chunks cost (the request, the connection, the
+    first and the last chunks): a marginal cost, measured as studio_us_per_delta is.
+
+    Measured under the load the chats of a phase put on the run workers (as many streams,
+    as far apart): a chunk that arrives 33 ms after the last finds the process idle and
+    its caches cold, and costs litellm twice what one that arrives 1 ms after does."""
+
+    async def phase(n: int) -> tuple[float, int]:
+        started = time.process_time()
+        counts = await asyncio.gather(*(_cpu_reading(open_stream(n), to_the_end)
+                                        for _ in range(streams)))
+        return time.process_time() - started, sum(count for _, count in counts)
+
+    best = float("inf")
+    for _ in range(repeats):
+        long_cpu, long_count = await phase(chunks)
+        short_cpu, short_count = await phase(2)
+        best = min(best, (long_cpu - short_cpu) / max(1, long_count - short_count) * 1e6)
+    return best
+
+
+async def _model_us_per_chunk(base: str, streams: int, rate: float
+                              ) -> tuple[float, float, float]:
+    """CPU per chunk, at `streams` streams of `rate` chunks a second, of (litellm over the
+    real HTTP path, litellm over the offline provider, the offline provider alone).
 
     The provider stands in for the model and its transport: its share is making and
     stamping the chunks and the wake-up of the event loop each paced chunk costs (where a
-    real model's chunk arrives on a socket). litellm's share is what its stream wrapper
-    adds on top (litellm over the provider minus the provider iterated alone), read as the
-    run loop reads it."""
-    import litellm
+    real model's chunk arrives on a socket). litellm's share over it is what its stream
+    wrapper adds on top, read as the run loop reads it. Both are taken out of the studio's
+    cost, measured at the pace and concurrency the run workers read them at in the phase."""
+    chunks = 90 if streams <= 10 else 60
+    delay = 1 / rate
+    http = await _paced_us_per_chunk(lambda n: _http_stream(base, n, delay), streams, chunks)
+    through = await _paced_us_per_chunk(lambda n: _offline_stream(n, delay), streams, chunks)
+    alone = await _paced_us_per_chunk(lambda n: _provider_stream(n, delay), streams, chunks,
+                                      to_the_end=True)
+    return http, max(0.0, through - alone), alone
 
-    from agents_core.runtime import offline
 
-    async def cpu(stream: Any, to_the_end: bool = True) -> tuple[float, int]:
-        started = time.process_time()
-        response = await stream if asyncio.iscoroutine(stream) else stream
-        count = await _read(response, to_the_end)
-        return time.process_time() - started, count
-
-    def provider_alone(delay: float) -> Any:
-        return offline._handler.astreaming("scripted", MESSAGES, optional_params={
-            "stamp": chunks, "tools": TOOLS, "delay": delay})
-
-    def through_litellm() -> Any:
-        return litellm.acompletion(model="studio/scripted", messages=MESSAGES, stream=True,
-                                   tools=TOOLS, stamp=chunks, delay=0)
-
-    wrapper = provider = read = whole = float("inf")
+async def _assembly_us_per_chunk(chunks: int = 3000) -> float:
+    """What litellm's assembly of the whole response after its last chunk (which the run
+    loop skips; agents_core/runtime/model_stream.py) would add per chunk."""
+    read = whole = float("inf")
     for _ in range(3):
-        raw_cpu, raw = await cpu(provider_alone(0))
-        paced_cpu, paced = await cpu(provider_alone(0.0002))
-        total, count = await cpu(through_litellm(), to_the_end=False)
-        wrapper = min(wrapper, (total - raw_cpu) / max(count, raw) * 1e6)
-        provider = min(provider, paced_cpu / paced * 1e6)
-        read = min(read, total / count * 1e6)
-        whole = min(whole, (await cpu(through_litellm()))[0] / count * 1e6)
-    return wrapper, provider, max(0.0, whole - read)
+        cpu, count = await _cpu_reading(_offline_stream(chunks, 0))
+        read = min(read, cpu / count * 1e6)
+        cpu, count = await _cpu_reading(_offline_stream(chunks, 0), to_the_end=True)
+        whole = min(whole, cpu / count * 1e6)
+    return max(0.0, whole - read)
 
 
 class Client:
@@ -430,7 +485,7 @@ def main() -> None:
 
 
 def _run(args: argparse.Namespace, user: Any, cookie: str, model_base: str) -> None:
-    asyncio.run(_model_us_per_chunk(300))  # imports and first calls
+    asyncio.run(_assembly_us_per_chunk(300))  # imports and first calls
     asyncio.run(_litellm_http_us_per_chunk(model_base, 100))
     counts = [int(n) for n in args.streams.split(",")]
     p99: dict[tuple[str, int], float] = {}
@@ -460,8 +515,10 @@ def _run(args: argparse.Namespace, user: Any, cookie: str, model_base: str) -> N
                 fixed = _phase(user, cookie, base, pids, streams, args.rate, 2 / args.rate,
                                args.stagger)
                 # Measured now, between the phases: a shared machine's speed drifts.
-                litellm_us, provider_us, assembly_us = asyncio.run(_model_us_per_chunk())
-                http_us = asyncio.run(_litellm_http_us_per_chunk(model_base))
+                http_us, litellm_us, provider_us = asyncio.run(
+                    _model_us_per_chunk(model_base, streams, args.rate))
+                unpaced_us = asyncio.run(_litellm_http_us_per_chunk(model_base))
+                assembly_us = asyncio.run(_assembly_us_per_chunk())
                 model_us = litellm_us + provider_us
                 studio_us = ((result["cpu"] - idle * result["wall"]
                               - fixed["cpu"] + idle * fixed["wall"]) * 1e6
@@ -478,7 +535,9 @@ def _run(args: argparse.Namespace, user: Any, cookie: str, model_base: str) -> N
                       f"studio_over_litellm={studio_us / http_us:.2f} "
                       f"studio_over_litellm_offline={studio_us / litellm_us:.2f} "
                       f"studio_ms_per_run={fixed['cpu'] * 1000 / streams:.1f} "
-                      f"all_in_us_per_delta={all_in_us:.0f}", flush=True)
+                      f"all_in_us_per_delta={all_in_us:.0f} "
+                      f"litellm_unpaced_us_per_delta={unpaced_us:.0f} "
+                      f"studio_over_litellm_unpaced={studio_us / unpaced_us:.2f}", flush=True)
                 print(f"#  layer={args.layer}; {result['deltas']} deltas in "
                       f"{result['wall']:.1f} s; studio CPU {result['cpu']:.1f} s "
                       f"({result['cpu'] / result['wall'] * 100:.0f}% of a core; by process "
