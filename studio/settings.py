@@ -279,8 +279,12 @@ STUDIO_RUN_WORKER_SWITCH_INTERVAL = float(os.environ.get("STUDIO_RUN_WORKER_SWIT
 # what start-up imported.
 STUDIO_RUN_WORKER_GC_THRESHOLDS = tuple(
     int(n) for n in os.environ.get("STUDIO_RUN_WORKER_GC_THRESHOLDS", "50000,20,100").split(","))
-# Stream deltas are coalesced and written this often (milliseconds).
-STUDIO_STREAM_BATCH_MS = envint("STUDIO_STREAM_BATCH_MS", 30)
+# Stream deltas are coalesced and written at most this often (milliseconds); a delta that
+# finds the writer idle goes at once (agents_core/runtime/events.py, StreamWriter). 60, not
+# 30: at one chat of 30 deltas a second, 30 wrote each delta alone and the studio's CPU per
+# delta was 1.1-1.3x litellm's for the same chunks; 60 writes two at a time, 0.6-0.95x, for
+# about 30 ms more latency (bench.streaming; README, "Benchmarks").
+STUDIO_STREAM_BATCH_MS = envint("STUDIO_STREAM_BATCH_MS", 60)
 
 # --- Tools --------------------------------------------------------------------------------
 # Test-only: lets web_fetch and outbound tool calls reach servers on 127.0.0.1.

@@ -319,7 +319,7 @@ class StreamWriter:
         """The writer of the running loop (one per interval: tests may ask for another)."""
         loop = asyncio.get_running_loop()
         if interval is None:
-            interval = getattr(settings, "STUDIO_STREAM_BATCH_MS", 30) / 1000
+            interval = getattr(settings, "STUDIO_STREAM_BATCH_MS", 60) / 1000
         writer = cls._writers.get((loop, interval))
         if writer is None:
             for key in [key for key in cls._writers if key[0].is_closed()]:
