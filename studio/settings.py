@@ -275,10 +275,13 @@ STUDIO_RUNTIME_DB_THREADS = envint("STUDIO_RUNTIME_DB_THREADS", 4)
 STUDIO_RUN_WORKER_DB_THREADS = envint("STUDIO_RUN_WORKER_DB_THREADS", 2)
 STUDIO_RUN_WORKER_SWITCH_INTERVAL = float(os.environ.get("STUDIO_RUN_WORKER_SWITCH_INTERVAL",
                                                          "0.001"))
-# The garbage collector's thresholds in a run worker (gc.set_threshold), after it froze
-# what start-up imported.
-STUDIO_RUN_WORKER_GC_THRESHOLDS = tuple(
-    int(n) for n in os.environ.get("STUDIO_RUN_WORKER_GC_THRESHOLDS", "50000,20,100").split(","))
+# A process that executes runs (a run worker; a web process with the inline executor, once
+# litellm is loaded) freezes what it imported and then collects garbage with these
+# thresholds (gc.set_threshold; agents_core/runtime/heap.py). STUDIO_RUN_SETTLE_HEAP=0 leaves
+# the collector as Python sets it (the test settings do, for the test process itself).
+STUDIO_RUN_SETTLE_HEAP = os.environ.get("STUDIO_RUN_SETTLE_HEAP", "1") not in ("0", "false", "")
+STUDIO_RUN_GC_THRESHOLDS = tuple(
+    int(n) for n in os.environ.get("STUDIO_RUN_GC_THRESHOLDS", "50000,20,100").split(","))
 # Stream deltas are coalesced and written at most this often (milliseconds); a delta that
 # finds the writer idle goes at once (agents_core/runtime/events.py, StreamWriter). 60, not
 # 30: at one chat of 30 deltas a second, 30 wrote each delta alone and the studio's CPU per

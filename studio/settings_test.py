@@ -19,6 +19,10 @@ os.environ.setdefault(
     "x0cYkGqfR6h1wT5zv9mZk2nQ3bL7pA4sD8eJ1uV6yW0=",
 )
 
+# The test process keeps Python's garbage collector as it is; the servers and run workers
+# the tests start get STUDIO_RUN_SETTLE_HEAP=1 (tests/conftest.py, child_process_env).
+os.environ.setdefault("STUDIO_RUN_SETTLE_HEAP", "0")
+
 from studio.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

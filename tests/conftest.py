@@ -118,6 +118,7 @@ def child_process_env(**extra: str) -> dict[str, str]:
         "STUDIO_TEST_REDIS_LAYER": "1",
         "PYTHONPATH": str(ROOT),
         "DJANGO_ALLOW_ASYNC_UNSAFE": "true",
+        "STUDIO_RUN_SETTLE_HEAP": "1",  # as in production (the test process keeps it off)
     }
     env.update(extra)
     return env

@@ -20,7 +20,7 @@ from typing import Any
 
 from agents_core.models import RunStatus, ToolCallStatus
 from agents_core.runtime import active as active_runs
-from agents_core.runtime import model_stream, stats, store
+from agents_core.runtime import heap, model_stream, stats, store
 from agents_core.runtime.db import db
 from agents_core.runtime.errors import ModelError, model_error
 from agents_core.runtime.events import EventSink
@@ -701,10 +701,14 @@ async def _litellm(*, offline: bool) -> Any:
     import importlib
     import sys
 
+    from agents_core.runtime.worker import uses_workers
+
     for name in ("litellm", *(("agents_core.runtime.offline",) if offline else ())):
         if name not in _imported:
             await asyncio.to_thread(importlib.import_module, name)
             _imported.add(name)
+    if not uses_workers():
+        heap.settle()  # a web process executing runs inline (once): see runtime/heap.py
     return sys.modules["litellm"]
 
 

@@ -23,7 +23,6 @@ heartbeat (`RunWorkerBeat`) at every poll, and ends as interrupted (`run-error`,
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import os
 import signal
@@ -35,6 +34,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents_core.models import Run, RunStatus, RunWorkerBeat
+from agents_core.runtime import heap
 from agents_core.runtime.db import db
 
 logger = logging.getLogger(__name__)
@@ -317,14 +317,7 @@ def serve_forever(**options: Any) -> None:
 
     async def main() -> None:
         await warm_up()
-        # Everything imported so far (Django, litellm) lives as long as the process: out of
-        # the collector's sight, a full collection scans only what the runs allocate (with
-        # them it took 200-360 ms, stalling every stream; bench.streaming showed it).
-        # And fewer collections of the young generations (STUDIO_RUN_WORKER_GC_THRESHOLDS):
-        # runs allocate many short-lived objects per chunk.
-        gc.collect()
-        gc.freeze()
-        gc.set_threshold(*settings.STUDIO_RUN_WORKER_GC_THRESHOLDS)
+        heap.settle()  # after warm-up: what litellm loads on its first call is frozen too
         worker = RunWorker(**options)
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):

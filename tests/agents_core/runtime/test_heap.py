@@ -1,0 +1,61 @@
+"""A process that executes runs takes what it imported out of the collector's sight
+(agents_core/runtime/heap.py): checked in a fresh interpreter, since it changes the
+collector of the whole process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT, child_process_env
+
+PROBE = """
+import asyncio, gc, json
+import django
+django.setup()
+from agents_core.runtime import heap, loop
+before = gc.get_freeze_count()
+asyncio.run(loop._litellm(offline=True))
+after_first = gc.get_freeze_count()
+asyncio.run(loop._litellm(offline=True))
+print(json.dumps({"before": before, "after_first": after_first,
+                  "after_second": gc.get_freeze_count(), "threshold": gc.get_threshold(),
+                  "again": heap.settle()}))
+"""
+
+
+def probe(**env: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=child_process_env(**env),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("gc_thresholds", ["50000,20,100", "7000,11,13"])
+def test_a_web_process_executing_runs_freezes_its_heap_once_litellm_is_loaded(gc_thresholds):
+    seen = probe(STUDIO_RUN_EXECUTOR="inline", STUDIO_RUN_GC_THRESHOLDS=gc_thresholds)
+
+    assert seen["before"] == 0
+    # Django and litellm: hundreds of thousands of objects, frozen once.
+    assert seen["after_first"] > 100_000
+    assert seen["after_second"] == seen["after_first"]
+    assert seen["again"] is False
+    assert seen["threshold"] == [int(n) for n in gc_thresholds.split(",")]
+
+
+def test_a_web_process_that_queues_runs_for_workers_leaves_the_collector_alone():
+    """The run worker settles its own heap after its warm-up (worker.serve_forever)."""
+    seen = probe(STUDIO_RUN_EXECUTOR="worker")
+
+    assert seen["after_second"] == 0
+    assert seen["threshold"] != [50000, 20, 100]
+
+
+def test_the_setting_turns_it_off():
+    seen = probe(STUDIO_RUN_EXECUTOR="inline", STUDIO_RUN_SETTLE_HEAP="0")
+
+    assert seen["after_second"] == 0
+    assert seen["again"] is False
