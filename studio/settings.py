@@ -279,9 +279,9 @@ STUDIO_RUN_WORKER_SWITCH_INTERVAL = float(os.environ.get("STUDIO_RUN_WORKER_SWIT
 # litellm is loaded) freezes what it imported and then collects garbage with these
 # thresholds (gc.set_threshold; agents_core/runtime/heap.py). STUDIO_RUN_SETTLE_HEAP=0 leaves
 # the collector as Python sets it (the test settings do, for the test process itself).
-STUDIO_RUN_SETTLE_HEAP = os.environ.get("STUDIO_RUN_SETTLE_HEAP", "1") not in ("0", "false", "")
+STUDIO_RUN_SETTLE_HEAP = envbool("STUDIO_RUN_SETTLE_HEAP", True)
 STUDIO_RUN_GC_THRESHOLDS = tuple(
-    int(n) for n in os.environ.get("STUDIO_RUN_GC_THRESHOLDS", "50000,20,100").split(","))
+    int(n) for n in envlist("STUDIO_RUN_GC_THRESHOLDS", ["50000", "20", "100"]))
 # Stream deltas are coalesced and written at most this often (milliseconds); a delta that
 # finds the writer idle goes at once (agents_core/runtime/events.py, StreamWriter). 60, not
 # 30: at one chat of 30 deltas a second, 30 wrote each delta alone and the studio's CPU per
