@@ -418,9 +418,11 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
         if not change or obj.is_code or getattr(request, "_editor_error", None) is not None:
             super().save_related(request, form, formsets, change)
             return
-        changed = [name for name in form.changed_data
-                   if name in {f.name for f in Agent._meta.fields}
-                   and name not in STUDIO_ROW_FIELDS]
+        changed = [
+            name
+            for name in form.changed_data
+            if name in {f.name for f in Agent._meta.fields} and name not in STUDIO_ROW_FIELDS
+        ]
         # What a revision records of the row is saved inside the recorded change; the rest
         # (the owner) outside it, where "nothing to record" cannot undo it.
         recorded = [name for name in changed if name in services.STUDIO_RECORDED_FIELDS]

@@ -34,7 +34,8 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         self.thread_id = self.scope["url_route"]["kwargs"]["thread_id"]
         self.user = self.scope.get("user")
         access = await _in_thread(thread_services.thread_user_can_open)(
-            user=self.user, thread_id=self.thread_id)
+            user=self.user, thread_id=self.thread_id
+        )
         await self.accept()
         if access != "ok":
             await self.close(code=4401 if access == "anonymous" else 4403)
@@ -56,10 +57,12 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         while True:
             if before is None:
                 events = await _in_thread(thread_services.thread_events_after)(
-                    thread_id=self.thread_id, after=after)
+                    thread_id=self.thread_id, after=after
+                )
             else:
                 events = await _in_thread(thread_services.thread_events_between)(
-                    thread_id=self.thread_id, after=after, before=before)
+                    thread_id=self.thread_id, after=after, before=before
+                )
             for event in events:
                 await self._send_event(event)
             if before is not None or len(events) < thread_services.EVENTS_PAGE:
@@ -92,8 +95,11 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
     async def stream_events(self, message: dict[str, Any]) -> None:
         # Stored events come as the JSON that was stored (sent as it is); unsequenced ones
         # (answers, hints) as dicts.
-        items = message["encoded"] if "encoded" in message else [
-            (event.get("seq"), event) for event in message["events"]]
+        items = (
+            message["encoded"]
+            if "encoded" in message
+            else [(event.get("seq"), event) for event in message["events"]]
+        )
         for seq, event in items:
             if seq is not None and seq > self.last_seq + 1:
                 # Published out of order by another writer: the missing ones are stored.
@@ -104,8 +110,11 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         kind = content.get("type") if isinstance(content, dict) else None
         handler = {
-            "chat": self._chat, "resume": self._resume, "abort": self._abort,
-            "client-tool-result": self._client_tool_result, "get-partial": self._get_partial,
+            "chat": self._chat,
+            "resume": self._resume,
+            "abort": self._abort,
+            "client-tool-result": self._client_tool_result,
+            "get-partial": self._get_partial,
         }.get(kind)
         if handler is None:
             await self._error(f"Unknown message type {kind!r}.", request=kind)
@@ -113,30 +122,38 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         try:
             await handler(content)
         except ApplicationError as exc:
-            await self._error(exc.message, request=kind, code=exc.code,
-                              **({"errors": exc.extra["errors"]} if "errors" in exc.extra else {}))
+            await self._error(
+                exc.message,
+                request=kind,
+                code=exc.code,
+                **({"errors": exc.extra["errors"]} if "errors" in exc.extra else {}),
+            )
 
     async def _error(self, message: str, **fields: Any) -> None:
         await self.send_json({"type": "error", "message": message, **fields})
 
     async def _chat(self, content: dict[str, Any]) -> None:
-        await _in_thread(_chat)(self.user, self.thread_id, content.get("text", ""),
-                                content.get("options") or {})
+        await _in_thread(_chat)(
+            self.user, self.thread_id, content.get("text", ""), content.get("options") or {}
+        )
 
     async def _resume(self, content: dict[str, Any]) -> None:
-        await _in_thread(_resume)(self.user, self.thread_id, content.get("toolCallId", ""),
-                                  content.get("payload"))
+        await _in_thread(_resume)(
+            self.user, self.thread_id, content.get("toolCallId", ""), content.get("payload")
+        )
 
     async def _client_tool_result(self, content: dict[str, Any]) -> None:
         await _in_thread(_client_tool_result)(
-            self.user, self.thread_id, content.get("toolCallId", ""), content)
+            self.user, self.thread_id, content.get("toolCallId", ""), content
+        )
 
     async def _abort(self, content: dict[str, Any]) -> None:
         await _in_thread(_abort)(self.user, self.thread_id)
 
     async def _get_partial(self, content: dict[str, Any]) -> None:
         answer = await _in_thread(thread_services.thread_partial)(
-            thread_id=self.thread_id, tool_call_id=str(content.get("toolCallId", "")))
+            thread_id=self.thread_id, tool_call_id=str(content.get("toolCallId", ""))
+        )
         await self.send_json(answer)
 
 
@@ -150,8 +167,11 @@ def _suspended_run_of_call(user: Any, thread_id: Any, tool_call_id: str) -> Any:
     from agents_core.models import Run, RunStatus
 
     thread = thread_services.thread_get(user=user, thread_id=thread_id)
-    run = Run.objects.filter(thread=thread, tool_calls__call_id=tool_call_id).order_by(
-        "-created_at").first()
+    run = (
+        Run.objects.filter(thread=thread, tool_calls__call_id=tool_call_id)
+        .order_by("-created_at")
+        .first()
+    )
     if run is None:
         raise ApplicationError("No such tool call on this thread.", code="not_found")
     if run.status != RunStatus.SUSPENDED:
@@ -164,12 +184,17 @@ def _resume(user: Any, thread_id: Any, tool_call_id: str, payload: Any) -> None:
     run_services.run_resume(run=run, tool_call_id=tool_call_id, payload=payload, user=user)
 
 
-def _client_tool_result(user: Any, thread_id: Any, tool_call_id: str,
-                        content: dict[str, Any]) -> None:
+def _client_tool_result(
+    user: Any, thread_id: Any, tool_call_id: str, content: dict[str, Any]
+) -> None:
     run = _suspended_run_of_call(user, thread_id, tool_call_id)
-    run_services.client_tool_result(run=run, tool_call_id=tool_call_id,
-                                    output=content.get("output"), error=content.get("error"),
-                                    user=user)
+    run_services.client_tool_result(
+        run=run,
+        tool_call_id=tool_call_id,
+        output=content.get("output"),
+        error=content.get("error"),
+        user=user,
+    )
 
 
 def _abort(user: Any, thread_id: Any) -> None:

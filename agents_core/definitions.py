@@ -47,7 +47,8 @@ def schema_to_json_schema(schema: Schema) -> dict[str, Any] | None:
     if callable(model_json_schema):
         return model_json_schema()
     raise DefinitionError(
-        f"A schema must be a JSON Schema dict or a pydantic model, not {schema!r}")
+        f"A schema must be a JSON Schema dict or a pydantic model, not {schema!r}"
+    )
 
 
 def _check_json_schema(schema: dict[str, Any] | None, what: str) -> None:
@@ -141,8 +142,7 @@ def create_tool(
     if timeout <= 0:
         raise DefinitionError(f"Tool {id!r}: timeout must be positive.")
     schemas = {
-        "input_schema": schema_to_json_schema(input_schema)
-        or {"type": "object", "properties": {}},
+        "input_schema": schema_to_json_schema(input_schema) or {"type": "object", "properties": {}},
         "output_schema": schema_to_json_schema(output_schema),
         "resume_schema": schema_to_json_schema(resume_schema),
     }

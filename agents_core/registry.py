@@ -65,9 +65,7 @@ def discover() -> Registry:
     """Import definition modules and build the registry (no database access)."""
     registry = Registry()
     module_names = [
-        f"{config.name}.{name}"
-        for config in apps.get_app_configs()
-        for name in ("tools", "agents")
+        f"{config.name}.{name}" for config in apps.get_app_configs() for name in ("tools", "agents")
     ]
     module_names += list(getattr(settings, "STUDIO_CODE_MODULES", []))
     for module_name in module_names:

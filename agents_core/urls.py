@@ -34,14 +34,20 @@ _agent = "agents/<slug:slug>"
 _revision = f"{_agent}/revisions/<int:revision_id>"
 urlpatterns += [
     path(f"{_agent}/overrides/", editor_api.EditorOverridesApi.as_view(), name="agent-overrides"),
-    path(f"{_agent}/overrides/reset", editor_api.EditorResetApi.as_view(),
-         name="agent-overrides-reset"),
+    path(
+        f"{_agent}/overrides/reset",
+        editor_api.EditorResetApi.as_view(),
+        name="agent-overrides-reset",
+    ),
     path(f"{_agent}/lock/", editor_api.EditLockApi.as_view(), name="agent-lock"),
     path(f"{_agent}/lock/break", editor_api.EditLockBreakApi.as_view(), name="agent-lock-break"),
     path(f"{_agent}/revisions/", editor_api.RevisionListApi.as_view(), name="agent-revisions"),
     path(f"{_revision}/", editor_api.RevisionDetailApi.as_view(), name="agent-revision"),
-    path(f"{_revision}/restore", editor_api.RevisionRestoreApi.as_view(),
-         name="agent-revision-restore"),
+    path(
+        f"{_revision}/restore",
+        editor_api.RevisionRestoreApi.as_view(),
+        name="agent-revision-restore",
+    ),
 ]
 
 # Thread signals, message queueing and the notification inbox (issue 6).
@@ -49,22 +55,43 @@ from agents_core.api import signals as signals_api  # noqa: E402
 
 _thread = "threads/<uuid:thread_id>"
 urlpatterns += [
-    path(f"{_thread}/send-message", signals_api.ThreadSendMessageApi.as_view(),
-         name="thread-send-message"),
-    path(f"{_thread}/queue-message", signals_api.ThreadQueueMessageApi.as_view(),
-         name="thread-queue-message"),
+    path(
+        f"{_thread}/send-message",
+        signals_api.ThreadSendMessageApi.as_view(),
+        name="thread-send-message",
+    ),
+    path(
+        f"{_thread}/queue-message",
+        signals_api.ThreadQueueMessageApi.as_view(),
+        name="thread-queue-message",
+    ),
     path(f"{_thread}/signals/", signals_api.ThreadSignalsApi.as_view(), name="thread-signals"),
-    path(f"{_thread}/state-signals/", signals_api.ThreadStateSignalApi.as_view(),
-         name="thread-state-signals"),
-    path(f"{_thread}/notifications/", signals_api.ThreadNotificationsApi.as_view(),
-         name="thread-notifications"),
-    path(f"{_thread}/notifications/digest", signals_api.ThreadDigestApi.as_view(),
-         name="thread-notifications-digest"),
-    path(f"{_thread}/subscription/", signals_api.ThreadSubscriptionApi.as_view(),
-         name="thread-subscription"),
+    path(
+        f"{_thread}/state-signals/",
+        signals_api.ThreadStateSignalApi.as_view(),
+        name="thread-state-signals",
+    ),
+    path(
+        f"{_thread}/notifications/",
+        signals_api.ThreadNotificationsApi.as_view(),
+        name="thread-notifications",
+    ),
+    path(
+        f"{_thread}/notifications/digest",
+        signals_api.ThreadDigestApi.as_view(),
+        name="thread-notifications-digest",
+    ),
+    path(
+        f"{_thread}/subscription/",
+        signals_api.ThreadSubscriptionApi.as_view(),
+        name="thread-subscription",
+    ),
     path(f"{_thread}/abort", signals_api.ThreadAbortApi.as_view(), name="thread-abort"),
-    path("agents/<slug:slug>/notification-policy", signals_api.AgentNotificationPolicyApi.as_view(),
-         name="agent-notification-policy"),
+    path(
+        "agents/<slug:slug>/notification-policy",
+        signals_api.AgentNotificationPolicyApi.as_view(),
+        name="agent-notification-policy",
+    ),
 ]
 
 # Threads, their events and runs: the preview chat (issue 4).
@@ -83,6 +110,9 @@ urlpatterns += [
     path(f"{_r}/", threads_api.RunDetailApi.as_view(), name="run-detail"),
     path(f"{_r}/resume", threads_api.RunResumeApi.as_view(), name="run-resume"),
     path(f"{_r}/abort", threads_api.RunAbortApi.as_view(), name="run-abort"),
-    path(f"{_r}/client-tool-result", threads_api.RunClientToolResultApi.as_view(),
-         name="run-client-tool-result"),
+    path(
+        f"{_r}/client-tool-result",
+        threads_api.RunClientToolResultApi.as_view(),
+        name="run-client-tool-result",
+    ),
 ]

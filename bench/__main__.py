@@ -10,8 +10,11 @@ from pathlib import Path
 
 
 def main() -> int:
-    names = sorted(info.name for info in pkgutil.iter_modules([str(Path(__file__).parent)])
-                   if not info.name.startswith("_"))
+    names = sorted(
+        info.name
+        for info in pkgutil.iter_modules([str(Path(__file__).parent)])
+        if not info.name.startswith("_")
+    )
     selected = [name for name in names if not sys.argv[1:] or name in sys.argv[1:]]
     sys.argv = sys.argv[:1]  # each bench parses its own (empty) arguments
     failed = []

@@ -26,23 +26,43 @@ GAP = 0.001  # seconds between chunks: each arrives alone, and wakes the client,
 
 def _event(delta: dict | None, finish: str | None = None, **extra: object) -> bytes:
     choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
-    body = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1,
-            "model": "bench", "choices": choices, **extra}
+    body = {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "bench",
+        "choices": choices,
+        **extra,
+    }
     return f"data: {json.dumps(body)}\n\n".encode()
 
 
 def events(n: int, include_usage: bool) -> list[bytes]:
     out = [_event({"role": "assistant", "content": f"{i:07d};"}) for i in range(n // 2)]
-    out.append(_event({"tool_calls": [{"index": 0, "id": "call_bench", "type": "function",
-                                       "function": {"name": "bench_sink",
-                                                    "arguments": '{"log": "'}}]}))
-    out += [_event({"tool_calls": [{"index": 0, "function": {"arguments": f"{i:07d};"}}]})
-            for i in range(n // 2, n)]
+    out.append(
+        _event(
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "call_bench",
+                        "type": "function",
+                        "function": {"name": "bench_sink", "arguments": '{"log": "'},
+                    }
+                ]
+            }
+        )
+    )
+    out += [
+        _event({"tool_calls": [{"index": 0, "function": {"arguments": f"{i:07d};"}}]})
+        for i in range(n // 2, n)
+    ]
     out.append(_event({"tool_calls": [{"index": 0, "function": {"arguments": '"}'}}]}))
     out.append(_event({}, "tool_calls"))
     if include_usage:  # as OpenAI does: a last chunk with no choices
-        out.append(_event(None, usage={"prompt_tokens": 1, "completion_tokens": n,
-                                       "total_tokens": n + 1}))
+        out.append(
+            _event(None, usage={"prompt_tokens": 1, "completion_tokens": n, "total_tokens": n + 1})
+        )
     out.append(b"data: [DONE]\n\n")
     return out
 
@@ -64,8 +84,7 @@ async def completions(request: web.Request) -> web.StreamResponse:
 def main() -> None:
     app = web.Application()
     app.router.add_post("/v1/chat/completions", completions)
-    web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None,
-                access_log=None)
+    web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None, access_log=None)
 
 
 if __name__ == "__main__":

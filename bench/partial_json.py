@@ -50,28 +50,50 @@ from agents_core.runtime.partial_json import (  # noqa: E402
 
 SKIP_AFTER_S = 60.0
 SAMPLES = 40
-WORDS = ["naïve", "café", "Zürich", "東京", "데이터", "emoji 😀", 'say "hi"', "back\\slash",
-         "tab\there", "new\nline", "plain", "streaming", "argument", "π≈3.14159"]
+WORDS = [
+    "naïve",
+    "café",
+    "Zürich",
+    "東京",
+    "데이터",
+    "emoji 😀",
+    'say "hi"',
+    "back\\slash",
+    "tab\there",
+    "new\nline",
+    "plain",
+    "streaming",
+    "argument",
+    "π≈3.14159",
+]
 
 
 def argument(size: int, rng: random.Random) -> str:
     """A JSON object of about `size` characters."""
     sections: list[dict[str, Any]] = []
-    value = {"title": "Quarterly report — ünïcode", "sections": sections,
-             "meta": {"draft": True, "version": 3, "owner": None}}
+    value = {
+        "title": "Quarterly report — ünïcode",
+        "sections": sections,
+        "meta": {"draft": True, "version": 3, "owner": None},
+    }
     text = json.dumps(value, ensure_ascii=False)
     while len(text) < size:
         body = " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 40)))
-        sections.append({"heading": f"Section {len(sections) + 1}", "body": body,
-                         "tags": [rng.choice(WORDS) for _ in range(3)],
-                         "scores": [round(rng.random() * 100, 3), rng.randint(-50, 50)],
-                         "nested": {"ok": rng.random() < 0.5, "ratio": 0.25}})
+        sections.append(
+            {
+                "heading": f"Section {len(sections) + 1}",
+                "body": body,
+                "tags": [rng.choice(WORDS) for _ in range(3)],
+                "scores": [round(rng.random() * 100, 3), rng.randint(-50, 50)],
+                "nested": {"ok": rng.random() < 0.5, "ratio": 0.25},
+            }
+        )
         text = json.dumps(value, ensure_ascii=False)
     return text
 
 
 def deltas_of(text: str, size: int) -> list[str]:
-    return [text[i:i + size] for i in range(0, len(text), size)]
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def run_studio(deltas: list[str]) -> tuple[float, Any]:
@@ -120,7 +142,7 @@ def _trimmed(value: Any) -> Any:
 
 def comparable(deltas: list[str], index: int) -> bool:
     """Sample points not inside a number or literal, where parsers legitimately differ."""
-    prefix = "".join(deltas[max(0, index - 2):index + 1]).rstrip()
+    prefix = "".join(deltas[max(0, index - 2) : index + 1]).rstrip()
     return prefix[-1:] not in "0123456789.eE+-truefalsn"
 
 
@@ -129,13 +151,23 @@ def ws_bytes(deltas: list[str], rate: float, window_ms: float) -> int:
     parser = IncrementalJSONParser()
     per_window = max(1, int(rate * window_ms / 1000))
     total, seq = 0, 1000
-    base = {"runId": "3f2b8c1e-6a4d-4f7a-9c0e-2d5b7a9e1f30", "toolCallId": "call_8d3f1a2b9c4e_0",
-            "toolName": "write_report"}
+    base = {
+        "runId": "3f2b8c1e-6a4d-4f7a-9c0e-2d5b7a9e1f30",
+        "toolCallId": "call_8d3f1a2b9c4e_0",
+        "toolName": "write_report",
+    }
     for start in range(0, len(deltas), per_window):
         batch: list[dict[str, Any]] = []
-        for delta in deltas[start:start + per_window]:
-            coalesce(batch, {"type": "tool-input-delta", **base, "argsTextDelta": delta,
-                             "patches": parser.feed(delta)})
+        for delta in deltas[start : start + per_window]:
+            coalesce(
+                batch,
+                {
+                    "type": "tool-input-delta",
+                    **base,
+                    "argsTextDelta": delta,
+                    "patches": parser.feed(delta),
+                },
+            )
         for event in batch:
             event["patches"] = compact_patches(event["patches"])
             seq += 1
@@ -147,12 +179,20 @@ def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     options.add_argument("--sizes", default="1000,10000,100000,1000000")
     options.add_argument("--delta", type=int, default=16)
-    options.add_argument("--rate", type=float, default=1000.0,
-                         help="deltas per second arriving from the model (for ws_bytes)")
+    options.add_argument(
+        "--rate",
+        type=float,
+        default=1000.0,
+        help="deltas per second arriving from the model (for ws_bytes)",
+    )
     options.add_argument("--window", type=float, default=30.0, help="batch window in ms")
-    options.add_argument("--jiter-limit", type=float, default=900.0,
-                         help="estimate (print est<seconds>) instead of running the jiter "
-                         "re-parse when it would take longer than this")
+    options.add_argument(
+        "--jiter-limit",
+        type=float,
+        default=900.0,
+        help="estimate (print est<seconds>) instead of running the jiter "
+        "re-parse when it would take longer than this",
+    )
     args = options.parse_args()
     import jiter
     import partial_json_parser
@@ -163,8 +203,11 @@ def main() -> None:
     rng = random.Random(4)
     pjp_rate: float | None = None  # seconds per delta per character, from measured sizes
     jiter_rate: float | None = None
-    print(f"# deltas of {args.delta} characters; ws_bytes at {args.rate:g} deltas/s with a "
-          f"{args.window:g} ms window", file=sys.stderr)
+    print(
+        f"# deltas of {args.delta} characters; ws_bytes at {args.rate:g} deltas/s with a "
+        f"{args.window:g} ms window",
+        file=sys.stderr,
+    )
     previous: tuple[int, float] | None = None
     for size in [int(s) for s in args.sizes.split(",")]:
         text = argument(size, rng)
@@ -203,20 +246,30 @@ def main() -> None:
             pjp = f"{pjp_s:.3f}"
         size_bytes = len(text.encode())
         wire = ws_bytes(deltas, args.rate, args.window)
-        speedup = f"{jiter_s / studio_s:.1f}" if not jiter_shown.startswith("est") else (
-            f"est{jiter_s / studio_s:.0f}")
-        print(f"size={size_bytes} studio_s={studio_s:.4f} jiter_s={jiter_shown} pjp_s={pjp} "
-              f"speedup_vs_jiter={speedup} ws_bytes={wire}", flush=True)
+        speedup = (
+            f"{jiter_s / studio_s:.1f}"
+            if not jiter_shown.startswith("est")
+            else (f"est{jiter_s / studio_s:.0f}")
+        )
+        print(
+            f"size={size_bytes} studio_s={studio_s:.4f} jiter_s={jiter_shown} pjp_s={pjp} "
+            f"speedup_vs_jiter={speedup} ws_bytes={wire}",
+            flush=True,
+        )
         slow_wire = ws_bytes(deltas, 50.0, args.window)
         growth = ""
         if previous is not None:
-            growth = (f" time x{studio_s / previous[1]:.1f} for size "
-                      f"x{size_bytes / previous[0]:.1f};")
-        print(f"#  {len(deltas)} deltas;{growth} sampled intermediate values compared: "
-              f"{len(samples)}, disagreements with jiter: {mismatches}, with "
-              f"partial-json-parser: {pjp_mismatches}; ws_bytes/size "
-              f"{wire / size_bytes:.2f} (at 50 deltas/s: {slow_wire / size_bytes:.2f})",
-              file=sys.stderr, flush=True)
+            growth = (
+                f" time x{studio_s / previous[1]:.1f} for size x{size_bytes / previous[0]:.1f};"
+            )
+        print(
+            f"#  {len(deltas)} deltas;{growth} sampled intermediate values compared: "
+            f"{len(samples)}, disagreements with jiter: {mismatches}, with "
+            f"partial-json-parser: {pjp_mismatches}; ws_bytes/size "
+            f"{wire / size_bytes:.2f} (at 50 deltas/s: {slow_wire / size_bytes:.2f})",
+            file=sys.stderr,
+            flush=True,
+        )
         previous = (size_bytes, studio_s)
 
 

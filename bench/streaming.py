@@ -104,12 +104,17 @@ def _ensure_database(url: str) -> None:
     config = parse(url)
     if "postgresql" not in config["ENGINE"]:
         return
-    admin = psycopg.connect(host=config["HOST"] or "127.0.0.1", port=config["PORT"] or 5432,
-                            user=config["USER"] or "postgres", dbname="postgres",
-                            autocommit=True)
+    admin = psycopg.connect(
+        host=config["HOST"] or "127.0.0.1",
+        port=config["PORT"] or 5432,
+        user=config["USER"] or "postgres",
+        dbname="postgres",
+        autocommit=True,
+    )
     with admin:
-        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s",
-                               [config["NAME"]]).fetchone()
+        exists = admin.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [config["NAME"]]
+        ).fetchone()
         if not exists:
             admin.execute(f'CREATE DATABASE "{config["NAME"]}"')
 
@@ -166,19 +171,38 @@ def _wait_listening(proc: subprocess.Popen, port: int, log: str) -> None:
 
 def _start(executor: str, port: int, stats_file: str, workers: int) -> list[subprocess.Popen]:
     """Daphne, and with the worker executor its run workers: [daphne, worker...]."""
-    env = {**os.environ, "STUDIO_RUNTIME_STATS_FILE": stats_file, "PYTHONPATH": str(ROOT),
-           "STUDIO_RUN_EXECUTOR": executor}
-    commands = [[sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                 "studio.asgi:application"]]
+    env = {
+        **os.environ,
+        "STUDIO_RUNTIME_STATS_FILE": stats_file,
+        "PYTHONPATH": str(ROOT),
+        "STUDIO_RUN_EXECUTOR": executor,
+    }
+    commands = [
+        [
+            sys.executable,
+            "-m",
+            "daphne",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "studio.asgi:application",
+        ]
+    ]
     if executor == "worker":
-        commands += [[sys.executable, "manage.py", "execute_runs", "--name", f"bench-{number}"]
-                     for number in range(workers)]
+        commands += [
+            [sys.executable, "manage.py", "execute_runs", "--name", f"bench-{number}"]
+            for number in range(workers)
+        ]
     procs = []
     for number, command in enumerate(commands):
         log = ROOT / ".studio" / f"bench-{executor}-{number}-{port}.log"
         with open(log, "wb") as handle:
-            procs.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle,
-                                          stderr=subprocess.STDOUT))
+            procs.append(
+                subprocess.Popen(
+                    command, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT
+                )
+            )
     _wait_listening(procs[0], port, str(log))
     return procs
 
@@ -220,9 +244,16 @@ def _http_stream(base: str, chunks: int, gap: float | None = None) -> Any:
     import litellm
 
     return litellm.acompletion(
-        model="openai/bench", api_base=base, api_key="sk-bench", messages=MESSAGES,
-        tools=TOOLS, stream=True, stream_options={"include_usage": True}, max_tokens=chunks,
-        **({} if gap is None else {"extra_body": {"gap": gap}}))
+        model="openai/bench",
+        api_base=base,
+        api_key="sk-bench",
+        messages=MESSAGES,
+        tools=TOOLS,
+        stream=True,
+        stream_options={"include_usage": True},
+        max_tokens=chunks,
+        **({} if gap is None else {"extra_body": {"gap": gap}}),
+    )
 
 
 def _offline_stream(chunks: int, delay: float) -> Any:
@@ -231,16 +262,23 @@ def _offline_stream(chunks: int, delay: float) -> Any:
 
     from agents_core.runtime import offline  # noqa: F401 - registers the provider
 
-    return litellm.acompletion(model="studio/scripted", messages=MESSAGES, stream=True,
-                               tools=TOOLS, stamp=chunks, delay=delay)
+    return litellm.acompletion(
+        model="studio/scripted",
+        messages=MESSAGES,
+        stream=True,
+        tools=TOOLS,
+        stamp=chunks,
+        delay=delay,
+    )
 
 
 def _provider_stream(chunks: int, delay: float) -> Any:
     """The offline provider's stream alone, without litellm."""
     from agents_core.runtime import offline
 
-    return offline._handler.astreaming("scripted", MESSAGES, optional_params={
-        "stamp": chunks, "tools": TOOLS, "delay": delay})
+    return offline._handler.astreaming(
+        "scripted", MESSAGES, optional_params={"stamp": chunks, "tools": TOOLS, "delay": delay}
+    )
 
 
 async def _cpu_reading(stream: Any, to_the_end: bool = False) -> tuple[float, int]:
@@ -261,8 +299,9 @@ async def _litellm_http_us_per_chunk(base: str, chunks: int = 1000) -> float:
     return best
 
 
-async def _paced_us_per_chunk(open_stream: Any, streams: int, chunks: int, repeats: int = 3,
-                              to_the_end: bool = False) -> float:
+async def _paced_us_per_chunk(
+    open_stream: Any, streams: int, chunks: int, repeats: int = 3, to_the_end: bool = False
+) -> float:
     """CPU per chunk of `streams` streams read at once, paced as `open_stream(chunks)` paces
     them, beyond what the same streams of 2 chunks cost (the request, the connection, the
     first and the last chunks): a marginal cost, measured as studio_us_per_delta is.
@@ -273,8 +312,9 @@ async def _paced_us_per_chunk(open_stream: Any, streams: int, chunks: int, repea
 
     async def phase(n: int) -> tuple[float, int]:
         started = time.process_time()
-        counts = await asyncio.gather(*(_cpu_reading(open_stream(n), to_the_end)
-                                        for _ in range(streams)))
+        counts = await asyncio.gather(
+            *(_cpu_reading(open_stream(n), to_the_end) for _ in range(streams))
+        )
         return time.process_time() - started, sum(count for _, count in counts)
 
     best = float("inf")
@@ -285,8 +325,7 @@ async def _paced_us_per_chunk(open_stream: Any, streams: int, chunks: int, repea
     return best
 
 
-async def _model_us_per_chunk(base: str, streams: int, rate: float
-                              ) -> tuple[float, float, float]:
+async def _model_us_per_chunk(base: str, streams: int, rate: float) -> tuple[float, float, float]:
     """CPU per chunk, at `streams` streams of `rate` chunks a second, of (litellm over the
     real HTTP path, litellm over the offline provider, the offline provider alone).
 
@@ -299,8 +338,9 @@ async def _model_us_per_chunk(base: str, streams: int, rate: float
     delay = 1 / rate
     http = await _paced_us_per_chunk(lambda n: _http_stream(base, n, delay), streams, chunks)
     through = await _paced_us_per_chunk(lambda n: _offline_stream(n, delay), streams, chunks)
-    alone = await _paced_us_per_chunk(lambda n: _provider_stream(n, delay), streams, chunks,
-                                      to_the_end=True)
+    alone = await _paced_us_per_chunk(
+        lambda n: _provider_stream(n, delay), streams, chunks, to_the_end=True
+    )
     return http, max(0.0, through - alone), alone
 
 
@@ -335,15 +375,32 @@ class Client:
         headers = {"Cookie": cookie, "Origin": base}
         # Handshakes a few at a time: Daphne drops a socket not accepted within 5 s.
         async with gate:
-            self.ws = await websockets.connect(url, additional_headers=headers, max_size=None,
-                                               ping_interval=None, open_timeout=60)
+            self.ws = await websockets.connect(
+                url, additional_headers=headers, max_size=None, ping_interval=None, open_timeout=60
+            )
 
-    async def chat(self, base: str, cookie: str, rate: float, deltas: int,
-                   timeout: float, start_after: float = 0.0) -> None:
+    async def chat(
+        self,
+        base: str,
+        cookie: str,
+        rate: float,
+        deltas: int,
+        timeout: float,
+        start_after: float = 0.0,
+    ) -> None:
         async with self.ws as ws:
             await asyncio.sleep(start_after)
-            await ws.send(json.dumps({"type": "chat", "text": "go", "options": {
-                "providerOptions": {"studio": {"delay": 1 / rate, "stamp": deltas}}}}))
+            await ws.send(
+                json.dumps(
+                    {
+                        "type": "chat",
+                        "text": "go",
+                        "options": {
+                            "providerOptions": {"studio": {"delay": 1 / rate, "stamp": deltas}}
+                        },
+                    }
+                )
+            )
             sent = time.time()
             last_seq = 0
             async with asyncio.timeout(timeout):
@@ -362,8 +419,9 @@ class Client:
                     for index, stamp in STAMP.findall(text):
                         self.stamps.add(int(index))
                         self.latencies.append((received - float(stamp)) * 1000)
-                        self.timeline.append((received, self.latencies[-1], event["type"],
-                                              int(index), float(stamp)))
+                        self.timeline.append(
+                            (received, self.latencies[-1], event["type"], int(index), float(stamp))
+                        )
                     if event["type"] in ("run-finish", "run-error"):
                         if event["type"] == "run-error":
                             self.error = event.get("error", "")
@@ -377,8 +435,16 @@ def _percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def _phase(user: Any, cookie: str, base: str, pids: list[int], streams: int, rate: float,
-           seconds: float, stagger: float = 0.0) -> dict[str, Any]:
+def _phase(
+    user: Any,
+    cookie: str,
+    base: str,
+    pids: list[int],
+    streams: int,
+    rate: float,
+    seconds: float,
+    stagger: float = 0.0,
+) -> dict[str, Any]:
     from agents_core.models import Agent
     from agents_core.services.threads import thread_create
 
@@ -391,9 +457,13 @@ def _phase(user: Any, cookie: str, base: str, pids: list[int], streams: int, rat
     async def go() -> None:
         gate = asyncio.Semaphore(10)
         await asyncio.gather(*(c.connect(base, cookie, gate) for c in clients))
-        results = await asyncio.gather(*(
-            c.chat(base, cookie, rate, deltas, seconds * 10 + 60, stagger * n / len(clients))
-            for n, c in enumerate(clients)), return_exceptions=True)
+        results = await asyncio.gather(
+            *(
+                c.chat(base, cookie, rate, deltas, seconds * 10 + 60, stagger * n / len(clients))
+                for n, c in enumerate(clients)
+            ),
+            return_exceptions=True,
+        )
         for client, result in zip(clients, results, strict=True):
             if isinstance(result, BaseException):
                 # Counted: what it did not receive is lost.
@@ -411,8 +481,7 @@ def _phase(user: Any, cookie: str, base: str, pids: list[int], streams: int, rat
     finally:
         wall = time.monotonic() - started
         gc.unfreeze()
-    per_process = [_cpu_seconds(pid) - before for pid, before in zip(pids, cpu_before,
-                                                                        strict=True)]
+    per_process = [_cpu_seconds(pid) - before for pid, before in zip(pids, cpu_before, strict=True)]
     cpu = sum(per_process)
     clients_cpu = time.process_time() - clients_cpu
     latencies = [lat for c in clients for lat in c.latencies]
@@ -431,9 +500,13 @@ def _phase(user: Any, cookie: str, base: str, pids: list[int], streams: int, rat
         "lost": sum(deltas - len(c.stamps) for c in clients),
         "gaps": sum(c.gaps for c in clients),
         "errors": [c.error for c in clients if c.error],
-        "p50": _percentile(latencies, 0.5), "p99": _percentile(latencies, 0.99),
+        "p50": _percentile(latencies, 0.5),
+        "p99": _percentile(latencies, 0.99),
         "start_ms": sorted(c.start_ms for c in clients if c.start_ms is not None),
-        "cpu": cpu, "wall": wall, "per_process": per_process, "clients_cpu": clients_cpu,
+        "cpu": cpu,
+        "wall": wall,
+        "per_process": per_process,
+        "clients_cpu": clients_cpu,
         "p99_by_second": [round(_percentile(windows[k], 0.99)) for k in sorted(windows)],
     }
 
@@ -456,8 +529,10 @@ def _idle_cpu_per_second(pids: list[int], seconds: int = 6) -> float:
 def _marginal_by_process(result: dict[str, Any], fixed: dict[str, Any]) -> list[int]:
     """What one more delta cost each process (the long phase minus the short one)."""
     extra = max(1, result["deltas"] - fixed["deltas"])
-    return [round((long - short) * 1e6 / extra) for long, short in
-            zip(result["per_process"], fixed["per_process"], strict=True)]
+    return [
+        round((long - short) * 1e6 / extra)
+        for long, short in zip(result["per_process"], fixed["per_process"], strict=True)
+    ]
 
 
 def main() -> None:
@@ -465,16 +540,26 @@ def main() -> None:
     options.add_argument("--streams", default="1,10,50,100")
     options.add_argument("--rate", type=float, default=30.0)
     options.add_argument("--seconds", type=float, default=8.0)
-    options.add_argument("--workers", type=int, default=os.cpu_count() or 2,
-                         help="run worker processes of the worker executor (default: one per "
-                              "core)")
-    options.add_argument("--stagger", type=float, default=0.0,
-                         help="spread the chats' starts over this many seconds")
-    options.add_argument("--executor", default="inline,worker",
-                         help="run executors to compare: inline (in Daphne), worker (a run "
-                              "worker process)")
-    options.add_argument("--layer", choices=["core", "pubsub"], default="pubsub",
-                         help="channels_redis layer: pubsub (the studio's default) or core")
+    options.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 2,
+        help="run worker processes of the worker executor (default: one per core)",
+    )
+    options.add_argument(
+        "--stagger", type=float, default=0.0, help="spread the chats' starts over this many seconds"
+    )
+    options.add_argument(
+        "--executor",
+        default="inline,worker",
+        help="run executors to compare: inline (in Daphne), worker (a run worker process)",
+    )
+    options.add_argument(
+        "--layer",
+        choices=["core", "pubsub"],
+        default="pubsub",
+        help="channels_redis layer: pubsub (the studio's default) or core",
+    )
     args = options.parse_args()
     # Stopped by SIGTERM, it still stops the processes it started (the finally blocks):
     # left running, a run worker of a stopped bench claims the next bench's runs.
@@ -485,8 +570,12 @@ def main() -> None:
     model_port = _free_port()
     model_log = ROOT / ".studio" / f"bench-sse-model-{model_port}.log"
     with open(model_log, "wb") as handle:
-        model = subprocess.Popen([sys.executable, "-m", "bench._sse_model", str(model_port)],
-                                 cwd=ROOT, stdout=handle, stderr=subprocess.STDOUT)
+        model = subprocess.Popen(
+            [sys.executable, "-m", "bench._sse_model", str(model_port)],
+            cwd=ROOT,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+        )
     try:
         _wait_listening(model, model_port, str(model_log))
         _run(args, user, cookie, f"http://127.0.0.1:{model_port}/v1")
@@ -514,58 +603,71 @@ def _run(args: argparse.Namespace, user: Any, cookie: str, model_base: str) -> N
                 except Exception as exc:  # noqa: BLE001
                     print(f"# warm-up attempt {attempt + 1} failed: {exc}", file=sys.stderr)
             idle = _idle_cpu_per_second(pids)
-            print(f"# executor={executor}: idle CPU {idle * 100:.1f}% of a core (taken out "
-                  f"of studio_us_per_delta per second of each phase)", file=sys.stderr,
-                  flush=True)
+            print(
+                f"# executor={executor}: idle CPU {idle * 100:.1f}% of a core (taken out "
+                f"of studio_us_per_delta per second of each phase)",
+                file=sys.stderr,
+                flush=True,
+            )
             for streams in counts:
-                result = _phase(user, cookie, base, pids, streams, args.rate, args.seconds,
-                                args.stagger)
+                result = _phase(
+                    user, cookie, base, pids, streams, args.rate, args.seconds, args.stagger
+                )
                 # The same chats with 2 deltas each: what a run costs whatever its length
                 # (setup, memory, saving the step, the tool call, the second model call).
-                fixed = _phase(user, cookie, base, pids, streams, args.rate, 2 / args.rate,
-                               args.stagger)
+                fixed = _phase(
+                    user, cookie, base, pids, streams, args.rate, 2 / args.rate, args.stagger
+                )
                 # Measured now, between the phases: a shared machine's speed drifts.
                 http_us, litellm_us, provider_us = asyncio.run(
-                    _model_us_per_chunk(model_base, streams, args.rate))
+                    _model_us_per_chunk(model_base, streams, args.rate)
+                )
                 unpaced_us = asyncio.run(_litellm_http_us_per_chunk(model_base))
                 assembly_us = asyncio.run(_assembly_us_per_chunk())
                 model_us = litellm_us + provider_us
-                studio_us = ((result["cpu"] - idle * result["wall"]
-                              - fixed["cpu"] + idle * fixed["wall"]) * 1e6
-                             / (result["deltas"] - fixed["deltas"]) - model_us)
+                studio_us = (
+                    result["cpu"] - idle * result["wall"] - fixed["cpu"] + idle * fixed["wall"]
+                ) * 1e6 / (result["deltas"] - fixed["deltas"]) - model_us
                 all_in_us = result["cpu"] * 1e6 / result["deltas"] - model_us
                 p99[(executor, streams)] = result["p99"]
-                print(f"executor={executor} streams={streams} rate={args.rate:g} "
-                      f"delivered={result['delivered']} lost={result['lost']} "
-                      f"p50_ms={result['p50']:.1f} p99_ms={result['p99']:.1f} "
-                      f"studio_us_per_delta={studio_us:.0f} "
-                      f"litellm_us_per_delta={http_us:.0f} "
-                      f"litellm_offline_us_per_delta={litellm_us:.0f} "
-                      f"provider_us_per_delta={provider_us:.0f} "
-                      f"studio_over_litellm={studio_us / http_us:.2f} "
-                      f"studio_over_litellm_offline={studio_us / litellm_us:.2f} "
-                      f"studio_ms_per_run={fixed['cpu'] * 1000 / streams:.1f} "
-                      f"all_in_us_per_delta={all_in_us:.0f} "
-                      f"litellm_unpaced_us_per_delta={unpaced_us:.0f} "
-                      f"studio_over_litellm_unpaced={studio_us / unpaced_us:.2f}", flush=True)
-                print(f"#  layer={args.layer}; {result['deltas']} deltas in "
-                      f"{result['wall']:.1f} s; studio CPU {result['cpu']:.1f} s "
-                      f"({result['cpu'] / result['wall'] * 100:.0f}% of a core; by process "
-                      f"{[round(c / result['wall'] * 100) for c in result['per_process']]}%; "
-                      f"the clients {result['clients_cpu'] / result['wall'] * 100:.0f}%); "
-                      f"marginal us per delta by process (Daphne first, litellm and the "
-                      f"provider in the workers' or inline Daphne's) "
-                      f"{_marginal_by_process(result, fixed)}; "
-                      f"sequence gaps "
-                      f"seen by clients: {result['gaps']}; run errors: "
-                      f"{len(result['errors'])} {result['errors'][:1]}; from a message to its "
-                      f"run-start p50/max ms {_percentile(result['start_ms'], 0.5):.0f}/"
-                      f"{max(result['start_ms'], default=float('nan')):.0f}; p99 ms second by "
-                      f"second: {result['p99_by_second']}; litellm and the provider alone "
-                      f"need {streams * args.rate * model_us / 1e6:.2f} of the machine's "
-                      f"{os.cpu_count()} cores at this rate; litellm's assembly of the whole "
-                      f"response, which the run loop skips, would add {assembly_us:.0f} us "
-                      f"per chunk", file=sys.stderr, flush=True)
+                print(
+                    f"executor={executor} streams={streams} rate={args.rate:g} "
+                    f"delivered={result['delivered']} lost={result['lost']} "
+                    f"p50_ms={result['p50']:.1f} p99_ms={result['p99']:.1f} "
+                    f"studio_us_per_delta={studio_us:.0f} "
+                    f"litellm_us_per_delta={http_us:.0f} "
+                    f"litellm_offline_us_per_delta={litellm_us:.0f} "
+                    f"provider_us_per_delta={provider_us:.0f} "
+                    f"studio_over_litellm={studio_us / http_us:.2f} "
+                    f"studio_over_litellm_offline={studio_us / litellm_us:.2f} "
+                    f"studio_ms_per_run={fixed['cpu'] * 1000 / streams:.1f} "
+                    f"all_in_us_per_delta={all_in_us:.0f} "
+                    f"litellm_unpaced_us_per_delta={unpaced_us:.0f} "
+                    f"studio_over_litellm_unpaced={studio_us / unpaced_us:.2f}",
+                    flush=True,
+                )
+                print(
+                    f"#  layer={args.layer}; {result['deltas']} deltas in "
+                    f"{result['wall']:.1f} s; studio CPU {result['cpu']:.1f} s "
+                    f"({result['cpu'] / result['wall'] * 100:.0f}% of a core; by process "
+                    f"{[round(c / result['wall'] * 100) for c in result['per_process']]}%; "
+                    f"the clients {result['clients_cpu'] / result['wall'] * 100:.0f}%); "
+                    f"marginal us per delta by process (Daphne first, litellm and the "
+                    f"provider in the workers' or inline Daphne's) "
+                    f"{_marginal_by_process(result, fixed)}; "
+                    f"sequence gaps "
+                    f"seen by clients: {result['gaps']}; run errors: "
+                    f"{len(result['errors'])} {result['errors'][:1]}; from a message to its "
+                    f"run-start p50/max ms {_percentile(result['start_ms'], 0.5):.0f}/"
+                    f"{max(result['start_ms'], default=float('nan')):.0f}; p99 ms second by "
+                    f"second: {result['p99_by_second']}; litellm and the provider alone "
+                    f"need {streams * args.rate * model_us / 1e6:.2f} of the machine's "
+                    f"{os.cpu_count()} cores at this rate; litellm's assembly of the whole "
+                    f"response, which the run loop skips, would add {assembly_us:.0f} us "
+                    f"per chunk",
+                    file=sys.stderr,
+                    flush=True,
+                )
         finally:
             _stop(procs)
     executors = args.executor.split(",")

@@ -56,9 +56,20 @@ def _daphne(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-         "studio.asgi:application"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "daphne",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "studio.asgi:application",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -98,18 +109,30 @@ def tool_paths() -> None:
     try:
         direct = median_seconds(lambda: convert_units(INPUT), REPEAT * 10)
         rows.append(("direct function call", direct))
-        rows.append(("run_tool (pipeline, no database)", median_seconds(
-            lambda: async_to_sync(run_tool)(tool, INPUT, ExecutionContext()), REPEAT)))
-        rows.append(("tool_execute (pipeline + ToolRun row)", median_seconds(
-            lambda: tool_execute(tool=tool, input=INPUT, user=user), REPEAT)))
+        rows.append(
+            (
+                "run_tool (pipeline, no database)",
+                median_seconds(
+                    lambda: async_to_sync(run_tool)(tool, INPUT, ExecutionContext()), REPEAT
+                ),
+            )
+        )
+        rows.append(
+            (
+                "tool_execute (pipeline + ToolRun row)",
+                median_seconds(lambda: tool_execute(tool=tool, input=INPUT, user=user), REPEAT),
+            )
+        )
 
         def rest_in_process() -> None:
-            response = client.post("/api/tools/unit_convert/execute", {"input": INPUT},
-                                   format="json")
+            response = client.post(
+                "/api/tools/unit_convert/execute", {"input": INPUT}, format="json"
+            )
             assert response.status_code == 200, response.content
 
-        rows.append(("REST execute, in-process (Django + DRF)", median_seconds(
-            rest_in_process, REPEAT)))
+        rows.append(
+            ("REST execute, in-process (Django + DRF)", median_seconds(rest_in_process, REPEAT))
+        )
         rows.append(("REST execute over HTTP (Daphne, 127.0.0.1)", _over_http(token.key)))
         table(f"Trivial sync tool (unit_convert), median of {REPEAT} calls", rows, direct)
     finally:
@@ -122,8 +145,9 @@ def _over_http(token: str) -> float:
 
     proc, base = _daphne({**os.environ, "PYTHONPATH": str(ROOT)})
     try:
-        with httpx.Client(base_url=base, trust_env=False, timeout=30,
-                          headers={"Authorization": f"Token {token}"}) as http:
+        with httpx.Client(
+            base_url=base, trust_env=False, timeout=30, headers={"Authorization": f"Token {token}"}
+        ) as http:
 
             def call() -> None:
                 response = http.post("/api/tools/unit_convert/execute", json={"input": INPUT})
@@ -144,21 +168,31 @@ def sandbox_starts() -> None:
     python = settings.STUDIO_PYTHON_EXECUTABLE
     spawn = median_seconds(
         lambda: subprocess.run([python, "-I", "-S", "-c", "pass"], check=True),
-        SANDBOX_REPEAT, warmup=2,
+        SANDBOX_REPEAT,
+        warmup=2,
     )
     rows = [(f"bare spawn: {python} -I -S -c pass", spawn)]
     for mode in available_modes(python):
+
         def one(mode: str = mode) -> None:
-            result = async_to_sync(sandbox_run)("return input", 1, timeout=10, python=python,
-                                                isolation=mode)
+            result = async_to_sync(sandbox_run)(
+                "return input", 1, timeout=10, python=python, isolation=mode
+            )
             assert result["ok"], result
 
         rows.append((f"sandbox run, isolation={mode}", median_seconds(one, SANDBOX_REPEAT, 2)))
-    table(f"Python tool start cost, median of {SANDBOX_REPEAT} runs (ratio to a bare spawn)",
-          rows, spawn)
+    table(
+        f"Python tool start cost, median of {SANDBOX_REPEAT} runs (ratio to a bare spawn)",
+        rows,
+        spawn,
+    )
     in_process = median_seconds(lambda: (lambda value: value)(1), REPEAT * 10)
-    print(f"  (the same `return input` as an in-process call: {in_process * 1e6:.2f} µs; "
-          f"a bwrap run costs {rows[1][1] / in_process:,.0f}x that)" if len(rows) > 1 else "")
+    print(
+        f"  (the same `return input` as an in-process call: {in_process * 1e6:.2f} µs; "
+        f"a bwrap run costs {rows[1][1] / in_process:,.0f}x that)"
+        if len(rows) > 1
+        else ""
+    )
 
 
 def main() -> None:

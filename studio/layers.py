@@ -49,13 +49,15 @@ async def group_send_many(layer: Any, messages: list[tuple[str, dict[str, Any]]]
             await layer.group_send(group, message)
         return "one-by-one"
     by_shard = _encoded_by_shard(loop_layer, messages)
-    await asyncio.gather(*(_publish_pipelined(loop_layer._shards[index], items)
-                           for index, items in by_shard.items()))
+    await asyncio.gather(
+        *(_publish_pipelined(loop_layer._shards[index], items) for index, items in by_shard.items())
+    )
     return "pipelined"
 
 
-def _encoded_by_shard(loop_layer: Any, messages: list[tuple[str, dict[str, Any]]]
-                      ) -> dict[int, list[tuple[str, bytes]]]:
+def _encoded_by_shard(
+    loop_layer: Any, messages: list[tuple[str, dict[str, Any]]]
+) -> dict[int, list[tuple[str, bytes]]]:
     """(group channel, serialized message) pairs by the index of the layer's shard."""
     by_shard: dict[int, list[tuple[str, bytes]]] = defaultdict(list)
     for group, message in messages:
@@ -91,8 +93,9 @@ class SyncPublisher:
             if "master_name" in host:
                 raise TypeError("Sentinel shards are published on the loop.")
             address = host.pop("address", None)
-            self.clients.append(redis.Redis.from_url(address, **host) if address
-                                else redis.Redis(**host))
+            self.clients.append(
+                redis.Redis.from_url(address, **host) if address else redis.Redis(**host)
+            )
 
     def publish_many(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
         for index, items in _encoded_by_shard(self.naming, messages).items():

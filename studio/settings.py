@@ -103,14 +103,18 @@ TEMPLATES = [
 DATABASE_URL = os.environ.get("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'db.sqlite3'}"
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and envbool(
-        "STUDIO_DB_POOL", True):
+    "STUDIO_DB_POOL", True
+):
     # Under ASGI Django's persistent connections are to stay off: a pool instead (psycopg's,
     # Django's `pool` option). Without it every call from a websocket consumer connected
     # afresh (Channels closes the connection after each), and 100 chats starting together
     # waited seconds for their runs (bench.streaming's message-to-run-start time).
     # Threads that keep a connection (the runtime's database threads) hold one of the pool.
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-        "min_size": 1, "max_size": envint("STUDIO_DB_POOL_SIZE", 20), "timeout": 15}
+        "min_size": 1,
+        "max_size": envint("STUDIO_DB_POOL_SIZE", 20),
+        "timeout": 15,
+    }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded studio writes from the web thread and the worker thread at once.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
@@ -165,8 +169,12 @@ def redis_channel_layer(url: str, *, kind: str, prefix: str) -> dict:
     if kind == "core":
         return {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": hosts, "capacity": CHANNEL_CAPACITY, "expiry": 60,
-                       "prefix": prefix},
+            "CONFIG": {
+                "hosts": hosts,
+                "capacity": CHANNEL_CAPACITY,
+                "expiry": 60,
+                "prefix": prefix,
+            },
         }
     raise ImproperlyConfigured(f"STUDIO_CHANNEL_LAYER must be 'pubsub' or 'core', not {kind!r}")
 
@@ -257,7 +265,8 @@ STUDIO_CODE_MODULES = envlist("STUDIO_CODE_MODULES", [])
 STUDIO_RUN_EXECUTOR = os.environ.get("STUDIO_RUN_EXECUTOR", "inline")
 if STUDIO_RUN_EXECUTOR not in ("inline", "worker"):
     raise ImproperlyConfigured(
-        f"STUDIO_RUN_EXECUTOR must be 'inline' or 'worker', not {STUDIO_RUN_EXECUTOR!r}")
+        f"STUDIO_RUN_EXECUTOR must be 'inline' or 'worker', not {STUDIO_RUN_EXECUTOR!r}"
+    )
 STUDIO_RUN_WORKER_CONCURRENCY = envint("STUDIO_RUN_WORKER_CONCURRENCY", 200)
 # Runs a worker claims at a time: with a burst of queued runs the workers take turns.
 STUDIO_RUN_WORKER_CLAIM_BATCH = envint("STUDIO_RUN_WORKER_CLAIM_BATCH", 4)
@@ -273,15 +282,17 @@ STUDIO_RUN_WORKER_HELPER_THREADS = envint("STUDIO_RUN_WORKER_HELPER_THREADS", 2)
 # seconds at most (runtime/worker.py).
 STUDIO_RUNTIME_DB_THREADS = envint("STUDIO_RUNTIME_DB_THREADS", 4)
 STUDIO_RUN_WORKER_DB_THREADS = envint("STUDIO_RUN_WORKER_DB_THREADS", 2)
-STUDIO_RUN_WORKER_SWITCH_INTERVAL = float(os.environ.get("STUDIO_RUN_WORKER_SWITCH_INTERVAL",
-                                                         "0.001"))
+STUDIO_RUN_WORKER_SWITCH_INTERVAL = float(
+    os.environ.get("STUDIO_RUN_WORKER_SWITCH_INTERVAL", "0.001")
+)
 # A process that executes runs (a run worker; a web process with the inline executor, once
 # litellm is loaded) freezes what it imported and then collects garbage with these
 # thresholds (gc.set_threshold; agents_core/runtime/heap.py). STUDIO_RUN_SETTLE_HEAP=0 leaves
 # the collector as Python sets it (the test settings do, for the test process itself).
 STUDIO_RUN_SETTLE_HEAP = envbool("STUDIO_RUN_SETTLE_HEAP", True)
 STUDIO_RUN_GC_THRESHOLDS = tuple(
-    int(n) for n in envlist("STUDIO_RUN_GC_THRESHOLDS", ["50000", "20", "100"]))
+    int(n) for n in envlist("STUDIO_RUN_GC_THRESHOLDS", ["50000", "20", "100"])
+)
 # Stream deltas are coalesced and written at most this often (milliseconds); a delta that
 # finds the writer idle goes at once (agents_core/runtime/events.py, StreamWriter). 60, not
 # 30: at one chat of 30 deltas a second, 30 wrote each delta alone and the studio's CPU per

@@ -15,8 +15,7 @@ os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
 # Two fixed Fernet keys: the first encrypts, both decrypt.
 os.environ.setdefault(
     "STUDIO_ENCRYPTION_KEYS",
-    "u7n3TqGx2YqXb4bqQWk8hJm2FJvOqkU5a6Zp0E3nL1Y=,"
-    "x0cYkGqfR6h1wT5zv9mZk2nQ3bL7pA4sD8eJ1uV6yW0=",
+    "u7n3TqGx2YqXb4bqQWk8hJm2FJvOqkU5a6Zp0E3nL1Y=,x0cYkGqfR6h1wT5zv9mZk2nQ3bL7pA4sD8eJ1uV6yW0=",
 )
 
 # The test process keeps Python's garbage collector as it is; the servers and run workers

@@ -88,8 +88,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_for_port(port: int, *, timeout: float = 30.0,
-                  proc: subprocess.Popen | None = None) -> None:
+def wait_for_port(
+    port: int, *, timeout: float = 30.0, proc: subprocess.Popen | None = None
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
@@ -108,8 +109,10 @@ def child_process_env(**extra: str) -> dict[str, str]:
     from django.db import connection
 
     db = connection.settings_dict
-    url = (f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}"
-           f":{db['PORT'] or 5432}/{db['NAME']}")
+    url = (
+        f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}"
+        f":{db['PORT'] or 5432}/{db['NAME']}"
+    )
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "studio.settings_test",
@@ -143,10 +146,25 @@ def celery_worker_process(*extra_args: str, **env: str) -> Iterator[subprocess.P
     (ROOT / ".studio").mkdir(exist_ok=True)
     log = open(ROOT / ".studio" / f"test-worker-{os.getpid()}.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "studio", "worker", "--pool=solo",
-         "--concurrency=1", "--without-gossip", "--without-mingle", "--loglevel=INFO",
-         f"--hostname=test-{os.getpid()}-{time.monotonic_ns()}@%h", *extra_args],
-        cwd=ROOT, env=child_process_env(**env), stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "studio",
+            "worker",
+            "--pool=solo",
+            "--concurrency=1",
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel=INFO",
+            f"--hostname=test-{os.getpid()}-{time.monotonic_ns()}@%h",
+            *extra_args,
+        ],
+        cwd=ROOT,
+        env=child_process_env(**env),
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + 60
@@ -176,9 +194,20 @@ def daphne_process(**env: str) -> Iterator[str]:
     (ROOT / ".studio").mkdir(exist_ok=True)
     log = open(ROOT / ".studio" / f"test-daphne-{port}.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-         "studio.asgi:application"],
-        cwd=ROOT, env=child_process_env(**env), stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "daphne",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "studio.asgi:application",
+        ],
+        cwd=ROOT,
+        env=child_process_env(**env),
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
         wait_for_port(port, proc=proc)
@@ -210,9 +239,15 @@ def browser():
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
             headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
         )
         yield browser
         browser.close()
@@ -238,6 +273,7 @@ def pytest_collection_modifyitems(config, items) -> None:
     would find a loop already running. Moving browser tests to the end keeps the session
     browser shared and the async tests clean. The sort is stable: files keep their order.
     """
+
     def uses_browser(item) -> bool:
         return item.get_closest_marker("browser") is not None or "browser" in getattr(
             item, "fixturenames", ()

@@ -24,8 +24,8 @@ def _fernet() -> MultiFernet:
     if not keys:
         raise CredentialsUnavailable(
             "Tool credentials cannot be stored or read: STUDIO_ENCRYPTION_KEYS is not set "
-            "(comma-separated Fernet keys; generate one with `python -c \"from "
-            "cryptography.fernet import Fernet; print(Fernet.generate_key().decode())\"`).",
+            '(comma-separated Fernet keys; generate one with `python -c "from '
+            'cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"`).',
             code="encryption_keys_missing",
         )
     try:

@@ -6,8 +6,16 @@ from typing import Any
 
 from agents_core.definitions import create_tool
 
-_LENGTH_M = {"mm": 0.001, "cm": 0.01, "m": 1.0, "km": 1000.0, "in": 0.0254, "ft": 0.3048,
-             "yd": 0.9144, "mi": 1609.344}
+_LENGTH_M = {
+    "mm": 0.001,
+    "cm": 0.01,
+    "m": 1.0,
+    "km": 1000.0,
+    "in": 0.0254,
+    "ft": 0.3048,
+    "yd": 0.9144,
+    "mi": 1609.344,
+}
 _MASS_KG = {"g": 0.001, "kg": 1.0, "lb": 0.45359237, "oz": 0.028349523125, "t": 1000.0}
 _TEMPERATURE = {"c", "f", "k"}
 UNITS = sorted([*_LENGTH_M, *_MASS_KG, *_TEMPERATURE])

@@ -186,8 +186,9 @@ def _validator(schema_text: str) -> Any:
 def validate_input(tool: Tool, value: Any) -> None:
     errors = schema_errors(tool.input_schema, value)
     if errors:
-        raise InputError(_summary("Input does not match the tool's input schema", errors),
-                         errors=errors)
+        raise InputError(
+            _summary("Input does not match the tool's input schema", errors), errors=errors
+        )
 
 
 def _summary(prefix: str, errors: list[dict[str, str]]) -> str:
@@ -243,8 +244,9 @@ async def run_tool(tool: Tool, input: Any, context: ExecutionContext | None = No
     except ToolSuspended as exc:
         outcome = ToolOutcome(status="suspended", suspend_payload=exc.payload)
     except ToolError as exc:
-        outcome = ToolOutcome(status=ToolRunStatus.FAILED, output=exc.output, error=exc.message,
-                              errors=exc.errors)
+        outcome = ToolOutcome(
+            status=ToolRunStatus.FAILED, output=exc.output, error=exc.message, errors=exc.errors
+        )
     except Exception as exc:  # noqa: BLE001 - any crash of a tool is a failed run
         outcome = ToolOutcome(status=ToolRunStatus.FAILED, error=_crash_message(exc))
     outcome.duration_ms = round((time.perf_counter() - started) * 1000, 3)
@@ -252,8 +254,12 @@ async def run_tool(tool: Tool, input: Any, context: ExecutionContext | None = No
     outcome.isolation = context.isolation
     if context.record:
         outcome.tool_run = await sync_to_async(_record)(
-            tool=tool, input=input, outcome=outcome, user=context.user,
-            tool_call=context.tool_call, mode=ExecutionMode.SYNC,
+            tool=tool,
+            input=input,
+            outcome=outcome,
+            user=context.user,
+            tool_call=context.tool_call,
+            mode=ExecutionMode.SYNC,
         )
     return outcome
 
@@ -271,8 +277,11 @@ async def _run(tool: Tool, input: Any, context: ExecutionContext) -> ToolOutcome
         raise ToolError(str(output.get("error") or "The tool reported an error."), output=output)
     errors = schema_errors(tool.output_schema, output)
     if errors:
-        raise ToolError(_summary("Output does not match the tool's output schema", errors),
-                        output=output, errors=errors)
+        raise ToolError(
+            _summary("Output does not match the tool's output schema", errors),
+            output=output,
+            errors=errors,
+        )
     try:
         model_output = _json_safe(apply_model_output(tool, output))
     except ToolError:
@@ -346,8 +355,9 @@ def _in_own_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
         except RuntimeError:
             pass  # the loop is gone: the caller stopped waiting (timeout or abort)
 
-    threading.Thread(target=target, name=f"tool-{getattr(fn, '__name__', 'fn')}",
-                     daemon=True).start()
+    threading.Thread(
+        target=target, name=f"tool-{getattr(fn, '__name__', 'fn')}", daemon=True
+    ).start()
     return future
 
 
@@ -386,7 +396,12 @@ def tool_execute(
 
 
 def _record(
-    *, tool: Tool, input: Any, outcome: ToolOutcome, user: Any, mode: str,  # noqa: A002
+    *,
+    tool: Tool,
+    input: Any,
+    outcome: ToolOutcome,
+    user: Any,
+    mode: str,  # noqa: A002
     tool_call: Any = None,
 ) -> ToolRun:
     now = timezone.now()

@@ -218,7 +218,11 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         self._inner = httpcore.AnyIOBackend()
 
     async def connect_tcp(
-        self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
         socket_options: Any = None,
     ) -> httpcore.AsyncNetworkStream:
         ip = self.pins.get((host.lower().strip("[]").rstrip("."), port))
@@ -295,13 +299,20 @@ async def fetch(
 
 
 async def _fetch(
-    url: str, method: str, headers: dict[str, str], content: bytes | None,
-    max_redirects: int, max_bytes: int,
+    url: str,
+    method: str,
+    headers: dict[str, str],
+    content: bytes | None,
+    max_redirects: int,
+    max_bytes: int,
 ) -> FetchResult:
     backend = _PinnedBackend()
     redirects: list[str] = []
     async with httpx.AsyncClient(
-        transport=_PinnedTransport(backend), follow_redirects=False, trust_env=False, timeout=None,  # noqa: S113 - one deadline
+        transport=_PinnedTransport(backend),
+        follow_redirects=False,
+        trust_env=False,
+        timeout=None,  # noqa: S113 - one deadline
     ) as client:
         while True:
             target = parse_target(url)
@@ -309,8 +320,7 @@ async def _fetch(
             # Send to the host as the guard read it (canonical IP, punycode, no trailing
             # dot), so the connection, Host and SNI all name what was checked.
             checked_url = httpx.URL(url).copy_with(host=target.host)
-            request = client.build_request(method, checked_url, headers=headers,
-                                           content=content)
+            request = client.build_request(method, checked_url, headers=headers, content=content)
             try:
                 response = await client.send(request, stream=True)
             except httpx.HTTPError as exc:

@@ -11,8 +11,13 @@ from tools_app.services import runs
 # Retried only for a database that is briefly unreachable; a tool's own failure is a
 # recorded failed run, and a dead worker is handled by acks_late plus the sweep below.
 @shared_task(
-    name="tools_app.tool_run_execute", bind=True, acks_late=True, reject_on_worker_lost=True,
-    autoretry_for=(OperationalError, InterfaceError), retry_backoff=True, max_retries=3,
+    name="tools_app.tool_run_execute",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=3,
 )
 def tool_run_execute(self, tool_run_id: str) -> None:  # noqa: ANN001
     runs.tool_run_process(run_id=tool_run_id)

@@ -31,13 +31,20 @@ urlpatterns += [
     path("sources/<int:source_id>/", sources.SourceDetailApi.as_view(), name="source-detail"),
     path("sources/openapi/preview", sources.OpenApiPreviewApi.as_view(), name="openapi-preview"),
     path("sources/openapi/import", sources.OpenApiImportApi.as_view(), name="openapi-import"),
-    path("sources/<int:source_id>/openapi/diff", sources.OpenApiDiffApi.as_view(),
-         name="openapi-diff"),
-    path("sources/<int:source_id>/openapi/reimport", sources.OpenApiReimportApi.as_view(),
-         name="openapi-reimport"),
+    path(
+        "sources/<int:source_id>/openapi/diff",
+        sources.OpenApiDiffApi.as_view(),
+        name="openapi-diff",
+    ),
+    path(
+        "sources/<int:source_id>/openapi/reimport",
+        sources.OpenApiReimportApi.as_view(),
+        name="openapi-reimport",
+    ),
     path("sources/mcp/", sources.McpRegisterApi.as_view(), name="mcp-register"),
-    path("sources/<int:source_id>/mcp/refresh", sources.McpRefreshApi.as_view(),
-         name="mcp-refresh"),
+    path(
+        "sources/<int:source_id>/mcp/refresh", sources.McpRefreshApi.as_view(), name="mcp-refresh"
+    ),
     path("sources/<int:source_id>/mcp/pick", sources.McpPickApi.as_view(), name="mcp-pick"),
     path("sources/a2a/", sources.A2AAddApi.as_view(), name="a2a-add"),
 ]

@@ -99,10 +99,17 @@ class ThreadSendMessageApi(APIView):
         data = MessageInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         d = data.validated_data
-        return _result(services.send_message(
-            thread=thread, message=d["message"], user=request.user, if_active=d["ifActive"],
-            if_idle=d["ifIdle"], stream_options=d["streamOptions"], attributes=d["attributes"],
-        ))
+        return _result(
+            services.send_message(
+                thread=thread,
+                message=d["message"],
+                user=request.user,
+                if_active=d["ifActive"],
+                if_idle=d["ifIdle"],
+                stream_options=d["streamOptions"],
+                attributes=d["attributes"],
+            )
+        )
 
 
 class ThreadQueueMessageApi(APIView):
@@ -112,10 +119,15 @@ class ThreadQueueMessageApi(APIView):
         data = MessageInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         d = data.validated_data
-        return _result(services.queue_message(
-            thread=thread, message=d["message"], user=request.user,
-            stream_options=d["streamOptions"], attributes=d["attributes"],
-        ))
+        return _result(
+            services.queue_message(
+                thread=thread,
+                message=d["message"],
+                user=request.user,
+                stream_options=d["streamOptions"],
+                attributes=d["attributes"],
+            )
+        )
 
 
 class ThreadSignalsApi(APIView):
@@ -130,11 +142,19 @@ class ThreadSignalsApi(APIView):
         data = SignalInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         d = data.validated_data
-        return _result(services.send_signal(
-            thread=thread, type=d["type"], tag_name=d["tagName"] or None,
-            contents=d["contents"], attributes=d["attributes"], metadata=d["metadata"],
-            user=request.user, if_active=d.get("ifActive"), if_idle=d.get("ifIdle"),
-        ))
+        return _result(
+            services.send_signal(
+                thread=thread,
+                type=d["type"],
+                tag_name=d["tagName"] or None,
+                contents=d["contents"],
+                attributes=d["attributes"],
+                metadata=d["metadata"],
+                user=request.user,
+                if_active=d.get("ifActive"),
+                if_idle=d.get("ifIdle"),
+            )
+        )
 
 
 class ThreadStateSignalApi(APIView):
@@ -145,9 +165,16 @@ class ThreadStateSignalApi(APIView):
         data.is_valid(raise_exception=True)
         d = data.validated_data
         result = services.send_state_signal(
-            thread=thread, id=d["id"], mode=d["mode"], cache_key=d["cacheKey"],
-            contents=d["contents"], value=d["value"], delta=d["delta"],
-            attributes=d["attributes"], metadata=d["metadata"], user=request.user,
+            thread=thread,
+            id=d["id"],
+            mode=d["mode"],
+            cache_key=d["cacheKey"],
+            contents=d["contents"],
+            value=d["value"],
+            delta=d["delta"],
+            attributes=d["attributes"],
+            metadata=d["metadata"],
+            user=request.user,
         )
         return _result(result, status.HTTP_200_OK if result.decision == "skip" else 201)
 
@@ -157,10 +184,12 @@ class ThreadNotificationsApi(APIView):
     def get(self, request: Request, thread_id) -> Response:  # noqa: ANN001
         thread = thread_owned(user=request.user, thread_id=thread_id)
         records = notification_list(thread=thread, status=request.query_params.get("status"))
-        return Response({
-            "counts": inbox_counts(thread=thread),
-            "results": [notification_json(r) for r in records[:200]],
-        })
+        return Response(
+            {
+                "counts": inbox_counts(thread=thread),
+                "results": [notification_json(r) for r in records[:200]],
+            }
+        )
 
     @extend_schema(tags=TAG, request=NotificationInputSerializer, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request, thread_id) -> Response:  # noqa: ANN001
@@ -168,12 +197,21 @@ class ThreadNotificationsApi(APIView):
         data = NotificationInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         d = data.validated_data
-        return _result(send_notification_signal(
-            thread=thread, source=d["source"], kind=d["kind"], summary=d["summary"],
-            priority=d["priority"], payload=d["payload"], dedupe_key=d["dedupeKey"],
-            coalesce_key=d["coalesceKey"], attributes=d["attributes"],
-            metadata=d["metadata"], user=request.user,
-        ))
+        return _result(
+            send_notification_signal(
+                thread=thread,
+                source=d["source"],
+                kind=d["kind"],
+                summary=d["summary"],
+                priority=d["priority"],
+                payload=d["payload"],
+                dedupe_key=d["dedupeKey"],
+                coalesce_key=d["coalesceKey"],
+                attributes=d["attributes"],
+                metadata=d["metadata"],
+                user=request.user,
+            )
+        )
 
 
 class ThreadDigestApi(APIView):
@@ -202,8 +240,9 @@ class ThreadAbortApi(APIView):
 class AgentNotificationPolicyApi(APIView):
     @extend_schema(tags=TAG, responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> Response:
-        return Response(agent_policy_json(agent=agent_visible(user=request.user, slug=slug),
-                                          user=request.user))
+        return Response(
+            agent_policy_json(agent=agent_visible(user=request.user, slug=slug), user=request.user)
+        )
 
     @extend_schema(tags=TAG, request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
     def put(self, request: Request, slug: str) -> Response:

@@ -28,27 +28,45 @@ TAG = ["threads"]
 def thread_data(thread: Thread) -> dict[str, Any]:
     active = run_services.thread_active_run(thread=thread)
     return {
-        "id": str(thread.pk), "agent": thread.agent.slug, "agentName": thread.agent.name,
-        "title": thread.title, "resourceId": thread.resource_id, "metadata": thread.metadata,
+        "id": str(thread.pk),
+        "agent": thread.agent.slug,
+        "agentName": thread.agent.name,
+        "title": thread.title,
+        "resourceId": thread.resource_id,
+        "metadata": thread.metadata,
         "lastSeq": thread.last_seq,
         "activeRun": run_data(active) if active is not None else None,
-        "createdAt": thread.created_at.isoformat(), "updatedAt": thread.updated_at.isoformat(),
+        "createdAt": thread.created_at.isoformat(),
+        "updatedAt": thread.updated_at.isoformat(),
     }
 
 
 def run_data(run: Run, *, calls: bool = False) -> dict[str, Any]:
     data = {
-        "id": str(run.pk), "thread": str(run.thread_id), "agent": run.agent.slug,
-        "status": run.status, "step": run.step, "error": run.error, "usage": run.usage,
-        "options": run.options, "createdAt": run.created_at.isoformat(),
+        "id": str(run.pk),
+        "thread": str(run.thread_id),
+        "agent": run.agent.slug,
+        "status": run.status,
+        "step": run.step,
+        "error": run.error,
+        "usage": run.usage,
+        "options": run.options,
+        "createdAt": run.created_at.isoformat(),
         "finishedAt": run.finished_at.isoformat() if run.finished_at else None,
     }
     if calls:
-        data["toolCalls"] = [{
-            "toolCallId": call.call_id, "toolName": call.tool_name, "status": call.status,
-            "step": call.step, "error": call.error, "suspendPayload": call.suspend_payload,
-            "hookDecisions": call.hook_decisions,
-        } for call in run.tool_calls.all()]
+        data["toolCalls"] = [
+            {
+                "toolCallId": call.call_id,
+                "toolName": call.tool_name,
+                "status": call.status,
+                "step": call.step,
+                "error": call.error,
+                "suspendPayload": call.suspend_payload,
+                "hookDecisions": call.hook_decisions,
+            }
+            for call in run.tool_calls.all()
+        ]
     return data
 
 
@@ -86,8 +104,9 @@ def _valid(serializer_class: type[serializers.Serializer], request: Request) -> 
 class ThreadListApi(APIView):
     @extend_schema(tags=TAG, parameters=[OpenApiParameter("agent", str, required=False)])
     def get(self, request: Request) -> Response:
-        threads = thread_services.thread_list(user=request.user,
-                                              agent=request.query_params.get("agent"))
+        threads = thread_services.thread_list(
+            user=request.user, agent=request.query_params.get("agent")
+        )
         return Response({"results": [thread_data(t) for t in threads[:200]]})
 
     @extend_schema(tags=TAG, request=ThreadCreateInput)
@@ -96,8 +115,7 @@ class ThreadListApi(APIView):
         agent = Agent.objects.live().visible_to(request.user).filter(slug=data["agent"]).first()
         if agent is None:
             raise serializers.ValidationError({"agent": [f"No agent {data['agent']!r}."]})
-        thread = thread_services.thread_create(user=request.user, agent=agent,
-                                               title=data["title"])
+        thread = thread_services.thread_create(user=request.user, agent=agent, title=data["title"])
         return Response(thread_data(thread), status=status.HTTP_201_CREATED)
 
 
@@ -124,11 +142,20 @@ class ThreadMessagesApi(APIView):
     @extend_schema(tags=TAG)
     def get(self, request: Request, thread_id: Any) -> Response:
         thread = thread_services.thread_get(user=request.user, thread_id=thread_id)
-        return Response({"results": [
-            {"id": m.pk, "role": m.role, "parts": m.parts,
-             "run": str(m.run_id) if m.run_id else None, "createdAt": m.created_at.isoformat()}
-            for m in thread_services.thread_messages(thread=thread)
-        ]})
+        return Response(
+            {
+                "results": [
+                    {
+                        "id": m.pk,
+                        "role": m.role,
+                        "parts": m.parts,
+                        "run": str(m.run_id) if m.run_id else None,
+                        "createdAt": m.created_at.isoformat(),
+                    }
+                    for m in thread_services.thread_messages(thread=thread)
+                ]
+            }
+        )
 
 
 class ThreadEventsApi(APIView):
@@ -140,8 +167,13 @@ class ThreadEventsApi(APIView):
         except ValueError:
             raise serializers.ValidationError({"after": ["An integer sequence number."]}) from None
         events = thread_services.thread_events_after(thread_id=thread.pk, after=after)
-        return Response({"events": events, "lastSeq": thread.last_seq,
-                         "has_more": len(events) == thread_services.EVENTS_PAGE})
+        return Response(
+            {
+                "events": events,
+                "lastSeq": thread.last_seq,
+                "has_more": len(events) == thread_services.EVENTS_PAGE,
+            }
+        )
 
 
 class ThreadRunsApi(APIView):
@@ -149,8 +181,9 @@ class ThreadRunsApi(APIView):
     def post(self, request: Request, thread_id: Any) -> Response:
         thread = thread_services.thread_get(user=request.user, thread_id=thread_id)
         data = _valid(RunStartInput, request)
-        run = run_services.run_start_safe(thread=thread, message=data["message"],
-                                          user=request.user, options=data["options"])
+        run = run_services.run_start_safe(
+            thread=thread, message=data["message"], user=request.user, options=data["options"]
+        )
         return Response(run_data(run), status=status.HTTP_201_CREATED)
 
 
@@ -171,8 +204,9 @@ class ThreadTasksApi(APIView):
 class RunDetailApi(APIView):
     @extend_schema(tags=TAG)
     def get(self, request: Request, run_id: Any) -> Response:
-        return Response(run_data(thread_services.run_get(user=request.user, run_id=run_id),
-                                 calls=True))
+        return Response(
+            run_data(thread_services.run_get(user=request.user, run_id=run_id), calls=True)
+        )
 
 
 class RunResumeApi(APIView):
@@ -180,8 +214,9 @@ class RunResumeApi(APIView):
     def post(self, request: Request, run_id: Any) -> Response:
         run = thread_services.run_get(user=request.user, run_id=run_id)
         data = _valid(RunResumeInput, request)
-        run = run_services.run_resume(run=run, tool_call_id=data["toolCallId"],
-                                      payload=data["payload"], user=request.user)
+        run = run_services.run_resume(
+            run=run, tool_call_id=data["toolCallId"], payload=data["payload"], user=request.user
+        )
         return Response(run_data(run))
 
 
@@ -190,9 +225,13 @@ class RunClientToolResultApi(APIView):
     def post(self, request: Request, run_id: Any) -> Response:
         run = thread_services.run_get(user=request.user, run_id=run_id)
         data = _valid(ClientToolResultInput, request)
-        run = run_services.client_tool_result(run=run, tool_call_id=data["toolCallId"],
-                                              output=data.get("output"),
-                                              error=data.get("error"), user=request.user)
+        run = run_services.client_tool_result(
+            run=run,
+            tool_call_id=data["toolCallId"],
+            output=data.get("output"),
+            error=data.get("error"),
+            user=request.user,
+        )
         return Response(run_data(run))
 
 

@@ -526,9 +526,7 @@ def revision_restore(*, revision: Revision, user, version: int) -> SaveResult:
     _require_edit(user, agent)
     keys = payload_keys(agent)
     current = revision_document(agent)
-    recorded = {
-        k: v for k, v in revision.after.items() if k not in keys and current.get(k) != v
-    }
+    recorded = {k: v for k, v in revision.after.items() if k not in keys and current.get(k) != v}
     not_restored: list[str] = []
     if agent.is_code and recorded:
         ownership = field_ownership(agent)

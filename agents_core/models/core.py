@@ -205,8 +205,11 @@ class Run(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [
-            models.Index(fields=["created_at"], condition=models.Q(worker="queued"),
-                         name="run_queued_for_worker"),
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(worker="queued"),
+                name="run_queued_for_worker",
+            ),
         ]
         constraints = [
             # At most one run is active on a thread at a time.

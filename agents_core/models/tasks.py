@@ -12,14 +12,10 @@ class TaskStatus(models.TextChoices):
 
 
 class TaskItem(models.Model):
-    thread = models.ForeignKey(
-        "agents_core.Thread", on_delete=models.CASCADE, related_name="tasks"
-    )
+    thread = models.ForeignKey("agents_core.Thread", on_delete=models.CASCADE, related_name="tasks")
     title = models.CharField(max_length=300)
     notes = models.TextField(blank=True)
-    status = models.CharField(
-        max_length=16, choices=TaskStatus.choices, default=TaskStatus.PENDING
-    )
+    status = models.CharField(max_length=16, choices=TaskStatus.choices, default=TaskStatus.PENDING)
     position = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

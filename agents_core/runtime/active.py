@@ -84,8 +84,11 @@ async def _watch(loop: asyncio.AbstractEventLoop) -> None:
         logger.exception("The run heartbeat failed")
     while True:
         await asyncio.sleep(ABORT_POLL_SECONDS)
-        runs = {active.run_id: active for active in list(_active.values())
-                if active.loop is loop and not active.abort.is_set()}
+        runs = {
+            active.run_id: active
+            for active in list(_active.values())
+            if active.loop is loop and not active.abort.is_set()
+        }
         if not runs:
             _watchers.pop(loop, None)
             return

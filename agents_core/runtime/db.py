@@ -43,8 +43,9 @@ def _pool() -> ThreadPoolExecutor:
     global _executor
     if _executor is None:
         workers = _threads or int(getattr(settings, "STUDIO_RUNTIME_DB_THREADS", 4))
-        _executor = ThreadPoolExecutor(max_workers=1 if _sqlite() else workers,
-                                       thread_name_prefix="runtime-db")
+        _executor = ThreadPoolExecutor(
+            max_workers=1 if _sqlite() else workers, thread_name_prefix="runtime-db"
+        )
     return _executor
 
 
@@ -53,8 +54,7 @@ def _stream_pool() -> ThreadPoolExecutor:
     if _sqlite():
         return _pool()
     if _stream_executor is None:
-        _stream_executor = ThreadPoolExecutor(max_workers=1,
-                                              thread_name_prefix="runtime-db-stream")
+        _stream_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runtime-db-stream")
     return _stream_executor
 
 
@@ -83,5 +83,4 @@ async def db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 async def db_stream(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run a synchronous function in the stream writer's own database thread."""
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_stream_pool(),
-                                      functools.partial(_call, fn, args, kwargs))
+    return await loop.run_in_executor(_stream_pool(), functools.partial(_call, fn, args, kwargs))

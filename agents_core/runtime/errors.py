@@ -13,8 +13,10 @@ class ModelError(Exception):
 
 
 _HINTS = {
-    "AuthenticationError": ("auth", "The model provider refused the credentials (check the "
-                            "API key, e.g. OPENAI_API_KEY)"),
+    "AuthenticationError": (
+        "auth",
+        "The model provider refused the credentials (check the API key, e.g. OPENAI_API_KEY)",
+    ),
     "PermissionDeniedError": ("auth", "The model provider denied access"),
     "NotFoundError": ("not_found", "The model provider does not know this model"),
     "RateLimitError": ("rate_limited", "The model provider is rate limiting"),
@@ -23,8 +25,7 @@ _HINTS = {
     "ServiceUnavailableError": ("unavailable", "The model provider is unavailable"),
     "InternalServerError": ("provider_error", "The model provider failed"),
     "BadRequestError": ("bad_request", "The model provider rejected the request"),
-    "ContextWindowExceededError": ("context_window", "The conversation is too long for the "
-                                   "model"),
+    "ContextWindowExceededError": ("context_window", "The conversation is too long for the model"),
     "BadGatewayError": ("provider_error", "The model provider failed (bad gateway)"),
 }
 

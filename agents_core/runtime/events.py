@@ -51,8 +51,10 @@ def events_store(*, thread_id: Any, run_id: Any, events: list[dict[str, Any]]) -
 def encoded_message(events: list[dict[str, Any]], texts: list[str]) -> dict[str, Any]:
     """A `stream.events` group message of stored events already encoded as JSON: a
     subscriber sends the text as it is (`[seq, text]` pairs; see `group_message_events`)."""
-    return {"type": "stream.events",
-            "encoded": [[event["seq"], text] for event, text in zip(events, texts, strict=True)]}
+    return {
+        "type": "stream.events",
+        "encoded": [[event["seq"], text] for event, text in zip(events, texts, strict=True)],
+    }
 
 
 def group_message_events(message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -72,8 +74,9 @@ def events_emit_sync(*, thread_id: Any, run_id: Any, events: list[dict[str, Any]
     """Store and publish from synchronous code (services, Celery tasks), after commit."""
     texts = events_store(thread_id=thread_id, run_id=run_id, events=events)
     if events:
-        transaction.on_commit(lambda: group_send_sync(thread_group(thread_id),
-                                                      encoded_message(events, texts)))
+        transaction.on_commit(
+            lambda: group_send_sync(thread_group(thread_id), encoded_message(events, texts))
+        )
 
 
 def publish_unsequenced_sync(*, thread_id: Any, event: dict[str, Any]) -> None:
@@ -89,8 +92,10 @@ def coalesce(buffer: list[dict[str, Any]], event: dict[str, Any]) -> None:
         if last["type"] == event["type"] == "text-delta":
             last["textDelta"] += event["textDelta"]
             return
-        if (last["type"] == event["type"] == "tool-input-delta"
-                and last["toolCallId"] == event["toolCallId"]):
+        if (
+            last["type"] == event["type"] == "tool-input-delta"
+            and last["toolCallId"] == event["toolCallId"]
+        ):
             if "argsTextDelta" in last and "argsTextDelta" in event:
                 last["argsTextDelta"] += event["argsTextDelta"]
                 merge_patches(last["patches"], event["patches"])
@@ -156,8 +161,10 @@ def events_store_many(batches: list[tuple[Any, Any, list[dict[str, Any]]]]) -> l
     atomically: the threads' `last_seq` are raised (the row lock makes a second writer of a
     thread wait until this one commits) and every event is inserted. Returns the events as
     JSON text, batch by batch (what subscribers are sent)."""
-    batches = [(str(thread_id), str(run_id) if run_id else None, events)
-               for thread_id, run_id, events in batches]
+    batches = [
+        (str(thread_id), str(run_id) if run_id else None, events)
+        for thread_id, run_id, events in batches
+    ]
     keys = sorted({thread_id for thread_id, _, _ in batches})
     if connection.vendor != "postgresql":
         with transaction.atomic():
@@ -167,8 +174,11 @@ def events_store_many(batches: list[tuple[Any, Any, list[dict[str, Any]]]]) -> l
         return _store_many_postgresql(keys, batches)
 
 
-def _number(last: dict[str, int], batches: list[tuple[str, str | None, list[dict[str, Any]]]],
-            bodies: list[list[str]] | None = None) -> list[list[str]]:
+def _number(
+    last: dict[str, int],
+    batches: list[tuple[str, str | None, list[dict[str, Any]]]],
+    bodies: list[list[str]] | None = None,
+) -> list[list[str]]:
     """Number the events after each thread's `last` and encode them (from `bodies`, the
     events already encoded without their `seq`, when given)."""
     missing = {thread_id for thread_id, _, _ in batches} - last.keys()
@@ -213,9 +223,9 @@ SELECT id::text, base FROM numbered
 """
 
 
-def _store_many_postgresql(keys: list[str],
-                           batches: list[tuple[str, str | None, list[dict[str, Any]]]]
-                           ) -> list[list[str]]:
+def _store_many_postgresql(
+    keys: list[str], batches: list[tuple[str, str | None, list[dict[str, Any]]]]
+) -> list[list[str]]:
     """One statement (and, for several threads, a lock taken first) whatever the number of
     events: the database numbers and inserts them, so that a batch is one round trip. It
     was seven (begin, update, copy and commit), which made a delta written alone, as with
@@ -224,9 +234,11 @@ def _store_many_postgresql(keys: list[str],
     import psycopg
 
     bodies = [[_jsonb_body(event) for event in events] for _, _, events in batches]
-    rows = ",".join(f'["{thread_id}",{json.dumps(run_id)},{body}]'
-                    for (thread_id, run_id, _), encoded in zip(batches, bodies, strict=True)
-                    for body in encoded)
+    rows = ",".join(
+        f'["{thread_id}",{json.dumps(run_id)},{body}]'
+        for (thread_id, run_id, _), encoded in zip(batches, bodies, strict=True)
+        for body in encoded
+    )
     now = timezone.now()
     connection.ensure_connection()
     # psycopg's own cursor, binding on the server: Django's cursor binds in Python, quoting
@@ -235,12 +247,16 @@ def _store_many_postgresql(keys: list[str],
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
         if len(keys) > 1:
             # Lock in id order first: two writers of overlapping threads never deadlock.
-            cursor.execute(f"SELECT 1 FROM {Thread._meta.db_table} "  # noqa: S608
-                           "WHERE id = ANY(string_to_array(%s, ',')::uuid[]) "
-                           "ORDER BY id FOR UPDATE", [",".join(keys)])
-        cursor.execute(_STORE_SQL.format(threads=Thread._meta.db_table,
-                                         events=StreamEvent._meta.db_table),
-                       [f"[{rows}]", now, now])
+            cursor.execute(
+                f"SELECT 1 FROM {Thread._meta.db_table} "  # noqa: S608
+                "WHERE id = ANY(string_to_array(%s, ',')::uuid[]) "
+                "ORDER BY id FOR UPDATE",
+                [",".join(keys)],
+            )
+        cursor.execute(
+            _STORE_SQL.format(threads=Thread._meta.db_table, events=StreamEvent._meta.db_table),
+            [f"[{rows}]", now, now],
+        )
         last = dict(cursor.fetchall())
     return _number(last, batches, bodies)
 
@@ -266,20 +282,36 @@ def _jsonb_body(event: dict[str, Any]) -> str:
     return json.dumps(clean(event), default=str)
 
 
-def _store_many_orm(keys: list[str], batches: list[tuple[str, str | None, list[dict[str, Any]]]]
-                    ) -> list[list[str]]:
+def _store_many_orm(
+    keys: list[str], batches: list[tuple[str, str | None, list[dict[str, Any]]]]
+) -> list[list[str]]:
     from django.db.models import Case, Value, When
 
-    last = {str(pk): seq for pk, seq in Thread.objects.select_for_update().filter(
-        pk__in=keys).order_by("pk").values_list("pk", "last_seq")}
+    last = {
+        str(pk): seq
+        for pk, seq in Thread.objects.select_for_update()
+        .filter(pk__in=keys)
+        .order_by("pk")
+        .values_list("pk", "last_seq")
+    }
     texts = _number(last, batches)
     Thread.objects.filter(pk__in=keys).update(
         last_seq=Case(*(When(pk=key, then=Value(seq)) for key, seq in last.items())),
-        updated_at=timezone.now())
-    StreamEvent.objects.bulk_create([
-        StreamEvent(thread_id=thread_id, run_id=run_id, seq=event["seq"], type=event["type"],
-                    payload=event)
-        for thread_id, run_id, events in batches for event in events])
+        updated_at=timezone.now(),
+    )
+    StreamEvent.objects.bulk_create(
+        [
+            StreamEvent(
+                thread_id=thread_id,
+                run_id=run_id,
+                seq=event["seq"],
+                type=event["type"],
+                payload=event,
+            )
+            for thread_id, run_id, events in batches
+            for event in events
+        ]
+    )
     return texts
 
 
@@ -380,8 +412,10 @@ class StreamWriter:
         layer = _layer()
         publisher = sync_publisher(layer) if layer is not None else None
         written = await db_stream(
-            _store_and_publish, [(sink.thread_id, sink.run_id, events) for sink, events in batch],
-            publisher)
+            _store_and_publish,
+            [(sink.thread_id, sink.run_id, events) for sink, events in batch],
+            publisher,
+        )
         stored = []
         for (sink, events), result in zip(batch, written.results, strict=True):
             if isinstance(result, Exception):
@@ -390,12 +424,15 @@ class StreamWriter:
             else:
                 stored.append((sink, events, result))
         published = time.perf_counter()
-        if written.publish_error is None and not written.published and layer is not None \
-                and stored:
+        if written.publish_error is None and not written.published and layer is not None and stored:
             try:
-                await group_send_many(layer, [
-                    (thread_group(sink.thread_id), encoded_message(events, encoded))
-                    for sink, events, encoded in stored])
+                await group_send_many(
+                    layer,
+                    [
+                        (thread_group(sink.thread_id), encoded_message(events, encoded))
+                        for sink, events, encoded in stored
+                    ],
+                )
             except Exception as exc:  # noqa: BLE001 - Redis down: each run learns at emit()
                 written.publish_error = exc
         if written.publish_error is not None:
@@ -418,8 +455,9 @@ class _Written:
     publish_error: Exception | None = None
 
 
-def _store_and_publish(batches: list[tuple[Any, Any, list[dict[str, Any]]]],
-                       publisher: SyncPublisher | None) -> _Written:
+def _store_and_publish(
+    batches: list[tuple[Any, Any, list[dict[str, Any]]]], publisher: SyncPublisher | None
+) -> _Written:
     """The stream writer's thread: store the batches (all at once; one by one when that
     fails, so that one run's failure, its thread deleted, is that run's alone), then
     publish what was stored when the layer can be published from a thread."""
@@ -430,15 +468,17 @@ def _store_and_publish(batches: list[tuple[Any, Any, list[dict[str, Any]]]],
         written = _Written([])
         for thread_id, run_id, events in batches:
             try:
-                written.results.append(events_store(thread_id=thread_id, run_id=run_id,
-                                                    events=events))
+                written.results.append(
+                    events_store(thread_id=thread_id, run_id=run_id, events=events)
+                )
             except Exception as exc:  # noqa: BLE001
                 written.results.append(exc)
     if publisher is not None:
-        messages = [(thread_group(thread_id), encoded_message(events, result))
-                    for (thread_id, _, events), result in zip(batches, written.results,
-                                                              strict=True)
-                    if not isinstance(result, Exception)]
+        messages = [
+            (thread_group(thread_id), encoded_message(events, result))
+            for (thread_id, _, events), result in zip(batches, written.results, strict=True)
+            if not isinstance(result, Exception)
+        ]
         try:
             if messages:
                 publisher.publish_many(messages)

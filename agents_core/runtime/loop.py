@@ -135,58 +135,90 @@ class Runner:
         try:
             resume = (self.setup.run.state or {}).get("resume")
             if resume:
-                await self.sink.emit("run-start", agent=self.setup.agent.slug, resumed=True,
-                                     step=self.step)
+                await self.sink.emit(
+                    "run-start", agent=self.setup.agent.slug, resumed=True, step=self.step
+                )
                 if await self._resume(resume):
                     return RunResult(RunStatus.SUSPENDED)
-                await self.sink.emit("step-finish", step=self.step, finishReason="tool-calls",
-                                     usage=self.usage)
+                await self.sink.emit(
+                    "step-finish", step=self.step, finishReason="tool-calls", usage=self.usage
+                )
             else:
-                await self.sink.emit("run-start", agent=self.setup.agent.slug, resumed=False,
-                                     step=self.step,
-                                     message=(self.setup.run.state or {}).get("message"))
+                await self.sink.emit(
+                    "run-start",
+                    agent=self.setup.agent.slug,
+                    resumed=False,
+                    step=self.step,
+                    message=(self.setup.run.state or {}).get("message"),
+                )
             while True:
                 if self.step >= self.setup.max_steps:
                     return await self._finish("max-steps")
                 self.step += 1
                 calls, finish_reason = await self._model_step()
                 if not calls:
-                    await self.sink.emit("step-finish", step=self.step,
-                                         finishReason=finish_reason, usage=self.usage)
+                    await self.sink.emit(
+                        "step-finish", step=self.step, finishReason=finish_reason, usage=self.usage
+                    )
                     return await self._finish(finish_reason)
                 if await self._execute_calls(calls):
                     return RunResult(RunStatus.SUSPENDED)
-                await self.sink.emit("step-finish", step=self.step, finishReason="tool-calls",
-                                     usage=self.usage)
+                await self.sink.emit(
+                    "step-finish", step=self.step, finishReason="tool-calls", usage=self.usage
+                )
         except Aborted:
-            return await self._end(RunStatus.ABORTED, "run-finish", status="aborted",
-                                   finishReason="aborted")
+            return await self._end(
+                RunStatus.ABORTED, "run-finish", status="aborted", finishReason="aborted"
+            )
         except ModelError as exc:
-            return await self._end(RunStatus.FAILED, "run-error", error=exc.message,
-                                   code=exc.code)
+            return await self._end(RunStatus.FAILED, "run-error", error=exc.message, code=exc.code)
         except asyncio.CancelledError:
-            await asyncio.shield(self._end(RunStatus.ABORTED, "run-finish", status="aborted",
-                                           finishReason="cancelled"))
+            await asyncio.shield(
+                self._end(
+                    RunStatus.ABORTED, "run-finish", status="aborted", finishReason="cancelled"
+                )
+            )
             raise
         except Exception as exc:  # noqa: BLE001 - the run must end visibly, never hang
             logger.exception("Run %s failed", self.run_id)
-            return await self._end(RunStatus.FAILED, "run-error",
-                                   error=f"Internal error: {type(exc).__name__}: {exc}",
-                                   code="internal")
+            return await self._end(
+                RunStatus.FAILED,
+                "run-error",
+                error=f"Internal error: {type(exc).__name__}: {exc}",
+                code="internal",
+            )
 
     async def _finish(self, reason: str) -> RunResult:
-        await db(store.run_finish_save, run_id=self.run_id, status=RunStatus.COMPLETED,
-                 usage=self.usage, text=self.last_text)
-        await self.sink.emit("run-finish", status="completed", finishReason=reason,
-                             text=self.last_text, usage=self.usage, steps=self.step)
+        await db(
+            store.run_finish_save,
+            run_id=self.run_id,
+            status=RunStatus.COMPLETED,
+            usage=self.usage,
+            text=self.last_text,
+        )
+        await self.sink.emit(
+            "run-finish",
+            status="completed",
+            finishReason=reason,
+            text=self.last_text,
+            usage=self.usage,
+            steps=self.step,
+        )
         return RunResult(RunStatus.COMPLETED, text=self.last_text)
 
     async def _end(self, run_status: str, event: str, **fields: Any) -> RunResult:
         error = fields.get("error", "")
         try:
-            await db(store.run_finish_save, run_id=self.run_id, status=run_status, error=error,
-                     usage=self.usage, thread_id=self.setup.thread_id,
-                     partial_text=self.partial_text, message_id=self.step_message)
+            await db(
+                store.run_finish_save,
+                run_id=self.run_id,
+                status=run_status,
+                error=error,
+                usage=self.usage,
+                thread_id=self.setup.thread_id,
+                partial_text=self.partial_text,
+                message_id=self.step_message,
+            )
             self.sink.failed = None
             await self.sink.emit(event, usage=self.usage, steps=self.step, **fields)
         except Exception:  # noqa: BLE001
@@ -209,16 +241,21 @@ class Runner:
         messages = instruction_messages(setup.instructions) + memory_messages(rows, calls)
         specs = setup.active_specs()
         choice = setup.tool_choice()
-        kwargs: dict[str, Any] = {"model": setup.agent.model, "messages": messages,
-                                  "stream": True, **setup.model_kwargs()}
+        kwargs: dict[str, Any] = {
+            "model": setup.agent.model,
+            "messages": messages,
+            "stream": True,
+            **setup.model_kwargs(),
+        }
         if specs:
             kwargs["tools"] = [spec.function() for spec in specs]
             kwargs["tool_choice"] = choice
         if kwargs["model"].startswith("openai/") or "api_base" in kwargs:
             kwargs["stream_options"] = {"include_usage": True}
         self._check_abort()
-        self.step_message = await db(store.step_message_start, run_id=self.run_id,
-                                     thread_id=setup.thread_id)
+        self.step_message = await db(
+            store.step_message_start, run_id=self.run_id, thread_id=setup.thread_id
+        )
         try:
             response = await litellm.acompletion(**kwargs)
         except Exception as exc:  # noqa: BLE001
@@ -226,9 +263,9 @@ class Runner:
         allowed = {spec.name: spec for spec in specs} if choice != "none" else {}
         return await self._consume(response, allowed, litellm)
 
-    async def _consume(self, response: Any, specs: dict[str, ToolSpec], litellm: Any) -> tuple[
-        list[CallState], str
-    ]:
+    async def _consume(
+        self, response: Any, specs: dict[str, ToolSpec], litellm: Any
+    ) -> tuple[list[CallState], str]:
         text: list[str] = []
         calls: dict[int, CallState] = {}
         current: CallState | None = None
@@ -263,8 +300,14 @@ class Runner:
                 content = getattr(delta, "content", None)
                 if content:
                     text.append(content)
-                    self.sink.delta({"type": "text-delta", "runId": self.run_id,
-                                     "textDelta": content, "step": self.step})
+                    self.sink.delta(
+                        {
+                            "type": "text-delta",
+                            "runId": self.run_id,
+                            "textDelta": content,
+                            "step": self.step,
+                        }
+                    )
                 for tool_delta in getattr(delta, "tool_calls", None) or []:
                     index = tool_delta.index if tool_delta.index is not None else 0
                     state = calls.get(index)
@@ -298,7 +341,8 @@ class Runner:
         self.partial_text = ""
         self.last_text = full_text
         finish = {"tool_calls": "tool-calls", "function_call": "tool-calls"}.get(
-            finish_reason, finish_reason)
+            finish_reason, finish_reason
+        )
         return ordered, ("tool-calls" if ordered else finish)
 
     def _add_usage(self, usage: Any) -> None:
@@ -313,9 +357,16 @@ class Runner:
         call_id = tool_delta.id or f"call_{self.run_id[:8]}_{self.step}_{index}"
         state = CallState(index=index, id=call_id, name=name, spec=specs.get(name))
         self.active.parsers[call_id] = state.parser
-        self.sink.delta({"type": "tool-input-start", "runId": self.run_id, "toolCallId": call_id,
-                         "toolName": name, "step": self.step,
-                         "kind": self._kind(state.spec)})
+        self.sink.delta(
+            {
+                "type": "tool-input-start",
+                "runId": self.run_id,
+                "toolCallId": call_id,
+                "toolName": name,
+                "step": self.step,
+                "kind": self._kind(state.spec),
+            }
+        )
         _lifecycle(state.spec, "on_input_start", {"toolCallId": call_id, "toolName": name})
         return state
 
@@ -335,23 +386,46 @@ class Runner:
                 state.parse_error = str(exc)
         transform = getattr(state.spec.definition, "transform", None) if state.spec else None
         if transform is None:
-            self.sink.delta({"type": "tool-input-delta", "runId": self.run_id,
-                             "toolCallId": state.id, "toolName": state.name,
-                             "argsTextDelta": arguments, "patches": patches})
+            self.sink.delta(
+                {
+                    "type": "tool-input-delta",
+                    "runId": self.run_id,
+                    "toolCallId": state.id,
+                    "toolName": state.name,
+                    "argsTextDelta": arguments,
+                    "patches": patches,
+                }
+            )
         elif not state.hidden:
             shown = self._display(state, transform, copy.deepcopy(state.parser.value()), "input")
             if state.hidden:
-                self.sink.delta({"type": "tool-input-delta", "runId": self.run_id,
-                                 "toolCallId": state.id, "toolName": state.name,
-                                 "patches": [], "hidden": True, "transformError": HIDDEN})
+                self.sink.delta(
+                    {
+                        "type": "tool-input-delta",
+                        "runId": self.run_id,
+                        "toolCallId": state.id,
+                        "toolName": state.name,
+                        "patches": [],
+                        "hidden": True,
+                        "transformError": HIDDEN,
+                    }
+                )
             else:
-                self.sink.delta({"type": "tool-input-delta", "runId": self.run_id,
-                                 "toolCallId": state.id, "toolName": state.name,
-                                 "patches": [{"op": "set", "path": [], "value": shown}],
-                                 "transformed": True})
-        _lifecycle(state.spec, "on_input_delta", {"toolCallId": state.id,
-                                                  "argsTextDelta": arguments,
-                                                  "patches": patches})
+                self.sink.delta(
+                    {
+                        "type": "tool-input-delta",
+                        "runId": self.run_id,
+                        "toolCallId": state.id,
+                        "toolName": state.name,
+                        "patches": [{"op": "set", "path": [], "value": shown}],
+                        "transformed": True,
+                    }
+                )
+        _lifecycle(
+            state.spec,
+            "on_input_delta",
+            {"toolCallId": state.id, "argsTextDelta": arguments, "patches": patches},
+        )
 
     def _display(self, state: CallState | None, transform: Any, value: Any, phase: str) -> Any:
         """What the page and the transcript see; a failing transform hides the value."""
@@ -360,8 +434,9 @@ class Runner:
         try:
             return transform(value, phase)
         except Exception:  # noqa: BLE001
-            logger.warning("Display transform of %s failed", getattr(state, "name", "?"),
-                           exc_info=True)
+            logger.warning(
+                "Display transform of %s failed", getattr(state, "name", "?"), exc_info=True
+            )
             if state is not None:
                 state.hidden = True
             return None
@@ -381,11 +456,20 @@ class Runner:
             except PartialJSONError as exc:
                 state.input_error = f"The arguments are not valid JSON: {exc}"
         self.active.parsers.pop(state.id, None)
-        self.sink.delta({"type": "tool-input-end", "runId": self.run_id, "toolCallId": state.id,
-                         "toolName": state.name})
+        self.sink.delta(
+            {
+                "type": "tool-input-end",
+                "runId": self.run_id,
+                "toolCallId": state.id,
+                "toolName": state.name,
+            }
+        )
         if not state.input_error:
-            _lifecycle(state.spec, "on_input_available",
-                       {"toolCallId": state.id, "toolName": state.name, "input": state.input})
+            _lifecycle(
+                state.spec,
+                "on_input_available",
+                {"toolCallId": state.id, "toolName": state.name, "input": state.input},
+            )
 
     def _display_input(self, call: CallState) -> Any:
         transform = getattr(call.spec.definition, "transform", None) if call.spec else None
@@ -395,14 +479,26 @@ class Runner:
 
     async def _save_step(self, text: str, calls: list[CallState]) -> None:
         message_id, self.step_message = self.step_message, None
-        pks = await db(store.step_save, run_id=self.run_id, thread_id=self.setup.thread_id,
-                       step=self.step, text=text, message_id=message_id,
-                       memory_upto=self.memory_upto, calls=[
-                           {"id": c.id, "name": c.name, "input": c.input,
-                            "display": self._display_input(c),
-                            "inputText": "".join(c.text),
-                            "tool": c.spec.tool if c.spec is not None else None}
-                           for c in calls])
+        pks = await db(
+            store.step_save,
+            run_id=self.run_id,
+            thread_id=self.setup.thread_id,
+            step=self.step,
+            text=text,
+            message_id=message_id,
+            memory_upto=self.memory_upto,
+            calls=[
+                {
+                    "id": c.id,
+                    "name": c.name,
+                    "input": c.input,
+                    "display": self._display_input(c),
+                    "inputText": "".join(c.text),
+                    "tool": c.spec.tool if c.spec is not None else None,
+                }
+                for c in calls
+            ],
+        )
         for call in calls:
             call.pk = pks[call.id]
 
@@ -413,12 +509,13 @@ class Runner:
             self._check_abort()
             payload = await self._execute(call)
             if payload is not None:
-                await self._suspend(call, payload, [c.id for c in calls[position + 1:]])
+                await self._suspend(call, payload, [c.id for c in calls[position + 1 :]])
                 return True
         return False
 
-    async def _execute(self, call: CallState, resume: Any = None,
-                       approved: bool = False) -> dict[str, Any] | None:
+    async def _execute(
+        self, call: CallState, resume: Any = None, approved: bool = False
+    ) -> dict[str, Any] | None:
         """One call from validation to result; returns a suspend payload when it waits."""
         from tools_app.execution import schema_errors
 
@@ -433,22 +530,35 @@ class Runner:
             if errors:
                 first = errors[0]
                 return await self._fail(
-                    call, f"Input does not match the tool's input schema: {first['path']}: "
-                    f"{first['message']}", errors=errors)
+                    call,
+                    f"Input does not match the tool's input schema: {first['path']}: "
+                    f"{first['message']}",
+                    errors=errors,
+                )
             transform = getattr(spec.definition, "transform", None)
             shown = self._display(call, transform, call.input, "input")
-            await self.sink.emit("tool-call", toolCallId=call.id, toolName=call.name,
-                                 input=None if call.hidden else shown, step=self.step,
-                                 hookDecisions=call.hook_decisions,
-                                 **({"hidden": True} if call.hidden else {}))
+            await self.sink.emit(
+                "tool-call",
+                toolCallId=call.id,
+                toolName=call.name,
+                input=None if call.hidden else shown,
+                step=self.step,
+                hookDecisions=call.hook_decisions,
+                **({"hidden": True} if call.hidden else {}),
+            )
             decision = await self._before_hook(call)
             if decision is not None and decision.get("proceed") is False:
                 output = decision.get("output")
-                return await self._succeed(call, output, output, status=ToolCallStatus.SKIPPED,
-                                           skipped=True)
+                return await self._succeed(
+                    call, output, output, status=ToolCallStatus.SKIPPED, skipped=True
+                )
             if spec.requires_approval:
-                return {"kind": "approval", "tool": call.name, "input": call.input,
-                        "question": f"Allow the call to {call.name}?"}
+                return {
+                    "kind": "approval",
+                    "tool": call.name,
+                    "input": call.input,
+                    "question": f"Allow the call to {call.name}?",
+                }
         if spec.kind == "subagent":
             return await self._subagent(call)
         if spec.execution_mode == "async" and resume is None:
@@ -459,20 +569,32 @@ class Runner:
         hook = self.hooks.get("before_tool_call")
         if hook is None:
             return None
-        info = {"toolCallId": call.id, "toolName": call.name, "input": call.input,
-                "runId": self.run_id, "threadId": str(self.setup.thread_id)}
+        info = {
+            "toolCallId": call.id,
+            "toolName": call.name,
+            "input": call.input,
+            "runId": self.run_id,
+            "threadId": str(self.setup.thread_id),
+        }
         try:
             decision = await call_hook(hook, info)
         except Exception as exc:  # noqa: BLE001 - a broken hook stops the call, not the run
-            decision = {"proceed": False, "output": {"error": f"before_tool_call failed: {exc}"},
-                        "reason": "hook error"}
+            decision = {
+                "proceed": False,
+                "output": {"error": f"before_tool_call failed: {exc}"},
+                "reason": "hook error",
+            }
         if not isinstance(decision, dict):
             return None
         if "input" in decision and decision.get("proceed", True):
             call.input = decision["input"]
-        record = {"hook": "before_tool_call", "source": self._hook_source("before_tool_call"),
-                  "proceed": decision.get("proceed", True) is not False,
-                  "reason": decision.get("reason", ""), "inputChanged": "input" in decision}
+        record = {
+            "hook": "before_tool_call",
+            "source": self._hook_source("before_tool_call"),
+            "proceed": decision.get("proceed", True) is not False,
+            "reason": decision.get("reason", ""),
+            "inputChanged": "input" in decision,
+        }
         if decision.get("proceed", True) is False and "output" in decision:
             record["output"] = decision["output"]
         await self._hook_event(call, record)
@@ -482,17 +604,27 @@ class Runner:
         hook = self.hooks.get("after_tool_call")
         if hook is None:
             return output, error
-        info = {"toolCallId": call.id, "toolName": call.name, "input": call.input,
-                "output": output, "error": error or None, "runId": self.run_id}
+        info = {
+            "toolCallId": call.id,
+            "toolName": call.name,
+            "input": call.input,
+            "output": output,
+            "error": error or None,
+            "runId": self.run_id,
+        }
         try:
             decision = await call_hook(hook, info)
         except Exception as exc:  # noqa: BLE001 - the hook's own error becomes the tool's
             decision = {"error": f"after_tool_call failed: {exc}"}
         if not isinstance(decision, dict):
             return output, error
-        record = {"hook": "after_tool_call", "source": self._hook_source("after_tool_call"),
-                  "outputChanged": "output" in decision, "error": decision.get("error", ""),
-                  "reason": decision.get("reason", "")}
+        record = {
+            "hook": "after_tool_call",
+            "source": self._hook_source("after_tool_call"),
+            "outputChanged": "output" in decision,
+            "error": decision.get("error", ""),
+            "reason": decision.get("reason", ""),
+        }
         await self._hook_event(call, record)
         if decision.get("error"):
             return output, str(decision["error"])
@@ -517,8 +649,13 @@ class Runner:
             await sink.emit("custom", toolCallId=call.id, toolName=call.name, data=event)
 
         return ExecutionContext(
-            user=self.setup.user, run=self.setup.run, thread=self.setup.run.thread,
-            tool_call=call.pk, abort=self.active.abort, writer=writer, resume_payload=resume,
+            user=self.setup.user,
+            run=self.setup.run,
+            thread=self.setup.run.thread,
+            tool_call=call.pk,
+            abort=self.active.abort,
+            writer=writer,
+            resume_payload=resume,
         )
 
     async def _run_tool(self, call: CallState, resume: Any) -> dict[str, Any] | None:
@@ -547,19 +684,37 @@ class Runner:
                 return await self._fail(call, f"to_model_output failed: {exc}", output=output)
         return await self._succeed(call, output, model_output, duration=outcome.duration_ms)
 
-    async def _succeed(self, call: CallState, output: Any, model_output: Any,
-                       status: str = ToolCallStatus.COMPLETED, skipped: bool = False,
-                       duration: float | None = None, extra: dict[str, Any] | None = None,
-                       ) -> None:
+    async def _succeed(
+        self,
+        call: CallState,
+        output: Any,
+        model_output: Any,
+        status: str = ToolCallStatus.COMPLETED,
+        skipped: bool = False,
+        duration: float | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
         transform = getattr(call.spec.definition, "transform", None) if call.spec else None
         shown = self._display(call, transform, output, "output")
         hidden = transform is not None and shown is None and output is not None and call.hidden
-        await db(store.tool_result_save, run_id=self.run_id, thread_id=self.setup.thread_id,
-                 call_pk=call.pk, call_id=call.id, name=call.name, status=status,
-                 output=output, model_output=model_output, display=None if hidden else shown,
-                 hook_decisions=call.hook_decisions, model_visible=transform is None)
-        fields: dict[str, Any] = {"output": None if hidden else shown,
-                                  "hookDecisions": call.hook_decisions}
+        await db(
+            store.tool_result_save,
+            run_id=self.run_id,
+            thread_id=self.setup.thread_id,
+            call_pk=call.pk,
+            call_id=call.id,
+            name=call.name,
+            status=status,
+            output=output,
+            model_output=model_output,
+            display=None if hidden else shown,
+            hook_decisions=call.hook_decisions,
+            model_visible=transform is None,
+        )
+        fields: dict[str, Any] = {
+            "output": None if hidden else shown,
+            "hookDecisions": call.hook_decisions,
+        }
         if model_output != output and transform is None:
             fields["modelOutput"] = model_output
         if hidden:
@@ -568,28 +723,48 @@ class Runner:
             fields["skipped"] = True
         if duration is not None:
             fields["durationMs"] = duration
-        await self.sink.emit("tool-result", toolCallId=call.id, toolName=call.name,
-                             **fields, **(extra or {}))
-        _lifecycle(call.spec, "on_output", {"toolCallId": call.id, "toolName": call.name,
-                                            "output": output})
-        if call.spec is not None and call.spec.definition is not None and (
-            (call.spec.definition.config or {}).get("emits") == "task-list"
+        await self.sink.emit(
+            "tool-result", toolCallId=call.id, toolName=call.name, **fields, **(extra or {})
+        )
+        _lifecycle(
+            call.spec, "on_output", {"toolCallId": call.id, "toolName": call.name, "output": output}
+        )
+        if (
+            call.spec is not None
+            and call.spec.definition is not None
+            and ((call.spec.definition.config or {}).get("emits") == "task-list")
         ):
             await self._task_list()
         return None
 
-    async def _fail(self, call: CallState, error: str, errors: list | None = None,
-                    output: Any = None) -> None:
+    async def _fail(
+        self, call: CallState, error: str, errors: list | None = None, output: Any = None
+    ) -> None:
         model_output: dict[str, Any] = {"error": error}
         if errors:
             model_output["errors"] = errors
-        await db(store.tool_result_save, run_id=self.run_id, thread_id=self.setup.thread_id,
-                 call_pk=call.pk, call_id=call.id, name=call.name,
-                 status=ToolCallStatus.FAILED, output=output, model_output=model_output,
-                 display=None, error=error, hook_decisions=call.hook_decisions)
-        await self.sink.emit("tool-error", toolCallId=call.id, toolName=call.name, error=error,
-                             hookDecisions=call.hook_decisions,
-                             **({"errors": errors} if errors else {}))
+        await db(
+            store.tool_result_save,
+            run_id=self.run_id,
+            thread_id=self.setup.thread_id,
+            call_pk=call.pk,
+            call_id=call.id,
+            name=call.name,
+            status=ToolCallStatus.FAILED,
+            output=output,
+            model_output=model_output,
+            display=None,
+            error=error,
+            hook_decisions=call.hook_decisions,
+        )
+        await self.sink.emit(
+            "tool-error",
+            toolCallId=call.id,
+            toolName=call.name,
+            error=error,
+            hookDecisions=call.hook_decisions,
+            **({"errors": errors} if errors else {}),
+        )
         return None
 
     async def _task_list(self) -> None:
@@ -602,12 +777,24 @@ class Runner:
         from agents_core.services.runs import tool_call_enqueue_async
 
         pending = {"status": "pending"}
-        await db(tool_call_enqueue_async, call_pk=call.pk, user=self.setup.user, pending={
-            "run_id": self.run_id, "thread_id": self.setup.thread_id, "call_id": call.id,
-            "name": call.name, "output": None, "model_output": pending, "display": pending,
-            "hook_decisions": call.hook_decisions})
-        await self.sink.emit("tool-call-pending", toolCallId=call.id, toolName=call.name,
-                             output=pending)
+        await db(
+            tool_call_enqueue_async,
+            call_pk=call.pk,
+            user=self.setup.user,
+            pending={
+                "run_id": self.run_id,
+                "thread_id": self.setup.thread_id,
+                "call_id": call.id,
+                "name": call.name,
+                "output": None,
+                "model_output": pending,
+                "display": pending,
+                "hook_decisions": call.hook_decisions,
+            },
+        )
+        await self.sink.emit(
+            "tool-call-pending", toolCallId=call.id, toolName=call.name, output=pending
+        )
         return None
 
     async def _subagent(self, call: CallState) -> None:
@@ -615,17 +802,27 @@ class Runner:
 
         prompt = (call.input or {}).get("prompt", "")
         result, thread_id, run_id = await subagent_run(
-            child=call.spec.child, prompt=prompt, user=self.setup.user,
-            parent_thread_id=self.setup.thread_id, parent_run_id=self.run_id,
-            tool_call_id=call.id, abort=self.active.abort,
+            child=call.spec.child,
+            prompt=prompt,
+            user=self.setup.user,
+            parent_thread_id=self.setup.thread_id,
+            parent_run_id=self.run_id,
+            tool_call_id=call.id,
+            abort=self.active.abort,
         )
         self._check_abort()
-        links = {"subagent": {"agent": call.spec.child.slug, "threadId": str(thread_id),
-                              "runId": str(run_id)}}
+        links = {
+            "subagent": {
+                "agent": call.spec.child.slug,
+                "threadId": str(thread_id),
+                "runId": str(run_id),
+            }
+        }
         if result.status != RunStatus.COMPLETED:
             reason = result.error or f"the sub-agent's run ended as {result.status}"
-            output, error = await self._after_hook(call, None, f"agent-{call.spec.child.slug} "
-                                                   f"did not answer: {reason}")
+            output, error = await self._after_hook(
+                call, None, f"agent-{call.spec.child.slug} did not answer: {reason}"
+            )
             if error:
                 return await self._fail(call, error)
         else:
@@ -635,17 +832,32 @@ class Runner:
         return await self._succeed(call, output, output, extra=links)
 
     # --- suspension ------------------------------------------------------------------------
-    async def _suspend(self, call: CallState, payload: dict[str, Any],
-                       remaining: list[str]) -> None:
-        state = {"step": self.step, "suspendedCallId": call.id, "remaining": remaining,
-                 "kind": suspend_kind(payload)}
-        await db(store.run_suspend_save, run_id=self.run_id, call_pk=call.pk, payload=payload,
-                 state=state, hook_decisions=call.hook_decisions)
-        await self.sink.emit("tool-call-suspended", toolCallId=call.id, toolName=call.name,
-                             suspendPayload=payload,
-                             resumeSchema=resume_schema_for(call.spec, payload),
-                             autoResume=bool(self.setup.options.get("autoResume")),
-                             hookDecisions=call.hook_decisions)
+    async def _suspend(
+        self, call: CallState, payload: dict[str, Any], remaining: list[str]
+    ) -> None:
+        state = {
+            "step": self.step,
+            "suspendedCallId": call.id,
+            "remaining": remaining,
+            "kind": suspend_kind(payload),
+        }
+        await db(
+            store.run_suspend_save,
+            run_id=self.run_id,
+            call_pk=call.pk,
+            payload=payload,
+            state=state,
+            hook_decisions=call.hook_decisions,
+        )
+        await self.sink.emit(
+            "tool-call-suspended",
+            toolCallId=call.id,
+            toolName=call.name,
+            suspendPayload=payload,
+            resumeSchema=resume_schema_for(call.spec, payload),
+            autoResume=bool(self.setup.options.get("autoResume")),
+            hookDecisions=call.hook_decisions,
+        )
 
     async def _resume(self, resume: dict[str, Any]) -> bool:
         """Finish the suspended step; True when it suspended again."""
@@ -654,15 +866,23 @@ class Runner:
         calls = []
         for row in rows:
             spec = self.setup.specs.get(row.tool_name)
-            call = CallState(index=len(calls), id=row.call_id, name=row.tool_name, spec=spec,
-                             input=row.input, pk=row.pk, ended=True,
-                             hook_decisions=list(row.hook_decisions or []))
+            call = CallState(
+                index=len(calls),
+                id=row.call_id,
+                name=row.tool_name,
+                spec=spec,
+                input=row.input,
+                pk=row.pk,
+                ended=True,
+                hook_decisions=list(row.hook_decisions or []),
+            )
             calls.append((call, row))
         for position, (call, row) in enumerate(calls):
             if call.id == suspended_id:
                 payload = row.resume_payload
-                await self.sink.emit("tool-call-resumed", toolCallId=call.id,
-                                     toolName=call.name, payload=payload)
+                await self.sink.emit(
+                    "tool-call-resumed", toolCallId=call.id, toolName=call.name, payload=payload
+                )
                 kind = suspend_kind(row.suspend_payload or {})
                 if kind == "approval":
                     if not payload.get("approved"):
@@ -672,10 +892,14 @@ class Runner:
                     else:
                         suspended = await self._execute(call, approved=True)
                 elif kind == "client-function":
-                    resume_value = (payload.get("output") if "error" not in payload
-                                    else {"__client_error__": payload["error"]})
-                    suspended = await self._execute(call, resume=resume_value
-                                                    if resume_value is not None else {})
+                    resume_value = (
+                        payload.get("output")
+                        if "error" not in payload
+                        else {"__client_error__": payload["error"]}
+                    )
+                    suspended = await self._execute(
+                        call, resume=resume_value if resume_value is not None else {}
+                    )
                 else:
                     suspended = await self._execute(call, resume=payload)
             elif row.finished_at is None and row.status == ToolCallStatus.RUNNING:
@@ -683,7 +907,7 @@ class Runner:
             else:
                 continue
             if suspended is not None:
-                rest = [c.id for c, _ in calls[position + 1:]]
+                rest = [c.id for c, _ in calls[position + 1 :]]
                 await self._suspend(call, suspended, rest)
                 return True
         return False
@@ -719,8 +943,12 @@ async def execute_run(run_id: Any, *, abort: asyncio.Event | None = None) -> Run
     if setup.run.status != RunStatus.RUNNING:
         return RunResult(setup.run.status)
     loop = asyncio.get_running_loop()
-    active = active_runs.ActiveRun(run_id=run_id, abort=abort or asyncio.Event(), loop=loop,
-                                   hooks=active_runs.take_hooks(run_id))
+    active = active_runs.ActiveRun(
+        run_id=run_id,
+        abort=abort or asyncio.Event(),
+        loop=loop,
+        hooks=active_runs.take_hooks(run_id),
+    )
     active.task = asyncio.current_task()
     active_runs.register(active)
     sink = EventSink(thread_id=setup.thread_id, run_id=run_id)

@@ -34,7 +34,7 @@ def instruction_messages(instructions: Any) -> list[dict[str, Any]]:
                 messages.append({"role": "system", "content": item})
         elif isinstance(item, dict) and item.get("content"):
             message = {"role": "system", "content": item["content"]}
-            anthropic = ((item.get("providerOptions") or {}).get("anthropic") or {})
+            anthropic = (item.get("providerOptions") or {}).get("anthropic") or {}
             if anthropic.get("cacheControl"):
                 message["cache_control"] = anthropic["cacheControl"]
             messages.append(message)
@@ -64,8 +64,9 @@ def _tool_content(part: dict[str, Any], call: ToolCall | None) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def memory_messages(rows: list[Message],
-                    calls: dict[tuple[Any, str], ToolCall] | None = None) -> list[dict[str, Any]]:
+def memory_messages(
+    rows: list[Message], calls: dict[tuple[Any, str], ToolCall] | None = None
+) -> list[dict[str, Any]]:
     """Thread memory in the OpenAI chat format litellm takes.
 
     Every tool call gets exactly one result right after its assistant message: a context
@@ -79,8 +80,9 @@ def memory_messages(rows: list[Message],
 
     def close_outstanding() -> None:
         for call_id in list(outstanding):
-            out.append({"role": "tool", "tool_call_id": call_id,
-                        "content": json.dumps(INTERRUPTED)})
+            out.append(
+                {"role": "tool", "tool_call_id": call_id, "content": json.dumps(INTERRUPTED)}
+            )
         outstanding.clear()
 
     for row in rows:
@@ -90,8 +92,13 @@ def memory_messages(rows: list[Message],
                 if part.get("toolCallId") in outstanding:
                     outstanding.pop(part["toolCallId"])
                     call = calls.get((row.run_id, part["toolCallId"]))
-                    out.append({"role": "tool", "tool_call_id": part["toolCallId"],
-                                "content": _tool_content(part, call)})
+                    out.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": part["toolCallId"],
+                            "content": _tool_content(part, call),
+                        }
+                    )
             if not outstanding and deferred:
                 out.extend(deferred)
                 deferred.clear()
@@ -111,10 +118,14 @@ def memory_messages(rows: list[Message],
             message: dict[str, Any] = {"role": "assistant", "content": text_of(parts) or None}
             if tool_parts:
                 message["tool_calls"] = [
-                    {"id": p["toolCallId"], "type": "function", "function": {
-                        "name": p["toolName"],
-                        "arguments": _arguments(p, calls_of.get((row.run_id, p["toolCallId"]))),
-                    }}
+                    {
+                        "id": p["toolCallId"],
+                        "type": "function",
+                        "function": {
+                            "name": p["toolName"],
+                            "arguments": _arguments(p, calls_of.get((row.run_id, p["toolCallId"]))),
+                        },
+                    }
                     for p in tool_parts
                 ]
                 outstanding.update({p["toolCallId"]: p["toolName"] for p in tool_parts})
@@ -137,8 +148,11 @@ def thread_memory(thread_id: Any) -> tuple[list[Message], dict[tuple[Any, str], 
     # Never start the window in the middle of a tool exchange.
     while rows and rows[0].role in (MessageRole.TOOL, MessageRole.SIGNAL):
         rows.pop(0)
-    run_ids = {row.run_id for row in rows if row.role in (MessageRole.ASSISTANT,
-                                                          MessageRole.TOOL)}
-    calls = {(call.run_id, call.call_id): call for call in ToolCall.objects.filter(
-        run_id__in=run_ids).only("run_id", "call_id", "input", "input_text", "model_output")}
+    run_ids = {row.run_id for row in rows if row.role in (MessageRole.ASSISTANT, MessageRole.TOOL)}
+    calls = {
+        (call.run_id, call.call_id): call
+        for call in ToolCall.objects.filter(run_id__in=run_ids).only(
+            "run_id", "call_id", "input", "input_text", "model_output"
+        )
+    }
     return rows, calls

@@ -44,7 +44,8 @@ def reported_usage(chunk: Any) -> Any:
 def _wants_assembly(litellm: Any) -> bool:
     """Is anything configured that reads litellm's assembled response?"""
     return bool(
-        getattr(litellm, "callbacks", None) or getattr(litellm, "success_callback", None)
+        getattr(litellm, "callbacks", None)
+        or getattr(litellm, "success_callback", None)
         or getattr(litellm, "_async_success_callback", None)
         or getattr(litellm, "cache", None) is not None
         or getattr(litellm, "max_budget", 0)
@@ -60,7 +61,8 @@ def read_to_the_end(response: Any, litellm: Any) -> bool:
 def is_last(response: Any, chunk: Any) -> bool:
     """Has litellm handed out its last chunk, with the provider's usage on it?"""
     return getattr(response, "sent_last_chunk", False) is True and (
-        reported_usage(chunk) is not None)
+        reported_usage(chunk) is not None
+    )
 
 
 async def stop_at(response: Any, chunk: Any, to_the_end: bool) -> bool:

@@ -52,9 +52,7 @@ def _text_of(message: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return " ".join(
-            part.get("text", "") for part in content if isinstance(part, dict)
-        )
+        return " ".join(part.get("text", "") for part in content if isinstance(part, dict))
     return ""
 
 
@@ -327,8 +325,9 @@ def script(
             parts.append("A background job finished: " + _compact(context, 400))
         if tool_choice == "required" and available:
             name = next(iter(available))
-            return "Calling again. ", [(name, json.dumps(_Filler("").object(
-                available[name].get("parameters") or {})))]
+            return "Calling again. ", [
+                (name, json.dumps(_Filler("").object(available[name].get("parameters") or {})))
+            ]
         return " ".join(parts), []
     last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
     text = _text_of(last_user) if last_user else ""
@@ -363,8 +362,13 @@ def _call_id(messages: list[dict[str, Any]], index: int) -> str:
     return f"call_{digest[:12]}_{index}"
 
 
-def _chunk(text: str = "", tool_use: dict[str, Any] | None = None, *, finish: str = "",
-           usage: dict[str, int] | None = None) -> GenericStreamingChunk:
+def _chunk(
+    text: str = "",
+    tool_use: dict[str, Any] | None = None,
+    *,
+    finish: str = "",
+    usage: dict[str, int] | None = None,
+) -> GenericStreamingChunk:
     return {
         "text": text,
         "tool_use": tool_use,
@@ -403,9 +407,9 @@ def _restamp(chunk: GenericStreamingChunk) -> GenericStreamingChunk:
     return chunk
 
 
-def chunks(messages: list[dict[str, Any]], optional_params: dict[str, Any]) -> Iterator[
-    GenericStreamingChunk
-]:
+def chunks(
+    messages: list[dict[str, Any]], optional_params: dict[str, Any]
+) -> Iterator[GenericStreamingChunk]:
     """The scripted answer as streaming chunks (no delays)."""
     tools = optional_params.get("tools")
     tool_choice = optional_params.get("tool_choice", "auto")
@@ -426,17 +430,26 @@ def chunks(messages: list[dict[str, Any]], optional_params: dict[str, Any]) -> I
         pieces = [arguments[i : i + size] for i in range(0, len(arguments), size)] or [""]
         for number, piece in enumerate(pieces):
             function = {"name": name if number == 0 else None, "arguments": piece}
-            yield _chunk(tool_use={"id": call_id if number == 0 else None, "type": "function",
-                                   "function": function, "index": index})
+            yield _chunk(
+                tool_use={
+                    "id": call_id if number == 0 else None,
+                    "type": "function",
+                    "function": function,
+                    "index": index,
+                }
+            )
     prompt_tokens = sum(len(_text_of(m).split()) for m in messages)
-    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(words) + len(calls),
-             "total_tokens": prompt_tokens + len(words) + len(calls)}
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": len(words) + len(calls),
+        "total_tokens": prompt_tokens + len(words) + len(calls),
+    }
     yield _chunk(finish="tool_calls" if calls else "stop", usage=usage)
 
 
-def _bench_chunks(messages: list[dict[str, Any]], params: dict[str, Any]) -> Iterator[
-    GenericStreamingChunk
-]:
+def _bench_chunks(
+    messages: list[dict[str, Any]], params: dict[str, Any]
+) -> Iterator[GenericStreamingChunk]:
     """Benchmarks: `stamp` deltas, half as text and half as the argument of the first tool."""
     count = int(params.get("stamp"))
     tools = _tool_names(params.get("tools"))
@@ -456,19 +469,40 @@ def _bench_chunks(messages: list[dict[str, Any]], params: dict[str, Any]) -> Ite
         yield _chunk(stamp())
     name = next(iter(tools))
     call_id = _call_id(messages, 0)
-    yield _chunk(tool_use={"id": call_id, "type": "function", "index": 0,
-                           "function": {"name": name, "arguments": '{"log": "'}})
+    yield _chunk(
+        tool_use={
+            "id": call_id,
+            "type": "function",
+            "index": 0,
+            "function": {"name": name, "arguments": '{"log": "'},
+        }
+    )
     for _ in range(count - count // 2):
-        yield _chunk(tool_use={"id": None, "type": "function", "index": 0,
-                               "function": {"name": None, "arguments": stamp()}})
-    yield _chunk(tool_use={"id": None, "type": "function", "index": 0,
-                           "function": {"name": None, "arguments": '"}'}})
+        yield _chunk(
+            tool_use={
+                "id": None,
+                "type": "function",
+                "index": 0,
+                "function": {"name": None, "arguments": stamp()},
+            }
+        )
+    yield _chunk(
+        tool_use={
+            "id": None,
+            "type": "function",
+            "index": 0,
+            "function": {"name": None, "arguments": '"}'},
+        }
+    )
     yield _chunk(finish="tool_calls", usage=_usage(count))
 
 
 def _usage(completion_tokens: int) -> dict[str, int]:
-    return {"prompt_tokens": 1, "completion_tokens": completion_tokens,
-            "total_tokens": completion_tokens + 1}
+    return {
+        "prompt_tokens": 1,
+        "completion_tokens": completion_tokens,
+        "total_tokens": completion_tokens + 1,
+    }
 
 
 def _delay(optional_params: dict[str, Any]) -> float:
@@ -480,15 +514,22 @@ def _delay(optional_params: dict[str, Any]) -> float:
     return float(getattr(settings, "STUDIO_OFFLINE_DELAY", 0.02))
 
 
-def _materialise(messages: list[dict[str, Any]], optional_params: dict[str, Any],
-                 model_response: ModelResponse) -> ModelResponse:
+def _materialise(
+    messages: list[dict[str, Any]], optional_params: dict[str, Any], model_response: ModelResponse
+) -> ModelResponse:
     text, calls, finish, usage = "", {}, "stop", None
     for chunk in chunks(messages, optional_params):
         text += chunk["text"]
         tool_use = chunk["tool_use"]
         if tool_use:
-            call = calls.setdefault(tool_use["index"], {"id": tool_use["id"], "type": "function",
-                                                        "function": {"name": "", "arguments": ""}})
+            call = calls.setdefault(
+                tool_use["index"],
+                {
+                    "id": tool_use["id"],
+                    "type": "function",
+                    "function": {"name": "", "arguments": ""},
+                },
+            )
             call["function"]["name"] += tool_use["function"]["name"] or ""
             call["function"]["arguments"] += tool_use["function"]["arguments"]
         if chunk["is_finished"]:
@@ -507,15 +548,18 @@ class ScriptedLLM(CustomLLM):
     """The `studio` provider of litellm."""
 
     def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
-        return _materialise(messages, kwargs.get("optional_params") or {},
-                            kwargs.get("model_response"))
+        return _materialise(
+            messages, kwargs.get("optional_params") or {}, kwargs.get("model_response")
+        )
 
-    async def acompletion(self, model: str, messages: list, *args: Any,
-                          **kwargs: Any) -> ModelResponse:
+    async def acompletion(
+        self, model: str, messages: list, *args: Any, **kwargs: Any
+    ) -> ModelResponse:
         return self.completion(model, messages, *args, **kwargs)
 
-    def streaming(self, model: str, messages: list, *args: Any,
-                  **kwargs: Any) -> Iterator[GenericStreamingChunk]:
+    def streaming(
+        self, model: str, messages: list, *args: Any, **kwargs: Any
+    ) -> Iterator[GenericStreamingChunk]:
         params = kwargs.get("optional_params") or {}
         delay = _delay(params)
         for chunk in chunks(messages, params):
@@ -523,8 +567,9 @@ class ScriptedLLM(CustomLLM):
                 time.sleep(delay)
             yield chunk
 
-    async def astreaming(self, model: str, messages: list, *args: Any,
-                         **kwargs: Any) -> AsyncIterator[GenericStreamingChunk]:
+    async def astreaming(
+        self, model: str, messages: list, *args: Any, **kwargs: Any
+    ) -> AsyncIterator[GenericStreamingChunk]:
         params = kwargs.get("optional_params") or {}
         delay = _delay(params)
         if delay:
@@ -562,10 +607,19 @@ def register() -> None:
         # Its price (nothing) and kind, as litellm's cost map holds them for a real model:
         # unknown, litellm searched its whole map for a near match on every call (about a
         # quarter of a short call's CPU) and logged a zero-cost finding each time.
-        litellm.register_model({f"{PROVIDER}/scripted": {
-            "litellm_provider": PROVIDER, "mode": "chat", "supports_function_calling": True,
-            "input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
-            "cache_creation_input_token_cost": 0.0, "cache_read_input_token_cost": 0.0}})
+        litellm.register_model(
+            {
+                f"{PROVIDER}/scripted": {
+                    "litellm_provider": PROVIDER,
+                    "mode": "chat",
+                    "supports_function_calling": True,
+                    "input_cost_per_token": 0.0,
+                    "output_cost_per_token": 0.0,
+                    "cache_creation_input_token_cost": 0.0,
+                    "cache_read_input_token_cost": 0.0,
+                }
+            }
+        )
 
 
 register()

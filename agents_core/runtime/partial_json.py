@@ -29,8 +29,7 @@ _SPACE = re.compile(r"[ \t\n\r]+")
 _NUMBER_CHARS = re.compile(r"[0-9eE+\-.]+")
 _LETTERS = re.compile(r"[a-z]+")
 _COMPLETE_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
-_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
-            "t": "\t"}
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _LITERALS = {"true": True, "false": False, "null": None}
 
 # What the parser expects next outside strings.
@@ -418,9 +417,13 @@ def compact_patches(patches: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     parent[key] = value
             else:
                 parent[key] = parent[key] + value
-        elif out and out[-1]["path"] == path and (
-            op == "set" or (out[-1]["op"] in ("set", "append")
-                            and isinstance(out[-1]["value"], str))
+        elif (
+            out
+            and out[-1]["path"] == path
+            and (
+                op == "set"
+                or (out[-1]["op"] in ("set", "append") and isinstance(out[-1]["value"], str))
+            )
         ):
             last = out[-1]
             if op == "set":

@@ -17,11 +17,28 @@ SUBAGENT_PARAMETERS = {
 }
 DEFAULT_MAX_STEPS = 10
 # litellm arguments an agent's default options or a run may set (modelSettings).
-MODEL_SETTINGS = {"temperature", "max_tokens", "top_p", "seed", "stop", "timeout", "api_base",
-                  "api_key", "frequency_penalty", "presence_penalty", "num_retries"}
-_CAMEL = {"maxTokens": "max_tokens", "topP": "top_p", "apiBase": "api_base", "apiKey": "api_key",
-          "frequencyPenalty": "frequency_penalty", "presencePenalty": "presence_penalty",
-          "numRetries": "num_retries"}
+MODEL_SETTINGS = {
+    "temperature",
+    "max_tokens",
+    "top_p",
+    "seed",
+    "stop",
+    "timeout",
+    "api_base",
+    "api_key",
+    "frequency_penalty",
+    "presence_penalty",
+    "num_retries",
+}
+_CAMEL = {
+    "maxTokens": "max_tokens",
+    "topP": "top_p",
+    "apiBase": "api_base",
+    "apiKey": "api_key",
+    "frequencyPenalty": "frequency_penalty",
+    "presencePenalty": "presence_penalty",
+    "numRetries": "num_retries",
+}
 
 
 @dataclass
@@ -49,10 +66,14 @@ class ToolSpec:
         return getattr(self.tool, "execution_mode", "sync") if self.tool is not None else "sync"
 
     def function(self) -> dict[str, Any]:
-        return {"type": "function", "function": {
-            "name": self.name, "description": self.description[:1024],
-            "parameters": self.parameters or {"type": "object", "properties": {}},
-        }}
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description[:1024],
+                "parameters": self.parameters or {"type": "object", "properties": {}},
+            },
+        }
 
 
 @dataclass
@@ -94,7 +115,7 @@ class RunSetup:
         return specs
 
     def tool_choice(self) -> Any:
-        """"auto" | "none" | "required" | a tool name | {"type": "tool", "toolName": X}."""
+        """ "auto" | "none" | "required" | a tool name | {"type": "tool", "toolName": X}."""
         choice = self.options.get("toolChoice", "auto")
         if isinstance(choice, dict):
             choice = choice.get("toolName") or (choice.get("function") or {}).get("name")
@@ -118,27 +139,40 @@ def load_setup(run_id: Any) -> RunSetup:
 
     # The agent's editor override (one-to-one) comes with it: the effective_* readers
     # below all look at it.
-    run = Run.objects.select_related("thread", "agent", "agent__editor_override",
-                                     "started_by").get(id=run_id)
+    run = Run.objects.select_related("thread", "agent", "agent__editor_override", "started_by").get(
+        id=run_id
+    )
     agent = run.agent
     specs: dict[str, ToolSpec] = {}
     for binding in effective_tool_bindings(agent):
         definition = _code_tool(binding.tool)
         specs[binding.key] = ToolSpec(
-            name=binding.key, kind="tool", description=effective_tool_description(binding),
-            parameters=binding.tool.input_schema, tool=binding.tool, binding=binding,
-            definition=definition, requires_approval=binding.requires_approval,
+            name=binding.key,
+            kind="tool",
+            description=effective_tool_description(binding),
+            parameters=binding.tool.input_schema,
+            tool=binding.tool,
+            binding=binding,
+            definition=definition,
+            requires_approval=binding.requires_approval,
         )
     for sub in effective_subagent_bindings(agent):
         specs[sub.tool_name] = ToolSpec(
-            name=sub.tool_name, kind="subagent",
-            description=effective_subagent_description(sub), parameters=SUBAGENT_PARAMETERS,
+            name=sub.tool_name,
+            kind="subagent",
+            description=effective_subagent_description(sub),
+            parameters=SUBAGENT_PARAMETERS,
             child=sub.child,
         )
     definition = get_agent_definition(agent.slug) if agent.is_code else None
     options = {**(agent.default_options or {}), **(run.options or {})}
     return RunSetup(
-        run=run, agent=agent, thread_id=run.thread_id, user=run.started_by,
-        instructions=effective_instructions(agent), specs=specs, options=options,
+        run=run,
+        agent=agent,
+        thread_id=run.thread_id,
+        user=run.started_by,
+        instructions=effective_instructions(agent),
+        specs=specs,
+        options=options,
         hooks=dict(definition.hooks) if definition is not None else {},
     )

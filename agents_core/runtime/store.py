@@ -14,8 +14,9 @@ def step_message_start(*, run_id: Any, thread_id: Any) -> int:
     """The step's assistant message, created when the model call starts: whatever reaches
     the thread while the model streams (a finished async tool, a signal) is numbered after
     it, so the next model call sees it as new instead of as something it answered."""
-    return Message.objects.create(thread_id=thread_id, run_id=run_id,
-                                  role=MessageRole.ASSISTANT, parts=[]).pk
+    return Message.objects.create(
+        thread_id=thread_id, run_id=run_id, role=MessageRole.ASSISTANT, parts=[]
+    ).pk
 
 
 def _renumber_unseen(*, thread_id: Any, message_id: int, memory_upto: int | None) -> None:
@@ -24,18 +25,31 @@ def _renumber_unseen(*, thread_id: Any, message_id: int, memory_upto: int | None
     next model call gets them as news instead of as something already answered."""
     if memory_upto is None:
         return
-    unseen = list(Message.objects.filter(
-        thread_id=thread_id, role=MessageRole.SIGNAL, pk__gt=memory_upto, pk__lt=message_id,
-    ).order_by("pk"))
+    unseen = list(
+        Message.objects.filter(
+            thread_id=thread_id,
+            role=MessageRole.SIGNAL,
+            pk__gt=memory_upto,
+            pk__lt=message_id,
+        ).order_by("pk")
+    )
     for row in unseen:
         Message.objects.filter(pk=row.pk).delete()
-        Message.objects.create(thread_id=row.thread_id, run_id=row.run_id, role=row.role,
-                               parts=row.parts)
+        Message.objects.create(
+            thread_id=row.thread_id, run_id=row.run_id, role=row.role, parts=row.parts
+        )
 
 
-def step_save(*, run_id: Any, thread_id: Any, step: int, text: str,
-              calls: list[dict[str, Any]], message_id: int | None = None,
-              memory_upto: int | None = None) -> dict[str, int]:
+def step_save(
+    *,
+    run_id: Any,
+    thread_id: Any,
+    step: int,
+    text: str,
+    calls: list[dict[str, Any]],
+    message_id: int | None = None,
+    memory_upto: int | None = None,
+) -> dict[str, int]:
     """The assistant message of a step and its tool calls; returns {toolCallId: ToolCall pk}.
 
     `memory_upto` is the last message the model call read (see `_renumber_unseen`)."""
@@ -43,8 +57,14 @@ def step_save(*, run_id: Any, thread_id: Any, step: int, text: str,
     if text:
         parts.append({"type": "text", "text": text})
     for call in calls:
-        parts.append({"type": "tool-call", "toolCallId": call["id"], "toolName": call["name"],
-                      "input": call.get("display", call["input"])})
+        parts.append(
+            {
+                "type": "tool-call",
+                "toolCallId": call["id"],
+                "toolName": call["name"],
+                "input": call.get("display", call["input"]),
+            }
+        )
     now = timezone.now()
     with transaction.atomic():
         if message_id is not None:
@@ -52,81 +72,137 @@ def step_save(*, run_id: Any, thread_id: Any, step: int, text: str,
                 Message.objects.filter(pk=message_id).update(parts=parts)
             else:
                 Message.objects.filter(pk=message_id).delete()
-            _renumber_unseen(thread_id=thread_id, message_id=message_id,
-                             memory_upto=memory_upto)
+            _renumber_unseen(thread_id=thread_id, message_id=message_id, memory_upto=memory_upto)
         elif parts:
-            Message.objects.create(thread_id=thread_id, run_id=run_id,
-                                   role=MessageRole.ASSISTANT, parts=parts)
-        rows = ToolCall.objects.bulk_create([
-            ToolCall(run_id=run_id, call_id=call["id"], tool_name=call["name"],
-                     tool=call.get("tool"), step=step, status=ToolCallStatus.RUNNING,
-                     input_text=call["inputText"], input=call["input"], started_at=now)
-            for call in calls
-        ])
+            Message.objects.create(
+                thread_id=thread_id, run_id=run_id, role=MessageRole.ASSISTANT, parts=parts
+            )
+        rows = ToolCall.objects.bulk_create(
+            [
+                ToolCall(
+                    run_id=run_id,
+                    call_id=call["id"],
+                    tool_name=call["name"],
+                    tool=call.get("tool"),
+                    step=step,
+                    status=ToolCallStatus.RUNNING,
+                    input_text=call["inputText"],
+                    input=call["input"],
+                    started_at=now,
+                )
+                for call in calls
+            ]
+        )
         Run.objects.filter(id=run_id).update(step=step)
     return {row.call_id: row.pk for row in rows}
 
 
-def tool_result_save(*, run_id: Any, thread_id: Any, call_pk: int, call_id: str, name: str,
-                     status: str, output: Any, model_output: Any, display: Any,
-                     error: str = "", hook_decisions: list | None = None,
-                     message: bool = True, model_visible: bool = True) -> None:
+def tool_result_save(
+    *,
+    run_id: Any,
+    thread_id: Any,
+    call_pk: int,
+    call_id: str,
+    name: str,
+    status: str,
+    output: Any,
+    model_output: Any,
+    display: Any,
+    error: str = "",
+    hook_decisions: list | None = None,
+    message: bool = True,
+    model_visible: bool = True,
+) -> None:
     """Finish a tool call and add its result to the transcript (a pending call, handed to a
     worker, is recorded without finishing it)."""
-    fields: dict[str, Any] = {"status": status, "output": output, "model_output": model_output,
-                              "error": error,
-                              "finished_at": None if status == ToolCallStatus.PENDING
-                              else timezone.now()}
+    fields: dict[str, Any] = {
+        "status": status,
+        "output": output,
+        "model_output": model_output,
+        "error": error,
+        "finished_at": None if status == ToolCallStatus.PENDING else timezone.now(),
+    }
     if hook_decisions is not None:
         fields["hook_decisions"] = hook_decisions
     with transaction.atomic():
         ToolCall.objects.filter(pk=call_pk).update(**fields)
         if message:
-            part = {"type": "tool-result", "toolCallId": call_id, "toolName": name,
-                    "output": display, "isError": status == ToolCallStatus.FAILED,
-                    "error": error, "status": status}
+            part = {
+                "type": "tool-result",
+                "toolCallId": call_id,
+                "toolName": name,
+                "output": display,
+                "isError": status == ToolCallStatus.FAILED,
+                "error": error,
+                "status": status,
+            }
             if model_visible:
                 part["modelOutput"] = model_output
-            Message.objects.create(thread_id=thread_id, run_id=run_id, role=MessageRole.TOOL,
-                                   parts=[part])
+            Message.objects.create(
+                thread_id=thread_id, run_id=run_id, role=MessageRole.TOOL, parts=[part]
+            )
 
 
 def tool_call_update(*, call_pk: int, **fields: Any) -> None:
     ToolCall.objects.filter(pk=call_pk).update(**fields)
 
 
-def run_suspend_save(*, run_id: Any, call_pk: int, payload: dict[str, Any],
-                     state: dict[str, Any], hook_decisions: list) -> None:
+def run_suspend_save(
+    *,
+    run_id: Any,
+    call_pk: int,
+    payload: dict[str, Any],
+    state: dict[str, Any],
+    hook_decisions: list,
+) -> None:
     with transaction.atomic():
         ToolCall.objects.filter(pk=call_pk).update(
-            status=ToolCallStatus.SUSPENDED, suspend_payload=payload,
+            status=ToolCallStatus.SUSPENDED,
+            suspend_payload=payload,
             hook_decisions=hook_decisions,
         )
         Run.objects.filter(id=run_id).update(status=RunStatus.SUSPENDED, state=state)
 
 
-def run_finish_save(*, run_id: Any, status: str, error: str = "",
-                    usage: dict[str, Any] | None = None, text: str = "",
-                    thread_id: Any = None, partial_text: str = "",
-                    message_id: int | None = None) -> None:
+def run_finish_save(
+    *,
+    run_id: Any,
+    status: str,
+    error: str = "",
+    usage: dict[str, Any] | None = None,
+    text: str = "",
+    thread_id: Any = None,
+    partial_text: str = "",
+    message_id: int | None = None,
+) -> None:
     with transaction.atomic():
         if message_id is not None:
             # The step that was streaming: keep what it produced, or drop the empty row.
             if partial_text:
                 Message.objects.filter(pk=message_id, parts=[]).update(
-                    parts=[{"type": "text", "text": partial_text}])
+                    parts=[{"type": "text", "text": partial_text}]
+                )
             Message.objects.filter(pk=message_id, parts=[]).delete()
         elif partial_text and thread_id is not None:
             # What an aborted or failed step had streamed is kept in the transcript.
-            Message.objects.create(thread_id=thread_id, run_id=run_id,
-                                   role=MessageRole.ASSISTANT,
-                                   parts=[{"type": "text", "text": partial_text}])
-        ToolCall.objects.filter(run_id=run_id, status__in=[
-            ToolCallStatus.STREAMING, ToolCallStatus.RUNNING]).update(
-            status=ToolCallStatus.FAILED, error="The run ended before this call finished.",
-            finished_at=timezone.now())
+            Message.objects.create(
+                thread_id=thread_id,
+                run_id=run_id,
+                role=MessageRole.ASSISTANT,
+                parts=[{"type": "text", "text": partial_text}],
+            )
+        ToolCall.objects.filter(
+            run_id=run_id, status__in=[ToolCallStatus.STREAMING, ToolCallStatus.RUNNING]
+        ).update(
+            status=ToolCallStatus.FAILED,
+            error="The run ended before this call finished.",
+            finished_at=timezone.now(),
+        )
         Run.objects.filter(id=run_id).update(
-            status=status, error=error, usage=usage or {}, finished_at=timezone.now(),
+            status=status,
+            error=error,
+            usage=usage or {},
+            finished_at=timezone.now(),
             state={"finalText": text} if text else {},
         )
 
@@ -135,10 +211,14 @@ def runs_abort_requested(run_ids: list[Any]) -> list[Any]:
     """Which of these runs were asked to stop (or ended as aborted) by another process."""
     from django.db.models import Q
 
-    return list(Run.objects.filter(pk__in=run_ids).filter(
-        Q(status=RunStatus.ABORTED) | Q(state__abortRequested=True)).values_list("pk", flat=True))
+    return list(
+        Run.objects.filter(pk__in=run_ids)
+        .filter(Q(status=RunStatus.ABORTED) | Q(state__abortRequested=True))
+        .values_list("pk", flat=True)
+    )
 
 
 def step_calls(*, run_id: Any, step: int) -> list[ToolCall]:
-    return list(ToolCall.objects.filter(run_id=run_id, step=step).select_related("tool")
-                .order_by("id"))
+    return list(
+        ToolCall.objects.filter(run_id=run_id, step=step).select_related("tool").order_by("id")
+    )

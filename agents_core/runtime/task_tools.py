@@ -48,8 +48,13 @@ def _thread_id(context: Any) -> Any:
 
 def task_list_data(thread_id: Any) -> list[dict[str, Any]]:
     return [
-        {"id": task.id, "title": task.title, "status": task.status, "notes": task.notes,
-         "position": task.position}
+        {
+            "id": task.id,
+            "title": task.title,
+            "status": task.status,
+            "notes": task.notes,
+            "position": task.position,
+        }
         for task in TaskItem.objects.filter(thread_id=thread_id)
     ]
 
@@ -71,11 +76,18 @@ def write(input: dict[str, Any], context: Any = None) -> dict[str, Any]:  # noqa
     _in_progress_rule([item.get("status", "pending") for item in items])
     with transaction.atomic():
         TaskItem.objects.filter(thread_id=thread_id).delete()
-        TaskItem.objects.bulk_create([
-            TaskItem(thread_id=thread_id, title=item["title"], notes=item.get("notes", ""),
-                     status=item.get("status", "pending"), position=index)
-            for index, item in enumerate(items)
-        ])
+        TaskItem.objects.bulk_create(
+            [
+                TaskItem(
+                    thread_id=thread_id,
+                    title=item["title"],
+                    notes=item.get("notes", ""),
+                    status=item.get("status", "pending"),
+                    position=index,
+                )
+                for index, item in enumerate(items)
+            ]
+        )
     return _result(thread_id)
 
 
@@ -89,8 +101,11 @@ def _task(thread_id: Any, task_id: int) -> TaskItem:
 
 def _save(thread_id: Any, task: TaskItem) -> None:
     if task.status == TaskStatus.IN_PROGRESS:
-        other = (TaskItem.objects.filter(thread_id=thread_id, status=TaskStatus.IN_PROGRESS)
-                 .exclude(id=task.id).first())
+        other = (
+            TaskItem.objects.filter(thread_id=thread_id, status=TaskStatus.IN_PROGRESS)
+            .exclude(id=task.id)
+            .first()
+        )
         if other is not None:
             raise _error(
                 f"Task {other.id} ({other.title!r}) is already in progress; complete it "
@@ -151,9 +166,12 @@ task_update = create_tool(
     "Only one task may be in progress.",
     input_schema={
         "type": "object",
-        "properties": {"id": _ID, "title": _TASK["properties"]["title"],
-                       "status": {"type": "string", "enum": STATUSES},
-                       "notes": {"type": "string"}},
+        "properties": {
+            "id": _ID,
+            "title": _TASK["properties"]["title"],
+            "status": {"type": "string", "enum": STATUSES},
+            "notes": {"type": "string"},
+        },
         "required": ["id"],
         "additionalProperties": False,
     },
@@ -165,8 +183,12 @@ task_complete = create_tool(
     id="task_complete",
     kind="system",
     description="Mark a task completed.",
-    input_schema={"type": "object", "properties": {"id": _ID}, "required": ["id"],
-                  "additionalProperties": False},
+    input_schema={
+        "type": "object",
+        "properties": {"id": _ID},
+        "required": ["id"],
+        "additionalProperties": False,
+    },
     output_schema=_LIST_OUTPUT,
     execute=complete,
     config=CONFIG,

@@ -7,8 +7,12 @@ from django.db import InterfaceError, OperationalError
 
 
 @shared_task(
-    name="agents_core.runtime.async_tool_execute", acks_late=True, reject_on_worker_lost=True,
-    autoretry_for=(OperationalError, InterfaceError), retry_backoff=True, max_retries=3,
+    name="agents_core.runtime.async_tool_execute",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=3,
 )
 def async_tool_execute(tool_run_id: str) -> None:
     """Execute an async tool call of a run, then hand its result to the thread."""

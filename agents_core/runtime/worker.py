@@ -57,8 +57,10 @@ def process_name() -> str:
     if _process.get("pid") != os.getpid():
         import secrets
 
-        _process.update(pid=os.getpid(), name=f"{INLINE_PREFIX}{socket.gethostname()}:"
-                                              f"{os.getpid()}:{secrets.token_hex(3)}")
+        _process.update(
+            pid=os.getpid(),
+            name=f"{INLINE_PREFIX}{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}",
+        )
     return _process["name"]
 
 
@@ -77,8 +79,9 @@ def process_beat(*, name: str, started: bool = False, sweep: bool = False) -> No
 
     now = timezone.now()
     if started or not RunWorkerBeat.objects.filter(name=name).update(beat_at=now):
-        RunWorkerBeat.objects.update_or_create(name=name, defaults={"started_at": now,
-                                                                    "beat_at": now})
+        RunWorkerBeat.objects.update_or_create(
+            name=name, defaults={"started_at": now, "beat_at": now}
+        )
     if sweep:
         RunWorkerBeat.objects.filter(beat_at__lt=now - timedelta(days=1)).delete()
 
@@ -98,8 +101,9 @@ def wake_workers() -> None:
     try:
         group_send_sync(WAKE_GROUP, {"type": "runs.queued"})
     except Exception:  # noqa: BLE001 - the poll will find the run
-        logger.warning("Could not wake the run workers; they will find the run by polling",
-                       exc_info=True)
+        logger.warning(
+            "Could not wake the run workers; they will find the run by polling", exc_info=True
+        )
 
 
 def runs_claim(*, worker: str, limit: int) -> list[str]:
@@ -108,9 +112,12 @@ def runs_claim(*, worker: str, limit: int) -> list[str]:
     if limit <= 0:
         return []
     with transaction.atomic():
-        ids = list(Run.objects.select_for_update(skip_locked=True).filter(
-            status=RunStatus.RUNNING, worker=QUEUED).order_by("created_at").values_list(
-            "pk", flat=True)[:limit])
+        ids = list(
+            Run.objects.select_for_update(skip_locked=True)
+            .filter(status=RunStatus.RUNNING, worker=QUEUED)
+            .order_by("created_at")
+            .values_list("pk", flat=True)[:limit]
+        )
         if ids:
             Run.objects.filter(pk__in=ids).update(worker=worker)
     return [str(pk) for pk in ids]
@@ -132,15 +139,19 @@ def worker_tick(*, name: str, dead_after: float, first: bool = False) -> list[st
     # This worker just beat, so its own runs are among the live ones, except at its start.
     # Runs executed inline by web processes are ended when their thread gets a new message
     # (services.runs._recover_stale), where the thread's last event is looked at too.
-    orphans = running.exclude(worker__in=["", QUEUED]).exclude(
-        worker__startswith=INLINE_PREFIX).exclude(worker__in=alive.values("name"))
+    orphans = (
+        running.exclude(worker__in=["", QUEUED])
+        .exclude(worker__startswith=INLINE_PREFIX)
+        .exclude(worker__in=alive.values("name"))
+    )
     if first:
         orphans = orphans | running.filter(worker=name)
     ended = []
     for run in orphans.only("pk", "thread_id", "worker"):
         if run_end_interrupted(run=run, expect_worker=run.worker):
-            logger.warning("Run %s was claimed by %s, which stopped: ended as interrupted",
-                           run.pk, run.worker)
+            logger.warning(
+                "Run %s was claimed by %s, which stopped: ended as interrupted", run.pk, run.worker
+            )
             ended.append(str(run.pk))
     return ended
 
@@ -153,13 +164,20 @@ def worker_gone(*, name: str) -> None:
 class RunWorker:
     """Claims queued runs and executes them on this process's event loop."""
 
-    def __init__(self, *, name: str | None = None, concurrency: int | None = None,
-                 poll_seconds: float | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        name: str | None = None,
+        concurrency: int | None = None,
+        poll_seconds: float | None = None,
+    ) -> None:
         self.name = name or f"{socket.gethostname()}:{os.getpid()}"
-        self.concurrency = concurrency or int(getattr(settings, "STUDIO_RUN_WORKER_CONCURRENCY",
-                                                      200))
-        self.poll_seconds = poll_seconds or float(getattr(
-            settings, "STUDIO_RUN_WORKER_POLL_SECONDS", 2.0))
+        self.concurrency = concurrency or int(
+            getattr(settings, "STUDIO_RUN_WORKER_CONCURRENCY", 200)
+        )
+        self.poll_seconds = poll_seconds or float(
+            getattr(settings, "STUDIO_RUN_WORKER_POLL_SECONDS", 2.0)
+        )
         self.claim_batch = max(1, int(getattr(settings, "STUDIO_RUN_WORKER_CLAIM_BATCH", 4)))
         self.tasks: dict[str, asyncio.Task] = {}
         self.wake = asyncio.Event()
@@ -169,11 +187,11 @@ class RunWorker:
         """Until `stop()`: claim, execute, wait for a wake-up or the poll interval."""
         _limit_helper_threads()
         listener = asyncio.ensure_future(self._listen())
-        logger.info("Run worker %s started (up to %d runs at once)", self.name,
-                    self.concurrency)
+        logger.info("Run worker %s started (up to %d runs at once)", self.name, self.concurrency)
         # Never less than three polls: a live worker's beat is up to one poll old.
-        dead_after = max(float(getattr(settings, "STUDIO_RUN_WORKER_DEAD_SECONDS", 30)),
-                         3 * self.poll_seconds)
+        dead_after = max(
+            float(getattr(settings, "STUDIO_RUN_WORKER_DEAD_SECONDS", 30)), 3 * self.poll_seconds
+        )
         first, next_tick = True, 0.0
         loop = asyncio.get_running_loop()
         try:
@@ -181,8 +199,7 @@ class RunWorker:
                 self.wake.clear()
                 if loop.time() >= next_tick:
                     try:
-                        await db(worker_tick, name=self.name, dead_after=dead_after,
-                                 first=first)
+                        await db(worker_tick, name=self.name, dead_after=dead_after, first=first)
                         first, next_tick = False, loop.time() + self.poll_seconds
                     except Exception:  # noqa: BLE001 - database down: the next poll retries
                         logger.exception("Run worker heartbeat failed")
@@ -201,10 +218,13 @@ class RunWorker:
                 if self.wake.is_set():
                     await asyncio.sleep(0)
                     continue
-                waits = [asyncio.ensure_future(self.wake.wait()),
-                         asyncio.ensure_future(self.stopping.wait())]
-                await asyncio.wait(waits, timeout=self.poll_seconds,
-                                   return_when=asyncio.FIRST_COMPLETED)
+                waits = [
+                    asyncio.ensure_future(self.wake.wait()),
+                    asyncio.ensure_future(self.stopping.wait()),
+                ]
+                await asyncio.wait(
+                    waits, timeout=self.poll_seconds, return_when=asyncio.FIRST_COMPLETED
+                )
                 for waiter in waits:
                     waiter.cancel()
         finally:
@@ -227,8 +247,9 @@ class RunWorker:
         def done(finished: asyncio.Task) -> None:
             self.tasks.pop(run_id, None)
             if not finished.cancelled() and finished.exception() is not None:
-                logger.error("Run %s failed in worker %s", run_id, self.name,
-                             exc_info=finished.exception())
+                logger.error(
+                    "Run %s failed in worker %s", run_id, self.name, exc_info=finished.exception()
+                )
             self.wake.set()  # room for another run
 
         task.add_done_callback(done)
@@ -258,8 +279,9 @@ class RunWorker:
         if not self.tasks:
             return
         grace = float(getattr(settings, "STUDIO_RUN_WORKER_GRACE_SECONDS", 20))
-        logger.info("Run worker %s: waiting up to %.0f s for %d runs", self.name, grace,
-                    len(self.tasks))
+        logger.info(
+            "Run worker %s: waiting up to %.0f s for %d runs", self.name, grace, len(self.tasks)
+        )
         _, pending = await asyncio.wait(list(self.tasks.values()), timeout=grace)
         for task in pending:
             task.cancel()
@@ -276,8 +298,11 @@ async def warm_up() -> None:
     try:
         litellm = await _litellm(offline=True)
         response = await litellm.acompletion(
-            model=settings.STUDIO_OFFLINE_MODEL, stream=True, delay=0,
-            messages=[{"role": "user", "content": "warm up"}])
+            model=settings.STUDIO_OFFLINE_MODEL,
+            stream=True,
+            delay=0,
+            messages=[{"role": "user", "content": "warm up"}],
+        )
         async for _ in response:
             pass
     except Exception:  # noqa: BLE001 - a cold worker still works, only slower at first

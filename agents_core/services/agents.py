@@ -445,8 +445,12 @@ def recorded_parts_restore(*, agent: Agent, user: Any, recorded: dict[str, Any])
         _restore_studio_subagents(agent, user, recorded["studio_subagents"])
 
 
-def _restore_bindings(rows: Any, wanted: dict[str, dict[str, Any]],
-                      make: Callable[[str], Any], fill: Callable[[Any, dict], None]) -> None:
+def _restore_bindings(
+    rows: Any,
+    wanted: dict[str, dict[str, Any]],
+    make: Callable[[str], Any],
+    fill: Callable[[Any, dict], None],
+) -> None:
     """Make the studio bindings `rows` exactly `wanted` ({key: recorded fields})."""
     rows.exclude(key__in=list(wanted)).delete()
     current = {binding.key: binding for binding in rows}
@@ -467,12 +471,12 @@ def _restore_studio_tools(agent: Agent, user: Any, wanted: dict[str, dict[str, A
         binding.tool = _bindable_tool(agent=agent, user=user, name=spec["tool"])
         binding.requires_approval = bool(spec.get("requires_approval"))
 
-    _restore_bindings(AgentTool.objects.filter(agent=agent, source=Source.STUDIO), wanted,
-                      make, fill)
+    _restore_bindings(
+        AgentTool.objects.filter(agent=agent, source=Source.STUDIO), wanted, make, fill
+    )
 
 
-def _restore_studio_subagents(agent: Agent, user: Any,
-                              wanted: dict[str, dict[str, Any]]) -> None:
+def _restore_studio_subagents(agent: Agent, user: Any, wanted: dict[str, dict[str, Any]]) -> None:
     def make(key: str) -> SubAgent:
         _check_subagent_key_free(agent, key)
         return SubAgent(parent=agent, key=key, source=Source.STUDIO)
@@ -483,5 +487,6 @@ def _restore_studio_subagents(agent: Agent, user: Any,
             _check_no_cycle(agent, child)
         binding.child = child
 
-    _restore_bindings(SubAgent.objects.filter(parent=agent, source=Source.STUDIO), wanted,
-                      make, fill)
+    _restore_bindings(
+        SubAgent.objects.filter(parent=agent, source=Source.STUDIO), wanted, make, fill
+    )

@@ -30,8 +30,15 @@ from agents_core.runtime.worker import queue_marker, uses_workers
 from studio.exceptions import ApplicationError, Conflict, NotFound
 
 # Per-run options a caller may set (hooks are Python callables and stay in memory).
-RUN_OPTIONS = {"maxSteps", "toolChoice", "activeTools", "temperature", "modelSettings",
-               "providerOptions", "autoResume"}
+RUN_OPTIONS = {
+    "maxSteps",
+    "toolChoice",
+    "activeTools",
+    "temperature",
+    "modelSettings",
+    "providerOptions",
+    "autoResume",
+}
 _YES = re.compile(r"^\s*(yes|y|ok|okay|sure|approve[sd]?|go( ahead)?|lgtm|do it)\b", re.I)
 
 
@@ -46,21 +53,23 @@ def _clean_options(options: dict[str, Any] | None) -> tuple[dict[str, Any], dict
     hooks = options.pop("hooks", None) or {}
     unknown = set(options) - RUN_OPTIONS
     if unknown:
-        raise ApplicationError(f"Unknown run options: {sorted(unknown)}. "
-                               f"Known: {sorted(RUN_OPTIONS)}.", code="invalid_options")
+        raise ApplicationError(
+            f"Unknown run options: {sorted(unknown)}. Known: {sorted(RUN_OPTIONS)}.",
+            code="invalid_options",
+        )
     choice = options.get("toolChoice")
     if choice is not None and not isinstance(choice, str | dict):
-        raise ApplicationError("toolChoice must be auto, none, required or a tool name.",
-                               code="invalid_options")
+        raise ApplicationError(
+            "toolChoice must be auto, none, required or a tool name.", code="invalid_options"
+        )
     active = options.get("activeTools")
-    if active is not None and not (isinstance(active, list) and all(
-            isinstance(name, str) for name in active)):
-        raise ApplicationError("activeTools must be a list of tool names.",
-                               code="invalid_options")
+    if active is not None and not (
+        isinstance(active, list) and all(isinstance(name, str) for name in active)
+    ):
+        raise ApplicationError("activeTools must be a list of tool names.", code="invalid_options")
     steps = options.get("maxSteps")
     if steps is not None and not (isinstance(steps, int) and 1 <= steps <= 100):
-        raise ApplicationError("maxSteps must be an integer from 1 to 100.",
-                               code="invalid_options")
+        raise ApplicationError("maxSteps must be an integer from 1 to 100.", code="invalid_options")
     unknown_hooks = set(hooks) - {"before_tool_call", "after_tool_call"}
     if unknown_hooks:
         raise ApplicationError(f"Unknown hooks: {sorted(unknown_hooks)}.", code="invalid_options")
@@ -68,7 +77,8 @@ def _clean_options(options: dict[str, Any] | None) -> tuple[dict[str, Any], dict
         raise ApplicationError(
             "Per-run Python hooks need STUDIO_RUN_EXECUTOR=inline: a run worker is another "
             "process and cannot receive functions. Declare the hooks on the agent instead.",
-            code="invalid_options")
+            code="invalid_options",
+        )
     return options, hooks
 
 
@@ -76,8 +86,9 @@ def suspended_run(thread: Thread) -> Run | None:
     return thread.runs.filter(status=RunStatus.SUSPENDED).order_by("-created_at").first()
 
 
-def run_start(*, thread: Thread, message: str, user: Any,
-              options: dict[str, Any] | None = None) -> Run:
+def run_start(
+    *, thread: Thread, message: str, user: Any, options: dict[str, Any] | None = None
+) -> Run:
     """Start a run with the user's chat message (or, with auto-resume on and a call
     waiting, answer that call with it). Raises IntegrityError when a run is running."""
     _check_owner(thread, user)
@@ -92,16 +103,23 @@ def run_start(*, thread: Thread, message: str, user: Any,
             call = waiting.tool_calls.filter(status=ToolCallStatus.SUSPENDED).first()
             if call is not None:
                 payload = payload_from_text(call.suspend_payload or {}, text)
-                return run_resume(run=waiting, tool_call_id=call.call_id, payload=payload,
-                                  user=user)
+                return run_resume(
+                    run=waiting, tool_call_id=call.call_id, payload=payload, user=user
+                )
         _supersede(waiting)
     with transaction.atomic():
         run = Run.objects.create(
-            thread=thread, agent=thread.agent, status=RunStatus.RUNNING, options=stored,
-            started_by=user, state={"message": text}, worker=queue_marker(),
+            thread=thread,
+            agent=thread.agent,
+            status=RunStatus.RUNNING,
+            options=stored,
+            started_by=user,
+            state={"message": text},
+            worker=queue_marker(),
         )
-        Message.objects.create(thread=thread, run=run, role=MessageRole.USER,
-                               parts=[{"type": "text", "text": text}])
+        Message.objects.create(
+            thread=thread, run=run, role=MessageRole.USER, parts=[{"type": "text", "text": text}]
+        )
         if not thread.title:
             Thread.objects.filter(pk=thread.pk).update(title=text[:80])
     active_runs.remember_hooks(run.id, hooks)
@@ -109,8 +127,9 @@ def run_start(*, thread: Thread, message: str, user: Any,
     return run
 
 
-def run_start_safe(*, thread: Thread, message: str, user: Any,
-                   options: dict[str, Any] | None = None) -> Run:
+def run_start_safe(
+    *, thread: Thread, message: str, user: Any, options: dict[str, Any] | None = None
+) -> Run:
     """run_start for REST and websockets: a running run is a 409, not an IntegrityError."""
     for attempt in range(2):
         try:
@@ -119,8 +138,10 @@ def run_start_safe(*, thread: Thread, message: str, user: Any,
         except IntegrityError:
             if attempt == 0 and _recover_stale(thread):
                 continue
-            raise Conflict("A run is already streaming on this thread; wait for it to finish "
-                           "or stop it.", code="run_running") from None
+            raise Conflict(
+                "A run is already streaming on this thread; wait for it to finish or stop it.",
+                code="run_running",
+            ) from None
     raise AssertionError("unreachable")
 
 
@@ -139,15 +160,18 @@ def _recover_stale(thread: Thread) -> bool:
     if run is None or active_runs.get(run.pk) is not None:
         return False
     last = run.events.order_by("-seq").values_list("created_at", flat=True).first() or (
-        run.created_at)
+        run.created_at
+    )
     if run.worker and run.worker != QUEUED:
         # Its process beats while it executes runs: silent (and the run too) means dead.
         dead_after = float(settings.STUDIO_RUN_WORKER_DEAD_SECONDS)
         if last > timezone.now() - timedelta(seconds=dead_after) or not process_is_dead(
-                name=run.worker, dead_after=dead_after):
+            name=run.worker, dead_after=dead_after
+        ):
             return False
     elif last > timezone.now() - timedelta(
-            seconds=getattr(settings, "STUDIO_RUN_STALE_SECONDS", 600)):
+        seconds=getattr(settings, "STUDIO_RUN_STALE_SECONDS", 600)
+    ):
         return False  # queued (or from before heartbeats): only a long silence tells
     return run_end_interrupted(run=run, expect_worker=run.worker)
 
@@ -163,14 +187,23 @@ def run_end_interrupted(*, run: Run, expect_worker: str | None = None) -> bool:
         rows = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING)
         if expect_worker is not None:
             rows = rows.filter(worker=expect_worker)
-        if rows.update(status=RunStatus.FAILED, error=INTERRUPTED,
-                       finished_at=timezone.now()) != 1:
+        if rows.update(status=RunStatus.FAILED, error=INTERRUPTED, finished_at=timezone.now()) != 1:
             return False
-        run.tool_calls.filter(status__in=[ToolCallStatus.RUNNING, ToolCallStatus.STREAMING]
-                              ).update(status=ToolCallStatus.FAILED, error=INTERRUPTED)
-        events_emit_sync(thread_id=run.thread_id, run_id=run.pk, events=[
-            {"type": "run-error", "runId": str(run.pk), "error": INTERRUPTED,
-             "code": "interrupted"}])
+        run.tool_calls.filter(status__in=[ToolCallStatus.RUNNING, ToolCallStatus.STREAMING]).update(
+            status=ToolCallStatus.FAILED, error=INTERRUPTED
+        )
+        events_emit_sync(
+            thread_id=run.thread_id,
+            run_id=run.pk,
+            events=[
+                {
+                    "type": "run-error",
+                    "runId": str(run.pk),
+                    "error": INTERRUPTED,
+                    "code": "interrupted",
+                }
+            ],
+        )
     return True
 
 
@@ -179,23 +212,55 @@ def _supersede(run: Run) -> None:
     now = timezone.now()
     events = []
     with transaction.atomic():
-        if Run.objects.filter(pk=run.pk, status=RunStatus.SUSPENDED).update(
-                status=RunStatus.ABORTED, finished_at=now) != 1:
+        if (
+            Run.objects.filter(pk=run.pk, status=RunStatus.SUSPENDED).update(
+                status=RunStatus.ABORTED, finished_at=now
+            )
+            != 1
+        ):
             return
-        calls = list(run.tool_calls.filter(status__in=[ToolCallStatus.SUSPENDED,
-                                                       ToolCallStatus.RUNNING]))
+        calls = list(
+            run.tool_calls.filter(status__in=[ToolCallStatus.SUSPENDED, ToolCallStatus.RUNNING])
+        )
         error = "Not answered: the user sent a new message instead."
         for call in calls:
-            ToolCall.objects.filter(pk=call.pk).update(status=ToolCallStatus.SKIPPED,
-                                                       error=error, finished_at=now)
-            Message.objects.create(thread=run.thread, run=run, role=MessageRole.TOOL, parts=[{
-                "type": "tool-result", "toolCallId": call.call_id, "toolName": call.tool_name,
-                "output": None, "modelOutput": {"error": error}, "isError": True,
-                "error": error, "status": ToolCallStatus.SKIPPED}])
-            events.append({"type": "tool-error", "runId": str(run.pk), "toolCallId": call.call_id,
-                           "toolName": call.tool_name, "error": error})
-        events.append({"type": "run-finish", "runId": str(run.pk), "status": "aborted",
-                       "finishReason": "superseded"})
+            ToolCall.objects.filter(pk=call.pk).update(
+                status=ToolCallStatus.SKIPPED, error=error, finished_at=now
+            )
+            Message.objects.create(
+                thread=run.thread,
+                run=run,
+                role=MessageRole.TOOL,
+                parts=[
+                    {
+                        "type": "tool-result",
+                        "toolCallId": call.call_id,
+                        "toolName": call.tool_name,
+                        "output": None,
+                        "modelOutput": {"error": error},
+                        "isError": True,
+                        "error": error,
+                        "status": ToolCallStatus.SKIPPED,
+                    }
+                ],
+            )
+            events.append(
+                {
+                    "type": "tool-error",
+                    "runId": str(run.pk),
+                    "toolCallId": call.call_id,
+                    "toolName": call.tool_name,
+                    "error": error,
+                }
+            )
+        events.append(
+            {
+                "type": "run-finish",
+                "runId": str(run.pk),
+                "status": "aborted",
+                "finishReason": "superseded",
+            }
+        )
         events_emit_sync(thread_id=run.thread_id, run_id=run.pk, events=events)
 
 
@@ -228,32 +293,40 @@ def run_resume(*, run: Run, tool_call_id: str, payload: Any, user: Any) -> Run:
     if call is None:
         raise NotFound(f"No tool call {tool_call_id!r} in this run.", code="not_found")
     if run.status != RunStatus.SUSPENDED or call.status != ToolCallStatus.SUSPENDED:
-        raise Conflict("This call is not waiting for an answer (already answered, or the run "
-                       "moved on).", code="not_suspended")
+        raise Conflict(
+            "This call is not waiting for an answer (already answered, or the run moved on).",
+            code="not_suspended",
+        )
     if not isinstance(payload, dict):
         raise ApplicationError("The payload must be a JSON object.", code="invalid_payload")
     spec = load_setup(run.id).specs.get(call.tool_name)
     errors = schema_errors(resume_schema_for(spec, call.suspend_payload), payload)
     if errors:
         first = errors[0]
-        raise ApplicationError(f"The answer does not match: {first['path']}: {first['message']}",
-                               code="invalid_payload", extra={"errors": errors})
+        raise ApplicationError(
+            f"The answer does not match: {first['path']}: {first['message']}",
+            code="invalid_payload",
+            extra={"errors": errors},
+        )
     with transaction.atomic():
         claimed = Run.objects.filter(pk=run.pk, status=RunStatus.SUSPENDED).update(
-            status=RunStatus.RUNNING, worker=queue_marker(),
+            status=RunStatus.RUNNING,
+            worker=queue_marker(),
             state={**(run.state or {}), "resume": {"toolCallId": tool_call_id}},
         )
         if claimed != 1:
             raise Conflict("This run was resumed already.", code="not_suspended")
-        ToolCall.objects.filter(pk=call.pk).update(status=ToolCallStatus.RUNNING,
-                                                   resume_payload=payload)
+        ToolCall.objects.filter(pk=call.pk).update(
+            status=ToolCallStatus.RUNNING, resume_payload=payload
+        )
     transaction.on_commit(lambda: active_runs.launch(run.id))
     run.refresh_from_db()
     return run
 
 
-def client_tool_result(*, run: Run, tool_call_id: str, output: Any = None,
-                       error: str | None = None, user: Any) -> Run:
+def client_tool_result(
+    *, run: Run, tool_call_id: str, output: Any = None, error: str | None = None, user: Any
+) -> Run:
     payload = {"error": str(error)} if error else {"output": output}
     return run_resume(run=run, tool_call_id=tool_call_id, payload=payload, user=user)
 
@@ -278,8 +351,11 @@ def run_abort(*, run: Run, user: Any) -> Run:
 
 
 def thread_active_run(*, thread: Thread) -> Run | None:
-    return thread.runs.filter(status__in=[RunStatus.RUNNING, RunStatus.SUSPENDED]).order_by(
-        "-created_at").first()
+    return (
+        thread.runs.filter(status__in=[RunStatus.RUNNING, RunStatus.SUSPENDED])
+        .order_by("-created_at")
+        .first()
+    )
 
 
 # --- async tools -------------------------------------------------------------------------
@@ -297,8 +373,11 @@ def tool_call_enqueue_async(*, call_pk: int, user: Any, pending: dict[str, Any])
     with transaction.atomic():
         store.tool_result_save(call_pk=call_pk, status=ToolCallStatus.PENDING, **pending)
         tool_run = ToolRun.objects.create(
-            tool=call.tool, status=ToolRunStatus.PENDING, mode=ExecutionMode.ASYNC,
-            input=call.input, tool_call=call,
+            tool=call.tool,
+            status=ToolRunStatus.PENDING,
+            mode=ExecutionMode.ASYNC,
+            input=call.input,
+            tool_call=call,
             created_by=user if getattr(user, "is_authenticated", False) else None,
         )
 
@@ -326,23 +405,47 @@ def tool_call_async_complete(*, tool_run_id: Any) -> ToolCall | None:
     call = tool_run.tool_call
     if call is None or tool_run.status not in (ToolRunStatus.COMPLETED, ToolRunStatus.FAILED):
         return None
-    status = (ToolCallStatus.COMPLETED if tool_run.status == ToolRunStatus.COMPLETED
-              else ToolCallStatus.FAILED)
+    status = (
+        ToolCallStatus.COMPLETED
+        if tool_run.status == ToolRunStatus.COMPLETED
+        else ToolCallStatus.FAILED
+    )
     run = call.run
     with transaction.atomic():
         moved = ToolCall.objects.filter(pk=call.pk, status=ToolCallStatus.PENDING).update(
-            status=status, output=tool_run.output, model_output=tool_run.model_output,
-            error=tool_run.error, finished_at=timezone.now(),
+            status=status,
+            output=tool_run.output,
+            model_output=tool_run.model_output,
+            error=tool_run.error,
+            finished_at=timezone.now(),
         )
         if moved != 1:
             return None
-        value = tool_run.model_output if status == ToolCallStatus.COMPLETED else {
-            "error": tool_run.error}
-        Message.objects.create(thread_id=run.thread_id, run=run, role=MessageRole.SIGNAL, parts=[{
-            "type": "context", "text": context_text(call.tool_name, status, value),
-            "toolCallId": call.call_id, "toolName": call.tool_name}])
-        event = {"runId": str(run.pk), "toolCallId": call.call_id, "toolName": call.tool_name,
-                 "async": True, "durationMs": tool_run.duration_ms}
+        value = (
+            tool_run.model_output
+            if status == ToolCallStatus.COMPLETED
+            else {"error": tool_run.error}
+        )
+        Message.objects.create(
+            thread_id=run.thread_id,
+            run=run,
+            role=MessageRole.SIGNAL,
+            parts=[
+                {
+                    "type": "context",
+                    "text": context_text(call.tool_name, status, value),
+                    "toolCallId": call.call_id,
+                    "toolName": call.tool_name,
+                }
+            ],
+        )
+        event = {
+            "runId": str(run.pk),
+            "toolCallId": call.call_id,
+            "toolName": call.tool_name,
+            "async": True,
+            "durationMs": tool_run.duration_ms,
+        }
         if status == ToolCallStatus.COMPLETED:
             event.update(type="tool-result", output=tool_run.output)
         else:

@@ -14,14 +14,20 @@ from studio.exceptions import ApplicationError, NotFound
 EVENTS_PAGE = 2000
 
 
-def thread_create(*, user: Any, agent: Agent, title: str = "",
-                  metadata: dict[str, Any] | None = None) -> Thread:
+def thread_create(
+    *, user: Any, agent: Agent, title: str = "", metadata: dict[str, Any] | None = None
+) -> Thread:
     if agent.gone_at is not None:
         raise ApplicationError("This agent was removed from code.", code="agent_gone")
     if not Agent.objects.visible_to(user).filter(pk=agent.pk).exists():
         raise NotFound("No such agent.", code="not_found")
-    return Thread.objects.create(agent=agent, owner=user, resource_id=str(user.pk),
-                                 title=title[:200], metadata=metadata or {})
+    return Thread.objects.create(
+        agent=agent,
+        owner=user,
+        resource_id=str(user.pk),
+        title=title[:200],
+        metadata=metadata or {},
+    )
 
 
 def thread_list(*, user: Any, agent: str | None = None) -> QuerySet[Thread]:
@@ -40,14 +46,18 @@ def thread_get(*, user: Any, thread_id: Any) -> Thread:
 
 
 def thread_user_can_open(*, user: Any, thread_id: Any) -> str:
-    """"ok", "anonymous", or "forbidden" (missing or someone else's: not told apart)."""
+    """ "ok", "anonymous", or "forbidden" (missing or someone else's: not told apart)."""
     if user is None or not getattr(user, "is_authenticated", False):
         return "anonymous"
     return "ok" if Thread.objects.filter(pk=thread_id, owner=user).exists() else "forbidden"
 
 
-def thread_events_after(*, thread_id: Any, after: int, limit: int = EVENTS_PAGE,
-                        ) -> list[dict[str, Any]]:
+def thread_events_after(
+    *,
+    thread_id: Any,
+    after: int,
+    limit: int = EVENTS_PAGE,
+) -> list[dict[str, Any]]:
     rows = StreamEvent.objects.filter(thread_id=thread_id, seq__gt=after).order_by("seq")
     return [row.payload for row in rows[:limit]]
 
@@ -65,19 +75,27 @@ def thread_suspended_calls(*, thread: Thread) -> list[dict[str, Any]]:
     from agents_core.runtime.loop import resume_schema_for
     from agents_core.runtime.setup import load_setup
 
-    calls = ToolCall.objects.filter(run__thread=thread, status=Status.SUSPENDED,
-                                    run__status=RunStatus.SUSPENDED).select_related("run")
+    calls = ToolCall.objects.filter(
+        run__thread=thread, status=Status.SUSPENDED, run__status=RunStatus.SUSPENDED
+    ).select_related("run")
     result = []
     for call in calls:
         spec = load_setup(call.run_id).specs.get(call.tool_name)
-        result.append({
-            "runId": str(call.run_id), "toolCallId": call.call_id, "toolName": call.tool_name,
-            "suspendPayload": call.suspend_payload,
-            "resumeSchema": resume_schema_for(spec, call.suspend_payload),
-            "autoResume": bool({**(thread.agent.default_options or {}),
-                                **(call.run.options or {})}.get("autoResume")),
-            "createdAt": call.created_at.isoformat(),
-        })
+        result.append(
+            {
+                "runId": str(call.run_id),
+                "toolCallId": call.call_id,
+                "toolName": call.tool_name,
+                "suspendPayload": call.suspend_payload,
+                "resumeSchema": resume_schema_for(spec, call.suspend_payload),
+                "autoResume": bool(
+                    {**(thread.agent.default_options or {}), **(call.run.options or {})}.get(
+                        "autoResume"
+                    )
+                ),
+                "createdAt": call.created_at.isoformat(),
+            }
+        )
     return result
 
 
@@ -86,8 +104,9 @@ def thread_partial(*, thread_id: Any, tool_call_id: str) -> dict[str, Any]:
     last delta it includes (`asOf`): a late joiner applies only deltas after it."""
     from agents_core.runtime.partial_json import IncrementalJSONParser, PartialJSONError
 
-    rows = StreamEvent.objects.filter(thread_id=thread_id, type="tool-input-delta",
-                                      payload__toolCallId=tool_call_id).order_by("seq")
+    rows = StreamEvent.objects.filter(
+        thread_id=thread_id, type="tool-input-delta", payload__toolCallId=tool_call_id
+    ).order_by("seq")
     parser = IncrementalJSONParser()
     as_of = 0
     transformed = None
@@ -108,8 +127,9 @@ def thread_partial(*, thread_id: Any, tool_call_id: str) -> dict[str, Any]:
 
 
 def run_get(*, user: Any, run_id: Any) -> Run:
-    run = Run.objects.select_related("thread", "agent").filter(pk=run_id,
-                                                                thread__owner=user).first()
+    run = (
+        Run.objects.select_related("thread", "agent").filter(pk=run_id, thread__owner=user).first()
+    )
     if run is None:
         raise NotFound("No such run.", code="not_found")
     return run

@@ -47,16 +47,21 @@ def agent_notification_policy_set(*, agent: Agent, user, policy: Any) -> Agent: 
     if agent.is_code:
         raise ApplicationError(
             "This agent is defined in code; its notification policy is set in code.",
-            status_code=403, code="code_owned",
+            status_code=403,
+            code="code_owned",
         )
     if agent.owner_id != user.pk:
-        raise ApplicationError("Only the agent's owner can change its policy.",
-                               status_code=403, code="forbidden")
+        raise ApplicationError(
+            "Only the agent's owner can change its policy.", status_code=403, code="forbidden"
+        )
     from agents_core.editor.services import tracked_change
 
     policy = policy_validate(policy)
     # A save like any other of the agent: the version moves and a revision records it.
-    tracked_change(agent=agent, user=user, apply=lambda: Agent.objects.filter(
-        id=agent.id).update(notification_policy=policy))
+    tracked_change(
+        agent=agent,
+        user=user,
+        apply=lambda: Agent.objects.filter(id=agent.id).update(notification_policy=policy),
+    )
     agent.refresh_from_db()
     return agent

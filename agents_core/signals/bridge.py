@@ -30,8 +30,9 @@ def start_run(*, thread, text: str, user, options: dict[str, Any], signal) -> An
         Message.objects.filter(run=run, role=MessageRole.USER).update(
             role=MessageRole.SIGNAL, parts=[signal_part(signal, text)]
         )
-        Run.objects.filter(id=run.id).update(state={**run.state, "message": "",
-                                                    "signalId": signal.id})
+        Run.objects.filter(id=run.id).update(
+            state={**run.state, "message": "", "signalId": signal.id}
+        )
         if untitled:
             # Not the XML the model sees: the signal's own words.
             title = f"{signal.tag_name}: {signal.contents}".splitlines()[0][:80]

@@ -35,7 +35,6 @@ from studio.exceptions import ApplicationError
 logger = logging.getLogger(__name__)
 
 
-
 class DigestDeliveryError(Exception):
     """One thread's digest could not be delivered (the records keep their attempt count)."""
 
@@ -80,14 +79,15 @@ def digest_thread(*, thread_id, token: str, now) -> list[int]:  # noqa: ANN001
         with transaction.atomic():
             thread_lock(thread_id, "inbox")
             records = list(
-                _due(now).filter(thread_id=thread_id)
-                .select_for_update(skip_locked=True).order_by("id")
+                _due(now)
+                .filter(thread_id=thread_id)
+                .select_for_update(skip_locked=True)
+                .order_by("id")
             )
             if not records:
                 return []
             claimed = [record.id for record in records]
-            _deliver_group(Thread.objects.select_related("agent").get(id=thread_id),
-                           records, token)
+            _deliver_group(Thread.objects.select_related("agent").get(id=thread_id), records, token)
             return claimed
     except DELIVERY_ERRORS as exc:
         _record_failure(claimed, exc)
@@ -103,9 +103,15 @@ def _deliver_group(thread: Thread, records: list[NotificationRecord], token: str
         for r in records
     ]
     active = thread_active_run(thread=thread) is not None
-    summary = {"source": "digest", "kind": "digest", "priority": priority,
-               "summary": f"{total} notifications", "payload": {}, "count": total,
-               "attributes": {}}
+    summary = {
+        "source": "digest",
+        "kind": "digest",
+        "priority": priority,
+        "summary": f"{total} notifications",
+        "payload": {},
+        "count": total,
+        "attributes": {},
+    }
 
     def decide(when_active: bool) -> str:
         return policy_decide(agent=thread.agent, notification=summary, active=when_active)
@@ -117,7 +123,9 @@ def _deliver_group(thread: Thread, records: list[NotificationRecord], token: str
     if_idle = "wake" if decide(False) in ("now", "summary") else "persist"
     if_active = "persist" if active and decide(True) == "persist" else "deliver"
     signal = _new_signal(
-        thread=thread, type=SignalType.NOTIFICATION, tag_name="notifications",
+        thread=thread,
+        type=SignalType.NOTIFICATION,
+        tag_name="notifications",
         contents="\n".join(lines),
         attributes={"count": total, "priority": priority, "digest": "true"},
         metadata={"digest": token, "notificationIds": [r.id for r in records]},
@@ -128,8 +136,13 @@ def _deliver_group(thread: Thread, records: list[NotificationRecord], token: str
     updated = NotificationRecord.objects.filter(
         id__in=[r.id for r in records], status=NotificationStatus.PENDING
     ).update(
-        status=NotificationStatus.DIGESTED, claimed_at=now, claim_token=token,
-        attempts=F("attempts") + 1, delivered_at=now, error="", updated_at=now,
+        status=NotificationStatus.DIGESTED,
+        claimed_at=now,
+        claim_token=token,
+        attempts=F("attempts") + 1,
+        delivered_at=now,
+        error="",
+        updated_at=now,
     )
     if updated != len(records):
         # Cannot happen while the rows are locked; if it does, undo the whole group.

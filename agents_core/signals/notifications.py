@@ -44,8 +44,11 @@ def notification_publish(record: NotificationRecord, *, decision: str) -> None:
     bridge.publish(
         thread_id=record.thread_id,
         run_id=None,
-        event={"type": "notification", "decision": decision,
-               "notification": notification_json(record)},
+        event={
+            "type": "notification",
+            "decision": decision,
+            "notification": notification_json(record),
+        },
     )
 
 
@@ -78,13 +81,25 @@ def notification_signal(record: NotificationRecord, *, summary_only: bool = Fals
     )
 
 
-def _merge(record: NotificationRecord, *, summary, kind, priority, payload,
-           attributes, metadata, coalesce: bool) -> None:  # noqa: ANN001
+def _merge(
+    record: NotificationRecord,
+    *,
+    summary,
+    kind,
+    priority,
+    payload,
+    attributes,
+    metadata,
+    coalesce: bool,
+) -> None:  # noqa: ANN001
     if coalesce:
         record.count += 1
         kept = record.metadata.get("coalesced", [record.summary])
-        record.metadata = {**record.metadata, **(metadata or {}),
-                           "coalesced": [*kept, summary][-COALESCED_KEPT:]}
+        record.metadata = {
+            **record.metadata,
+            **(metadata or {}),
+            "coalesced": [*kept, summary][-COALESCED_KEPT:],
+        }
     else:
         record.metadata = {**record.metadata, **(metadata or {})}
     record.summary = summary
@@ -130,8 +145,14 @@ def send_notification_signal(
     if not isinstance(summary, str) or not summary.strip():
         raise ApplicationError("summary is required.", code="required")
     attributes = validate_attributes(attributes)
-    fields = dict(summary=summary, kind=kind or "", priority=priority, payload=payload,
-                  attributes=attributes, metadata=metadata)
+    fields = dict(
+        summary=summary,
+        kind=kind or "",
+        priority=priority,
+        payload=payload,
+        attributes=attributes,
+        metadata=metadata,
+    )
     with transaction.atomic():
         thread_lock(thread.id, "inbox")
         merged = ""
@@ -146,10 +167,17 @@ def send_notification_signal(
             merged = "coalesce"
         else:
             record = NotificationRecord(
-                thread=thread, source=source, kind=kind or "", summary=summary,
-                priority=priority, payload=payload if payload is not None else {},
-                attributes=attributes, metadata=dict(metadata or {}),
-                dedupe_key=dedupe_key or "", coalesce_key=coalesce_key or "", created_by=user,
+                thread=thread,
+                source=source,
+                kind=kind or "",
+                summary=summary,
+                priority=priority,
+                payload=payload if payload is not None else {},
+                attributes=attributes,
+                metadata=dict(metadata or {}),
+                dedupe_key=dedupe_key or "",
+                coalesce_key=coalesce_key or "",
+                created_by=user,
             )
         record.save()
     # The record is committed before any delivery: a delivery that fails leaves it in the
@@ -168,13 +196,20 @@ def send_notification_signal(
 def _defer_to_digest(record: NotificationRecord, exc: Exception) -> SendResult:
     message = f"{type(exc).__name__}: {exc}"[:2000]
     NotificationRecord.objects.filter(id=record.id).update(
-        action="digest", status=NotificationStatus.PENDING, due_at=timezone.now(),
-        attempts=F("attempts") + 1, error=message, updated_at=timezone.now(),
+        action="digest",
+        status=NotificationStatus.PENDING,
+        due_at=timezone.now(),
+        attempts=F("attempts") + 1,
+        error=message,
+        updated_at=timezone.now(),
     )
     record.refresh_from_db()
     notification_publish(record, decision="digest")
-    return SendResult("digest", notification=record,
-                      reason=f"Immediate delivery failed ({message}); the digest will retry it.")
+    return SendResult(
+        "digest",
+        notification=record,
+        reason=f"Immediate delivery failed ({message}); the digest will retry it.",
+    )
 
 
 def notification_apply_policy(record: NotificationRecord) -> SendResult:
@@ -182,8 +217,12 @@ def notification_apply_policy(record: NotificationRecord) -> SendResult:
     thread = record.thread
     active = thread_active_run(thread=thread) is not None
     notification = {
-        "source": record.source, "kind": record.kind, "priority": record.priority,
-        "summary": record.summary, "payload": record.payload, "count": record.count,
+        "source": record.source,
+        "kind": record.kind,
+        "priority": record.priority,
+        "summary": record.summary,
+        "payload": record.payload,
+        "count": record.count,
         "attributes": record.attributes,
     }
     action = policy_decide(agent=thread.agent, notification=notification, active=active)

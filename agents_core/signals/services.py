@@ -111,9 +111,14 @@ def _choice(value: str, allowed: tuple[str, ...], field: str) -> str:
 
 # --- moves of one signal ------------------------------------------------------------------------
 def _publish_signal(signal: Signal) -> None:
-    bridge.publish(thread_id=signal.thread_id, run_id=signal.run_id, event={
-        "type": "signal", "signal": signal_json(signal),
-    })
+    bridge.publish(
+        thread_id=signal.thread_id,
+        run_id=signal.run_id,
+        event={
+            "type": "signal",
+            "signal": signal_json(signal),
+        },
+    )
 
 
 def _deliver_into(signal: Signal, run: Run) -> bool:
@@ -192,7 +197,9 @@ def _queue(signal: Signal) -> None:
 def _write_transcript(signal: Signal, *, run: Run | None) -> None:
     """The thread's memory keeps the signal so later runs see it (role `signal`)."""
     Message.objects.create(
-        thread_id=signal.thread_id, run=run, role=MessageRole.SIGNAL,
+        thread_id=signal.thread_id,
+        run=run,
+        role=MessageRole.SIGNAL,
         parts=[bridge.signal_part(signal, signal_model_text(signal))],
     )
 
@@ -287,8 +294,13 @@ def send_message(
     if not isinstance(message, str) or not message.strip():
         raise ApplicationError("message must be a non-empty string.", code="required")
     signal = _new_signal(
-        thread=thread, type=SignalType.MESSAGE, tag_name="message", contents=message,
-        attributes=attributes, metadata=None, user=user,
+        thread=thread,
+        type=SignalType.MESSAGE,
+        tag_name="message",
+        contents=message,
+        attributes=attributes,
+        metadata=None,
+        user=user,
     )
     return signal_dispatch(
         signal=signal,
@@ -307,19 +319,31 @@ def queue_message(
     attributes: dict[str, Any] | None = None,
 ) -> SendResult:
     """A message for the next turn: it starts a run after the active one ends (FIFO)."""
-    return send_message(
-        thread=thread, message=message, user=user, if_active="queue", if_idle="wake",
-        stream_options=stream_options, attributes=attributes,
-    ) if not Signal.objects.filter(thread=thread, status=SignalStatus.QUEUED).exists() else (
-        _queue_behind(thread=thread, message=message, user=user, attributes=attributes)
+    return (
+        send_message(
+            thread=thread,
+            message=message,
+            user=user,
+            if_active="queue",
+            if_idle="wake",
+            stream_options=stream_options,
+            attributes=attributes,
+        )
+        if not Signal.objects.filter(thread=thread, status=SignalStatus.QUEUED).exists()
+        else (_queue_behind(thread=thread, message=message, user=user, attributes=attributes))
     )
 
 
 def _queue_behind(*, thread: Thread, message: str, user, attributes) -> SendResult:  # noqa: ANN001
     """Others are already waiting: this one goes to the back of the line."""
     signal = _new_signal(
-        thread=thread, type=SignalType.MESSAGE, tag_name="message", contents=message,
-        attributes=attributes, metadata=None, user=user,
+        thread=thread,
+        type=SignalType.MESSAGE,
+        tag_name="message",
+        contents=message,
+        attributes=attributes,
+        metadata=None,
+        user=user,
     )
     _queue(signal)
     signal_queue_process(thread=thread)
@@ -348,8 +372,13 @@ def send_signal(
         )
     default_active, default_idle = TYPE_DEFAULTS[type]
     signal = _new_signal(
-        thread=thread, type=type, tag_name=tag_name or type, contents=contents,
-        attributes=attributes, metadata=metadata, user=user,
+        thread=thread,
+        type=type,
+        tag_name=tag_name or type,
+        contents=contents,
+        attributes=attributes,
+        metadata=metadata,
+        user=user,
     )
     return signal_dispatch(
         signal=signal,
@@ -401,13 +430,21 @@ def send_state_signal(
             and (current.state_mode, current.state_cache_key) == (mode, cache_key)
         ):
             return SendResult(
-                "skip", current, current.delivered_in_run_id or current.run_id,
+                "skip",
+                current,
+                current.delivered_in_run_id or current.run_id,
                 reason=f"State {id!r} is unchanged (cache key {cache_key!r} is in force).",
             )
         signal = _new_signal(
-            thread=thread, type=SignalType.STATE, tag_name="state", contents=body,
+            thread=thread,
+            type=SignalType.STATE,
+            tag_name="state",
+            contents=body,
             attributes={**validate_attributes(attributes), "id": id, "mode": mode},
-            metadata=metadata, user=user, state_id=id, state_mode=mode,
+            metadata=metadata,
+            user=user,
+            state_id=id,
+            state_mode=mode,
             state_cache_key=cache_key,
         )
         return signal_dispatch(
@@ -450,9 +487,10 @@ def signals_drain_for_run(run: Run) -> list[str]:
 def signals_on_run_end(run: Run) -> Run | None:
     """Called once a run's final status is saved: what it did not drain, and the queue,
     start the next run (one queued signal per run, oldest first). Returns that run."""
-    if not Signal.objects.filter(Q(run=run, status=SignalStatus.PENDING)
-                                 | Q(thread_id=run.thread_id, status=SignalStatus.QUEUED)
-                                 ).exists():
+    if not Signal.objects.filter(
+        Q(run=run, status=SignalStatus.PENDING)
+        | Q(thread_id=run.thread_id, status=SignalStatus.QUEUED)
+    ).exists():
         return None  # nothing left, nothing queued: one query for the common case
     leftovers = Signal.objects.filter(run=run, status=SignalStatus.PENDING).order_by("id")
     for signal in leftovers.select_related("thread"):

@@ -165,5 +165,9 @@ def test_a_studio_agent_with_the_id_of_a_code_agent_raises_a_clear_error(owner):
 
 def test_a_code_tool_cannot_take_a_name_the_studio_reserves():
     with pytest.raises(DefinitionError, match="reserved by the studio"):
-        create_tool(id="new", description="x", input_schema={"type": "object"},
-                    execute=lambda data, context=None: data)
+        create_tool(
+            id="new",
+            description="x",
+            input_schema={"type": "object"},
+            execute=lambda data, context=None: data,
+        )

@@ -14,8 +14,11 @@ from tests.conftest import browser_login
 from tools_app.models import Tool
 
 # A fresh server's first run imports litellm (tens of seconds on a busy machine).
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
-              pytest.mark.timeout(300)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.timeout(300),
+]
 
 # Seconds between the offline model's chunks, and characters per argument chunk.
 SLOW = {"providerOptions": {"studio": {"delay": 0.06, "chunk_size": 4}}}
@@ -27,8 +30,13 @@ LONG_NOTE = (
 
 def make_agent(owner, *tools: Tool, slug: str = "chat-helper", **options) -> Agent:
     agent = Agent.objects.create(
-        slug=slug, name="Chat helper", model="studio/scripted", owner=owner,
-        source="studio", instructions="Be brief.", default_options={**SLOW, **options},
+        slug=slug,
+        name="Chat helper",
+        model="studio/scripted",
+        owner=owner,
+        source="studio",
+        instructions="Be brief.",
+        default_options={**SLOW, **options},
     )
     for position, tool in enumerate(tools):
         AgentTool.objects.create(agent=agent, tool=tool, key=tool.name, position=position)
@@ -37,15 +45,22 @@ def make_agent(owner, *tools: Tool, slug: str = "chat-helper", **options) -> Age
 
 def python_tool(owner, name: str, code: str, schema: dict, *, mode: str = "sync") -> Tool:
     return Tool.objects.create(
-        name=name, description=f"{name} for the chat tests.", kind="python",
-        input_schema=schema, execution_mode=mode, config={"code": code}, owner=owner,
+        name=name,
+        description=f"{name} for the chat tests.",
+        kind="python",
+        input_schema=schema,
+        execution_mode=mode,
+        config={"code": code},
+        owner=owner,
         timeout_seconds=30,
     )
 
 
 def note_tool(owner) -> Tool:
     return python_tool(
-        owner, "save_note", 'return {"saved": len(input["text"])}',
+        owner,
+        "save_note",
+        'return {"saved": len(input["text"])}',
         {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
     )
 
@@ -229,9 +244,15 @@ def test_rejecting_a_plan_needs_a_reason_the_model_then_reads(studio_server, bro
 @pytest.mark.celery_worker
 def test_an_async_tool_shows_pending_then_its_result(studio_server, celery_worker, browser, owner):
     adder = python_tool(
-        owner, "add_numbers", 'return {"sum": input["a"] + input["b"]}',
-        {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-         "required": ["a", "b"]}, mode="async",
+        owner,
+        "add_numbers",
+        'return {"sum": input["a"] + input["b"]}',
+        {
+            "type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            "required": ["a", "b"],
+        },
+        mode="async",
     )
     make_agent(owner, adder)
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
@@ -358,10 +379,14 @@ def test_the_chat_page_hides_other_users_threads_and_needs_a_sign_in(
         assert client.get("/chat/").status_code == 302
         assert client.get(f"/chat/t/{theirs.id}/").status_code == 302
         client.get("/accounts/login/")
-        client.post("/accounts/login/", data={
-            "username": "owner", "password": "password",
-            "csrfmiddlewaretoken": client.cookies["csrftoken"],
-        })
+        client.post(
+            "/accounts/login/",
+            data={
+                "username": "owner",
+                "password": "password",
+                "csrfmiddlewaretoken": client.cookies["csrftoken"],
+            },
+        )
         assert client.get("/chat/").status_code == 200
         assert client.get(f"/chat/t/{theirs.id}/").status_code == 404
         assert client.get("/chat/no-such-agent/").status_code == 404

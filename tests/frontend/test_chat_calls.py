@@ -22,21 +22,25 @@ from tests.frontend.test_chat import (
 )
 from tools_app.models import Tool
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
-              pytest.mark.timeout(300)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.timeout(300),
+]
 
 
 def client_tool(owner, name: str, function: str, schema: dict | None = None) -> Tool:
     return Tool.objects.create(
-        name=name, description="Runs in the browser.", kind="client", owner=owner,
+        name=name,
+        description="Runs in the browser.",
+        kind="client",
+        owner=owner,
         input_schema=schema or {"type": "object", "properties": {}},
         config={"function": function},
     )
 
 
-def test_a_client_function_runs_in_the_browser_and_the_run_continues(
-    studio_server, browser, owner
-):
+def test_a_client_function_runs_in_the_browser_and_the_run_continues(studio_server, browser, owner):
     make_agent(owner, client_tool(owner, "browser_clock", "local_time"))
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
     send(page, "Use browser_clock")
@@ -48,9 +52,7 @@ def test_a_client_function_runs_in_the_browser_and_the_run_continues(
     page.context.close()
 
 
-def test_a_function_the_page_registers_answers_with_its_own_output(
-    studio_server, browser, owner
-):
+def test_a_function_the_page_registers_answers_with_its_own_output(studio_server, browser, owner):
     schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
     make_agent(owner, client_tool(owner, "shout", "shout_text", schema))
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
@@ -116,8 +118,11 @@ def test_stop_ends_a_streaming_run_and_keeps_what_it_wrote(studio_server, browse
     make_agent(owner, providerOptions={"studio": {"delay": 0.25, "chunk_size": 4}})
     page = open_chat(browser, studio_server, "/chat/chat-helper/")
     warm_up(page)
-    send(page, "Tell me slowly everything a gardener should know about tomatoes, basil, "
-               "lemon trees, aphids, frost, watering, compost, sunlight and pruning")
+    send(
+        page,
+        "Tell me slowly everything a gardener should know about tomatoes, basil, "
+        "lemon trees, aphids, frost, watering, compost, sunlight and pruning",
+    )
     page.wait_for_function(
         "() => (document.querySelector('.msg-text.streaming') || {}).textContent?.length > 10"
     )
@@ -189,9 +194,18 @@ def test_a_card_that_joins_late_asks_for_the_partial_value_once(studio_server, b
 def test_a_model_error_ends_the_run_with_a_readable_message(studio_server, browser, owner):
     # A provider that cannot be reached (nothing listens on port 9): never a hung spinner.
     Agent.objects.create(
-        slug="unreachable", name="Unreachable", model="openai/gpt-4o-mini", owner=owner,
-        source="studio", default_options={"modelSettings": {
-            "apiBase": "http://127.0.0.1:9/v1", "apiKey": "test-key", "numRetries": 0}},
+        slug="unreachable",
+        name="Unreachable",
+        model="openai/gpt-4o-mini",
+        owner=owner,
+        source="studio",
+        default_options={
+            "modelSettings": {
+                "apiBase": "http://127.0.0.1:9/v1",
+                "apiKey": "test-key",
+                "numRetries": 0,
+            }
+        },
     )
     page = open_chat(browser, studio_server, "/chat/unreachable/")
     send(page, "Hello")

@@ -23,14 +23,20 @@ from tests.frontend.test_chat import (
 )
 from tools_app.demo import unit_convert, weather_lookup
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
-              pytest.mark.timeout(300)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.timeout(300),
+]
 
 
 def refuse_unit_convert(info: dict) -> dict | None:
     if info["toolName"] == "unit_convert":
-        return {"proceed": False, "output": {"value": 0, "unit": "none"},
-                "reason": "conversions are switched off"}
+        return {
+            "proceed": False,
+            "output": {"value": 0, "unit": "none"},
+            "reason": "conversions are switched off",
+        }
     return None
 
 

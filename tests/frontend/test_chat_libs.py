@@ -141,8 +141,15 @@ def test_events_at_or_below_the_resume_point_are_never_delivered_again(page):
 def test_unsequenced_replies_pass_straight_through(page):
     result = page.evaluate(
         STREAM_HARNESS,
-        {"events": [*_events(1), {"type": "partial", "toolCallId": "c", "value": {}}, *_events(2)],
-         "stored": [], "after": 0},
+        {
+            "events": [
+                *_events(1),
+                {"type": "partial", "toolCallId": "c", "value": {}},
+                *_events(2),
+            ],
+            "stored": [],
+            "after": 0,
+        },
     )
     assert result["delivered"] == [1, "partial", 2]
 
@@ -155,8 +162,15 @@ def test_stored_rows_with_a_payload_are_flattened_like_live_events(page):
                                payload: {toolCallId: 'c1', toolName: 'w', input: {a: 1}}});
     }"""
     )
-    assert result == {"seq": 7, "type": "tool-call", "run": "r1", "runId": "r1",
-                      "toolCallId": "c1", "toolName": "w", "input": {"a": 1}}
+    assert result == {
+        "seq": 7,
+        "type": "tool-call",
+        "run": "r1",
+        "runId": "r1",
+        "toolCallId": "c1",
+        "toolName": "w",
+        "input": {"a": 1},
+    }
 
 
 WIDGET_HARNESS = """
@@ -181,8 +195,12 @@ async ({payload, pick, text}) => {
 
 
 def test_a_single_select_question_sends_the_chosen_option(page):
-    payload = {"kind": "ask-user", "question": "Which city?", "mode": "single",
-               "options": ["Paris", "Tokyo"]}
+    payload = {
+        "kind": "ask-user",
+        "question": "Which city?",
+        "mode": "single",
+        "options": ["Paris", "Tokyo"],
+    }
     result = page.evaluate(WIDGET_HARNESS, {"payload": payload, "pick": ["Tokyo"]})
     assert result["kind"] == "ask"
     assert result["sent"] == [{"answer": "Tokyo"}]
@@ -190,8 +208,12 @@ def test_a_single_select_question_sends_the_chosen_option(page):
 
 
 def test_a_multi_select_question_sends_every_checked_option(page):
-    payload = {"kind": "ask-user", "question": "Which herbs?", "mode": "multi",
-               "options": ["basil", "mint", "thyme"]}
+    payload = {
+        "kind": "ask-user",
+        "question": "Which herbs?",
+        "mode": "multi",
+        "options": ["basil", "mint", "thyme"],
+    }
     result = page.evaluate(WIDGET_HARNESS, {"payload": payload, "pick": ["basil", "thyme"]})
     assert result["sent"] == [{"answer": ["basil", "thyme"]}]
     assert result["shown"] == "You answered: basil, thyme"

@@ -18,8 +18,14 @@ def embedded_env(tmp_path) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
-        if key not in {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "STUDIO_ENCRYPTION_KEYS",
-                       "DJANGO_SETTINGS_MODULE"}
+        if key
+        not in {
+            "DATABASE_URL",
+            "REDIS_URL",
+            "SECRET_KEY",
+            "STUDIO_ENCRYPTION_KEYS",
+            "DJANGO_SETTINGS_MODULE",
+        }
     }
     env.update({"STUDIO_EMBEDDED": "1", "STUDIO_DATA_DIR": str(tmp_path)})
     return env
@@ -31,7 +37,10 @@ def test_the_embedded_studio_starts_signs_in_and_lists_the_demo_agents(embedded_
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "manage.py", "runstudio", "--port", str(port)],
-            cwd=ROOT, env=embedded_env, stdout=log, stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=embedded_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         try:
             wait_for_port(port, timeout=90, proc=proc)
@@ -43,8 +52,11 @@ def test_the_embedded_studio_starts_signs_in_and_lists_the_demo_agents(embedded_
                 token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login.text)
                 response = client.post(
                     "/accounts/login/",
-                    data={"username": "admin", "password": password,
-                          "csrfmiddlewaretoken": token.group(1)},
+                    data={
+                        "username": "admin",
+                        "password": password,
+                        "csrfmiddlewaretoken": token.group(1),
+                    },
                     headers={"Referer": f"{base}/accounts/login/"},
                     follow_redirects=True,
                 )
@@ -83,7 +95,11 @@ def test_importing_the_project_does_not_import_litellm(embedded_env):
         "print('litellm' in sys.modules, __import__('os').environ['LITELLM_LOCAL_MODEL_COST_MAP'])"
     )
     result = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={**embedded_env, "DJANGO_SETTINGS_MODULE": "studio.settings"},
     )
     assert result.returncode == 0, result.stderr
@@ -102,6 +118,9 @@ def test_docker_compose_file_is_valid(tmp_path):
         (tmp_path / ".studio" / name).write_text("not-a-real-secret")
     result = subprocess.run(
         ["docker-compose", "-f", str(compose), "config", "-q"],
-        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr

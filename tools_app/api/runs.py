@@ -18,12 +18,16 @@ from tools_app.services.runs import tool_run_data, tool_run_get, tool_run_list
 TAG = ["tool runs"]
 
 # OpenAPI documentation of the bodies (the views read and write plain JSON).
-EXECUTE_REQUEST = inline_serializer("ToolExecuteRequest", {
-    "input": serializers.JSONField(required=False, help_text="The input value."),
-    "input_text": serializers.CharField(
-        required=False, help_text="The input as JSON text (syntax errors come back with "
-        "line and column)."),
-})
+EXECUTE_REQUEST = inline_serializer(
+    "ToolExecuteRequest",
+    {
+        "input": serializers.JSONField(required=False, help_text="The input value."),
+        "input_text": serializers.CharField(
+            required=False,
+            help_text="The input as JSON text (syntax errors come back with line and column).",
+        ),
+    },
+)
 TOOL_RUN_FIELDS = {
     "id": serializers.UUIDField(),
     "tool": serializers.CharField(),
@@ -43,16 +47,21 @@ TOOL_RUN_FIELDS = {
     "finished_at": serializers.DateTimeField(allow_null=True),
 }
 TOOL_RUN = inline_serializer("ToolRun", TOOL_RUN_FIELDS)
-TOOL_RUN_PAGE = inline_serializer("ToolRunPage", {
-    "count": serializers.IntegerField(),
-    "next": serializers.URLField(allow_null=True),
-    "previous": serializers.URLField(allow_null=True),
-    "results": inline_serializer("ToolRunItem", TOOL_RUN_FIELDS, many=True),
-})
+TOOL_RUN_PAGE = inline_serializer(
+    "ToolRunPage",
+    {
+        "count": serializers.IntegerField(),
+        "next": serializers.URLField(allow_null=True),
+        "previous": serializers.URLField(allow_null=True),
+        "results": inline_serializer("ToolRunItem", TOOL_RUN_FIELDS, many=True),
+    },
+)
 
 
 @extend_schema(
-    tags=TAG, request=EXECUTE_REQUEST, responses={200: TOOL_RUN, 202: TOOL_RUN, 400: dict},
+    tags=TAG,
+    request=EXECUTE_REQUEST,
+    responses={200: TOOL_RUN, 202: TOOL_RUN, 400: dict},
     parameters=[OpenApiParameter("mode", str, enum=["sync", "async"])],
 )
 class ToolExecuteApi(APIView):
@@ -70,8 +79,9 @@ class ToolExecuteApi(APIView):
             return Response({"input_text": ["Must be a string."]}, status=400)
         if input_text is None and "input" not in data:
             return Response({"input": ["Give input (JSON) or input_text (text)."]}, status=400)
-        run = tool_execute(tool=tool, input=data.get("input"), input_text=input_text,
-                           user=request.user, mode=mode)
+        run = tool_execute(
+            tool=tool, input=data.get("input"), input_text=input_text, user=request.user, mode=mode
+        )
         body = tool_run_data(run)
         if getattr(run, "input_rejected", False):
             return Response({"detail": run.error, "code": "invalid_input", **body}, status=400)
@@ -86,8 +96,9 @@ class ToolRunListApi(APIView):
     def get(self, request: Request, name: str) -> Response:
         tool = tool_or_404(request, name)
         paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(tool_run_list(user=request.user, tool=tool), request,
-                                           view=self)
+        page = paginator.paginate_queryset(
+            tool_run_list(user=request.user, tool=tool), request, view=self
+        )
         return paginator.get_paginated_response([tool_run_data(run) for run in page])
 
 

@@ -33,14 +33,30 @@ class SourceOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ToolSource
-        fields = ["id", "kind", "name", "url", "config", "imported_at", "created_at", "tools",
-                  "has_credentials", "remote_tools"]
+        fields = [
+            "id",
+            "kind",
+            "name",
+            "url",
+            "config",
+            "imported_at",
+            "created_at",
+            "tools",
+            "has_credentials",
+            "remote_tools",
+        ]
 
     def get_tools(self, source: ToolSource) -> list[dict[str, Any]]:
         tools = Tool.objects.live().filter(owner=source.owner, config__source_id=source.id)
-        return [{"name": t.name, "kind": t.kind, "description": t.description,
-                 "key": t.config.get("operation_key") or t.config.get("remote_name")}
-                for t in tools]
+        return [
+            {
+                "name": t.name,
+                "kind": t.kind,
+                "description": t.description,
+                "key": t.config.get("operation_key") or t.config.get("remote_name"),
+            }
+            for t in tools
+        ]
 
     def get_has_credentials(self, source: ToolSource) -> bool:
         return bool(source.credentials_encrypted)
@@ -60,7 +76,8 @@ class SpecInputSerializer(serializers.Serializer):
         given = [k for k in ("text", "url", "file") if attrs.get(k)]
         if len(given) != 1:
             raise serializers.ValidationError(
-                {"text": ["Give the spec one way: text (paste), file (upload) or url."]})
+                {"text": ["Give the spec one way: text (paste), file (upload) or url."]}
+            )
         if attrs.get("file"):
             attrs["text"] = attrs.pop("file").read(openapi.MAX_SPEC_BYTES + 1)
         return attrs
@@ -143,8 +160,9 @@ class SourceDetailApi(APIView):
     def delete(self, request: Request, source_id: int) -> Response:
         source = _source(request, source_id)
         with transaction.atomic():
-            Tool.objects.filter(owner=request.user, config__source_id=source.id,
-                                kind=source.kind).delete()
+            Tool.objects.filter(
+                owner=request.user, config__source_id=source.id, kind=source.kind
+            ).delete()
             source.delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -168,8 +186,12 @@ class OpenApiImportApi(APIView):
     def post(self, request: Request) -> Response:
         data = _valid(ImportInputSerializer, request)
         source = openapi.openapi_import(
-            user=request.user, picks=data["picks"], credentials=data.get("credentials"),
-            base_url=data.get("base_url") or None, **_spec_args(data))
+            user=request.user,
+            picks=data["picks"],
+            credentials=data.get("credentials"),
+            base_url=data.get("base_url") or None,
+            **_spec_args(data),
+        )
         return Response(SourceOutputSerializer(source).data, status=status.HTTP_201_CREATED)
 
 
@@ -180,8 +202,9 @@ class OpenApiDiffApi(APIView):
     @extend_schema(request=ReimportInputSerializer)
     def post(self, request: Request, source_id: int) -> Response:
         source = _source(request, source_id, SourceKind.OPENAPI)
-        diff = openapi.openapi_diff(source=source,
-                                    **_spec_args(_valid(ReimportInputSerializer, request)))
+        diff = openapi.openapi_diff(
+            source=source, **_spec_args(_valid(ReimportInputSerializer, request))
+        )
         diff.pop("document")
         return Response(diff)
 
@@ -202,8 +225,9 @@ class OpenApiReimportApi(APIView):
 class McpRegisterApi(APIView):
     @extend_schema(request=McpRegisterSerializer, responses={201: SourceOutputSerializer})
     def post(self, request: Request) -> Response:
-        source = mcp.mcp_server_register(user=request.user,
-                                         **_valid(McpRegisterSerializer, request))
+        source = mcp.mcp_server_register(
+            user=request.user, **_valid(McpRegisterSerializer, request)
+        )
         return Response(SourceOutputSerializer(source).data, status=status.HTTP_201_CREATED)
 
 
@@ -224,8 +248,11 @@ class McpPickApi(APIView):
         source = _source(request, source_id, SourceKind.MCP)
         picks = request.data.get("picks") if isinstance(request.data, dict) else None
         if not isinstance(picks, list) or not picks:
-            raise ApplicationError("Pick at least one tool.", code="no_tools",
-                                   extra={"errors": [{"path": "$.picks", "message": "empty"}]})
+            raise ApplicationError(
+                "Pick at least one tool.",
+                code="no_tools",
+                extra={"errors": [{"path": "$.picks", "message": "empty"}]},
+            )
         serializer = McpPickSerializer(data=picks, many=True)
         serializer.is_valid(raise_exception=True)
         tools = mcp.mcp_tools_pick(source=source, picks=serializer.validated_data)
@@ -238,5 +265,7 @@ class A2AAddApi(APIView):
     def post(self, request: Request) -> Response:
         tool = a2a.a2a_agent_add(user=request.user, **_valid(A2AAddSerializer, request))
         source = ToolSource.objects.get(pk=tool.config["source_id"])
-        return Response({"tool": tool.name, "source": SourceOutputSerializer(source).data},
-                        status=status.HTTP_201_CREATED)
+        return Response(
+            {"tool": tool.name, "source": SourceOutputSerializer(source).data},
+            status=status.HTTP_201_CREATED,
+        )

@@ -56,7 +56,7 @@ def tool_run_data(run: ToolRun) -> dict[str, Any]:
     logs, isolation = run.logs, None
     if logs.startswith(ISOLATION_PREFIX):
         first, _, logs = logs.partition("\n")
-        isolation = first[len(ISOLATION_PREFIX):]
+        isolation = first[len(ISOLATION_PREFIX) :]
     return {
         "id": str(run.id),
         "tool": run.tool.name,
@@ -84,7 +84,10 @@ def _iso(value: datetime | None) -> str | None:
 # --- the async path -----------------------------------------------------------------------
 def tool_run_enqueue(*, tool: Tool, input: Any, user: Any) -> ToolRun:  # noqa: A002
     run = ToolRun.objects.create(
-        tool=tool, status=ToolRunStatus.PENDING, mode=ExecutionMode.ASYNC, input=input,
+        tool=tool,
+        status=ToolRunStatus.PENDING,
+        mode=ExecutionMode.ASYNC,
+        input=input,
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )
     _enqueue_on_commit(run.id)
@@ -132,9 +135,14 @@ def tool_run_complete(*, run: ToolRun, outcome: ToolOutcome) -> bool:
         error = "This tool waits for a person's answer; it completes in the preview chat."
     with transaction.atomic():
         done = ToolRun.objects.filter(id=run.id, status=ToolRunStatus.RUNNING).update(
-            status=status, output=output, model_output=outcome.model_output, error=error,
-            errors=outcome.errors, logs=logs_with_isolation(outcome),
-            duration_ms=outcome.duration_ms, finished_at=timezone.now(),
+            status=status,
+            output=output,
+            model_output=outcome.model_output,
+            error=error,
+            errors=outcome.errors,
+            logs=logs_with_isolation(outcome),
+            duration_ms=outcome.duration_ms,
+            finished_at=timezone.now(),
         )
         if done:
             transaction.on_commit(lambda: tool_run_notify(run_id=run.id))
@@ -146,8 +154,9 @@ def tool_run_notify(*, run_id: Any) -> None:
     run = ToolRun.objects.select_related("tool").get(id=run_id)
     if run.created_by_id is None:
         return
-    group_send_sync(tool_runs_group(run.created_by_id),
-                    {"type": "tool.run", "run": tool_run_data(run)})
+    group_send_sync(
+        tool_runs_group(run.created_by_id), {"type": "tool.run", "run": tool_run_data(run)}
+    )
 
 
 def tool_runs_sweep(
@@ -163,21 +172,24 @@ def tool_runs_sweep(
         started = run.started_at or run.created_at
         if started + timedelta(seconds=run.tool.timeout_seconds + grace) > now:
             continue
-        same = ToolRun.objects.filter(id=run.id, status=ToolRunStatus.RUNNING,
-                                      attempts=run.attempts)
+        same = ToolRun.objects.filter(
+            id=run.id, status=ToolRunStatus.RUNNING, attempts=run.attempts
+        )
         if run.attempts < MAX_ATTEMPTS:
             if same.update(status=ToolRunStatus.PENDING):
                 _enqueue_on_commit(run.id)
                 report["requeued"].append(str(run.id))
         elif same.update(
-            status=ToolRunStatus.FAILED, finished_at=now,
+            status=ToolRunStatus.FAILED,
+            finished_at=now,
             error=f"The worker running this tool stopped (crashed or was killed) "
             f"{run.attempts} times; the run was given up after {MAX_ATTEMPTS} attempts.",
         ):
             transaction.on_commit(lambda run_id=run.id: tool_run_notify(run_id=run_id))
             report["failed"].append(str(run.id))
     unclaimed = ToolRun.objects.filter(
-        status=ToolRunStatus.PENDING, mode=ExecutionMode.ASYNC,
+        status=ToolRunStatus.PENDING,
+        mode=ExecutionMode.ASYNC,
         created_at__lt=now - timedelta(seconds=UNCLAIMED_SECONDS),
     )
     for run_id in unclaimed.values_list("id", flat=True):

@@ -37,8 +37,13 @@ from tools_app.sources.openapi_spec import snake_case
 POLL_SECONDS = 0.25
 INPUT_SCHEMA = {
     "type": "object",
-    "properties": {"message": {"type": "string", "minLength": 1,
-                               "description": "The message sent to the agent."}},
+    "properties": {
+        "message": {
+            "type": "string",
+            "minLength": 1,
+            "description": "The message sent to the agent.",
+        }
+    },
     "required": ["message"],
     "additionalProperties": False,
 }
@@ -48,8 +53,11 @@ OUTPUT_SCHEMA = {
         "reply": {"type": "string"},
         "state": {"type": "string"},
         "task_id": {"type": ["string", "null"]},
-        "states": {"type": "array", "items": {"type": "string"},
-                   "description": "The task states seen, in order."},
+        "states": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "The task states seen, in order.",
+        },
     },
     "required": ["reply", "state"],
 }
@@ -93,8 +101,9 @@ def _task_reply(task: Any) -> str:
 _DONE = {"completed", "failed", "canceled", "rejected", "input-required", "auth-required"}
 
 
-async def a2a_send(*, card_data: dict[str, Any], headers: dict[str, str], text: str,
-                   timeout: float) -> dict[str, Any]:
+async def a2a_send(
+    *, card_data: dict[str, Any], headers: dict[str, str], text: str, timeout: float
+) -> dict[str, Any]:
     from a2a.client import ClientConfig, ClientFactory
     from a2a.helpers import get_message_text, new_text_message
     from a2a.types.a2a_pb2 import GetTaskRequest, Role, SendMessageRequest
@@ -103,20 +112,26 @@ async def a2a_send(*, card_data: dict[str, Any], headers: dict[str, str], text: 
 
     card = card_parse(card_data)
     try:
-        http = await pinned_client([i.url for i in card.supported_interfaces],
-                                   headers=headers, timeout=timeout)
+        http = await pinned_client(
+            [i.url for i in card.supported_interfaces], headers=headers, timeout=timeout
+        )
     except (BlockedURL, FetchError) as exc:
         raise A2AFailure(f"The agent's address is not allowed: {exc}") from None
     async with http:
-        client = ClientFactory(ClientConfig(streaming=False, polling=True,
-                                            httpx_client=http)).create(card)
+        client = ClientFactory(
+            ClientConfig(streaming=False, polling=True, httpx_client=http)
+        ).create(card)
         request = SendMessageRequest(message=new_text_message(text, role=Role.ROLE_USER))
         try:
             task = None
             async for event in client.send_message(request):
                 if event.HasField("message"):
-                    return {"reply": get_message_text(event.message), "state": "completed",
-                            "task_id": None, "states": []}
+                    return {
+                        "reply": get_message_text(event.message),
+                        "state": "completed",
+                        "task_id": None,
+                        "states": [],
+                    }
                 task = event.task
             states = [_state_name(task.status.state)] if task is not None else []
             while task is not None and states[-1] not in _DONE:
@@ -127,8 +142,7 @@ async def a2a_send(*, card_data: dict[str, Any], headers: dict[str, str], text: 
         except A2AFailure:
             raise
         except Exception as exc:  # transport and JSON-RPC errors of the SDK
-            raise A2AFailure(f"A2A agent {card.name or ''}: {type(exc).__name__}: {exc}"
-                             ) from None
+            raise A2AFailure(f"A2A agent {card.name or ''}: {type(exc).__name__}: {exc}") from None
         finally:
             await client.close()
     if task is None:
@@ -146,9 +160,11 @@ def _card_fetch(card_url: str, headers: dict[str, str]) -> dict[str, Any]:
         data = json.loads(text)
         card_parse(data)
     except (ValueError, A2AFailure) as exc:
-        raise ApplicationError(f"{card_url} is not an A2A agent card: {exc}", code="invalid_card",
-                               extra={"errors": [{"path": "$.card_url", "message": str(exc)}]}
-                               ) from None
+        raise ApplicationError(
+            f"{card_url} is not an A2A agent card: {exc}",
+            code="invalid_card",
+            extra={"errors": [{"path": "$.card_url", "message": str(exc)}]},
+        ) from None
     return data
 
 
@@ -159,8 +175,14 @@ def _description(card: dict[str, Any]) -> str:
 
 
 @transaction.atomic
-def a2a_agent_add(*, user, card_url: str, name: str = "",
-                  headers: dict[str, str] | None = None, timeout_seconds: float = 60.0) -> Tool:
+def a2a_agent_add(
+    *,
+    user,
+    card_url: str,
+    name: str = "",
+    headers: dict[str, str] | None = None,
+    timeout_seconds: float = 60.0,
+) -> Tool:
     """Add an external A2A agent as a tool (its card is fetched and checked first)."""
     headers = headers_check(headers)
     card = _card_fetch(card_url, headers)
@@ -168,14 +190,24 @@ def a2a_agent_add(*, user, card_url: str, name: str = "",
     errors = names_check([name], path="$.name")
     if errors:
         raise ApplicationError(errors[0]["message"], code="invalid_name", extra={"errors": errors})
-    source = ToolSource.objects.create(kind=SourceKind.A2A, name=card.get("name") or card_url,
-                                       owner=user, url=card_url, document=card,
-                                       imported_at=timezone.now())
+    source = ToolSource.objects.create(
+        kind=SourceKind.A2A,
+        name=card.get("name") or card_url,
+        owner=user,
+        url=card_url,
+        document=card,
+        imported_at=timezone.now(),
+    )
     if headers:
         set_credentials(source, {"headers": headers})
     return Tool.objects.create(
-        name=name, kind=ToolKind.A2A, owner=user, description=_description(card),
-        input_schema=INPUT_SCHEMA, output_schema=OUTPUT_SCHEMA, timeout_seconds=timeout_seconds,
+        name=name,
+        kind=ToolKind.A2A,
+        owner=user,
+        description=_description(card),
+        input_schema=INPUT_SCHEMA,
+        output_schema=OUTPUT_SCHEMA,
+        timeout_seconds=timeout_seconds,
         config={"source_id": source.id},
     )
 
@@ -183,7 +215,7 @@ def a2a_agent_add(*, user, card_url: str, name: str = "",
 def a2a_source_connection(tool: Tool) -> dict[str, Any]:
     """The card and decrypted headers of the tool's agent; only its owner's source counts
     (see mcp_source_connection)."""
-    source = ToolSource.objects.get(pk=tool.config.get("source_id"), kind=SourceKind.A2A,
-                                    owner_id=tool.owner_id)
-    return {"card_data": source.document,
-            "headers": get_credentials(source).get("headers", {})}
+    source = ToolSource.objects.get(
+        pk=tool.config.get("source_id"), kind=SourceKind.A2A, owner_id=tool.owner_id
+    )
+    return {"card_data": source.document, "headers": get_credentials(source).get("headers", {})}

@@ -46,17 +46,32 @@ def agent_card(agent: Any, url: str) -> Any:
     )
 
     return AgentCard(
-        name=agent.name, description=agent.description or f"The studio agent {agent.slug}.",
+        name=agent.name,
+        description=agent.description or f"The studio agent {agent.slug}.",
         version="1.0.0",
-        supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC",
-                                             protocol_version="1.0")],
+        supported_interfaces=[
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
         capabilities=AgentCapabilities(streaming=False),
-        default_input_modes=["text/plain"], default_output_modes=["text/plain"],
-        skills=[AgentSkill(id=agent.slug, name=agent.name, tags=["agent-studio"],
-                           description=agent.description or agent.name)],
-        security_schemes={"token": SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(
-            scheme="bearer", description="A studio API token: 'Authorization: Token <key>' or "
-            "'Bearer <key>'."))},
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[
+            AgentSkill(
+                id=agent.slug,
+                name=agent.name,
+                tags=["agent-studio"],
+                description=agent.description or agent.name,
+            )
+        ],
+        security_schemes={
+            "token": SecurityScheme(
+                http_auth_security_scheme=HTTPAuthSecurityScheme(
+                    scheme="bearer",
+                    description="A studio API token: 'Authorization: Token <key>' or "
+                    "'Bearer <key>'.",
+                )
+            )
+        },
         security_requirements=[SecurityRequirement(schemes={"token": {}})],
     )
 
@@ -83,11 +98,13 @@ def _executor(slug: str) -> Any:
             await updater.update_status(TaskState.TASK_STATE_WORKING)
             agent = await _agent(user, slug)
             try:
-                reply = await agent_generate(agent=agent, prompt=get_message_text(context.message),
-                                             user=user)
+                reply = await agent_generate(
+                    agent=agent, prompt=get_message_text(context.message), user=user
+                )
             except Exception as exc:  # the run's failure is the task's failure, with its reason
-                await updater.failed(new_text_message(str(exc), task_id=task.id,
-                                                      context_id=task.context_id))
+                await updater.failed(
+                    new_text_message(str(exc), task_id=task.id, context_id=task.context_id)
+                )
                 return
             await updater.add_artifact([new_text_part(reply)], name="reply")
             await updater.complete()
@@ -120,8 +137,9 @@ def _context_builder() -> Any:
         def build(self, request: Any) -> ServerCallContext:
             user = request.scope["studio_user"]
             # The SDK reads the A2A-Version header from state["headers"].
-            return ServerCallContext(user=StudioUser(user), state={
-                "studio_user": user, "headers": dict(request.headers)})
+            return ServerCallContext(
+                user=StudioUser(user), state={"studio_user": user, "headers": dict(request.headers)}
+            )
 
     return StudioContextBuilder()
 
@@ -140,11 +158,12 @@ class _Apps:
             from a2a.server.tasks import InMemoryTaskStore
             from starlette.applications import Starlette
 
-            handler = DefaultRequestHandler(agent_executor=_executor(agent.slug),
-                                            task_store=InMemoryTaskStore(),
-                                            agent_card=agent_card(agent, url))
-            routes = create_jsonrpc_routes(handler, rpc_url="/",
-                                           context_builder=_context_builder())
+            handler = DefaultRequestHandler(
+                agent_executor=_executor(agent.slug),
+                task_store=InMemoryTaskStore(),
+                agent_card=agent_card(agent, url),
+            )
+            routes = create_jsonrpc_routes(handler, rpc_url="/", context_builder=_context_builder())
             self.apps[key] = Starlette(routes=routes)
         return self.apps[key]
 
@@ -153,7 +172,7 @@ _apps = _Apps()
 
 
 async def a2a_asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    slug, _, rest = scope["path"][len(A2A_PREFIX):].partition("/")
+    slug, _, rest = scope["path"][len(A2A_PREFIX) :].partition("/")
     user = await guarded(scope, send)
     if user is None:
         return
@@ -168,5 +187,14 @@ async def a2a_asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await respond_json(send, 200, agent_card_to_dict(agent_card(agent, url)))
         return
     app = _apps.get(agent, url)
-    await app({**scope, "path": "/" + rest, "raw_path": ("/" + rest).encode(), "root_path": "",
-               "studio_user": user}, receive, send)
+    await app(
+        {
+            **scope,
+            "path": "/" + rest,
+            "raw_path": ("/" + rest).encode(),
+            "root_path": "",
+            "studio_user": user,
+        },
+        receive,
+        send,
+    )

@@ -48,17 +48,27 @@ async def authenticate(scope: dict[str, Any]) -> Any:
 
 def host_allowed(scope: dict[str, Any]) -> bool:
     domain, _port = split_domain_port(_header(scope, b"host"))
-    allowed = settings.ALLOWED_HOSTS or (["localhost", "127.0.0.1", "[::1]"] if settings.DEBUG
-                                         else [])
+    allowed = settings.ALLOWED_HOSTS or (
+        ["localhost", "127.0.0.1", "[::1]"] if settings.DEBUG else []
+    )
     return bool(domain) and validate_host(domain, allowed)
 
 
-async def respond_json(send: Any, status: int, body: dict[str, Any],
-                       headers: list[tuple[bytes, bytes]] | None = None) -> None:
+async def respond_json(
+    send: Any, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
     payload = json.dumps(body).encode()
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
-        *(headers or [])]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": payload})
 
 
@@ -69,9 +79,15 @@ async def guarded(scope: dict[str, Any], send: Any) -> Any:
         return None
     user = await authenticate(scope)
     if user is None:
-        await respond_json(send, 401, {"detail": "Authentication credentials were not provided "
-                                       "or are invalid: send 'Authorization: Token <key>'."},
-                           [(b"www-authenticate", b'Token realm="api"')])
+        await respond_json(
+            send,
+            401,
+            {
+                "detail": "Authentication credentials were not provided "
+                "or are invalid: send 'Authorization: Token <key>'."
+            },
+            [(b"www-authenticate", b'Token realm="api"')],
+        )
     return user
 
 
@@ -80,10 +96,20 @@ async def guarded(scope: dict[str, Any], send: Any) -> Any:
 # that needs them imports them in a worker thread and awaits it. (Not at startup: that
 # would slow down every process's first pages for endpoints most never serve.)
 _SDK_MODULES = {
-    "mcp": ["mcp_types", "mcp.server", "mcp.server.streamable_http_manager",
-            "tools_app.sources.mcp_server"],
-    "a2a": ["a2a.helpers", "a2a.server.request_handlers", "a2a.server.routes",
-            "a2a.server.tasks", "a2a.server.agent_execution", "tools_app.sources.a2a_server"],
+    "mcp": [
+        "mcp_types",
+        "mcp.server",
+        "mcp.server.streamable_http_manager",
+        "tools_app.sources.mcp_server",
+    ],
+    "a2a": [
+        "a2a.helpers",
+        "a2a.server.request_handlers",
+        "a2a.server.routes",
+        "a2a.server.tasks",
+        "a2a.server.agent_execution",
+        "tools_app.sources.a2a_server",
+    ],
 }
 
 

@@ -12,26 +12,35 @@ from tools_app.names import RESERVED_MESSAGE, RESERVED_TOOL_NAMES
 TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
-async def fetch_text(url: str, *, max_bytes: int, timeout: float = 15.0,
-                     headers: dict[str, str] | None = None) -> str:
+async def fetch_text(
+    url: str, *, max_bytes: int, timeout: float = 15.0, headers: dict[str, str] | None = None
+) -> str:
     """GET a user-given URL through the web_fetch address guard (tools_app.net)."""
     from tools_app.net import BlockedURL, FetchError, fetch
 
     try:
         result = await fetch(url, headers=headers, deadline_seconds=timeout, max_bytes=max_bytes)
     except BlockedURL as exc:
-        raise ApplicationError(f"This URL is not allowed: {exc}", code="blocked_url",
-                               extra={"errors": [{"path": "$.url", "message": str(exc)}]}) from None
+        raise ApplicationError(
+            f"This URL is not allowed: {exc}",
+            code="blocked_url",
+            extra={"errors": [{"path": "$.url", "message": str(exc)}]},
+        ) from None
     except FetchError as exc:
-        raise ApplicationError(f"Could not fetch {url}: {exc}", code="fetch_failed",
-                               extra={"errors": [{"path": "$.url", "message": str(exc)}]}) from None
+        raise ApplicationError(
+            f"Could not fetch {url}: {exc}",
+            code="fetch_failed",
+            extra={"errors": [{"path": "$.url", "message": str(exc)}]},
+        ) from None
     if not 200 <= result.status < 300:
         message = f"{url} answered HTTP {result.status} {result.reason}"
-        raise ApplicationError(message, code="fetch_failed",
-                               extra={"errors": [{"path": "$.url", "message": message}]})
+        raise ApplicationError(
+            message, code="fetch_failed", extra={"errors": [{"path": "$.url", "message": message}]}
+        )
     if result.truncated:
-        raise ApplicationError(f"The document at {url} is larger than {max_bytes} bytes.",
-                               code="fetch_failed")
+        raise ApplicationError(
+            f"The document at {url} is larger than {max_bytes} bytes.", code="fetch_failed"
+        )
     return result.text()[0]
 
 
@@ -47,8 +56,9 @@ async def pinned_client(urls: list[str], **kwargs: Any) -> Any:
     for url in urls:
         target = parse_target(url)
         backend.pins[(target.host, target.port)] = await resolve_checked(target)
-    return httpx.AsyncClient(transport=_PinnedTransport(backend), trust_env=False,
-                             follow_redirects=False, **kwargs)
+    return httpx.AsyncClient(
+        transport=_PinnedTransport(backend), trust_env=False, follow_redirects=False, **kwargs
+    )
 
 
 def names_check(names: list[str], *, path: str) -> list[dict[str, str]]:
@@ -59,8 +69,13 @@ def names_check(names: list[str], *, path: str) -> list[dict[str, str]]:
     for index, name in enumerate(names):
         where = path.format(i=index)
         if not name or not TOOL_NAME.match(name) or len(name) > 64:
-            errors.append({"path": where, "message": f"{name!r} is not a valid tool name: use "
-                           "snake_case (a-z, 0-9, _), starting with a letter, at most 64 chars"})
+            errors.append(
+                {
+                    "path": where,
+                    "message": f"{name!r} is not a valid tool name: use "
+                    "snake_case (a-z, 0-9, _), starting with a letter, at most 64 chars",
+                }
+            )
         elif name in RESERVED_TOOL_NAMES:
             errors.append({"path": where, "message": RESERVED_MESSAGE.format(name=name)})
         elif name in taken:
@@ -74,8 +89,7 @@ def names_check(names: list[str], *, path: str) -> list[dict[str, str]]:
 def unique_name(base: str, taken: set[str]) -> str:
     name = base[:64]
     counter = 2
-    while (name in taken or name in RESERVED_TOOL_NAMES
-           or Tool.objects.filter(name=name).exists()):
+    while name in taken or name in RESERVED_TOOL_NAMES or Tool.objects.filter(name=name).exists():
         suffix = f"_{counter}"
         name = base[: 64 - len(suffix)] + suffix
         counter += 1
@@ -100,8 +114,11 @@ def headers_check(headers: Any) -> dict[str, str]:
     if headers in (None, ""):
         return {}
     if not isinstance(headers, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
-        raise ApplicationError("headers must be an object of strings.", code="invalid",
-                               extra={"errors": [{"path": "$.headers",
-                                                  "message": "an object of strings"}]})
+        isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
+    ):
+        raise ApplicationError(
+            "headers must be an object of strings.",
+            code="invalid",
+            extra={"errors": [{"path": "$.headers", "message": "an object of strings"}]},
+        )
     return headers

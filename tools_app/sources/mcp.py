@@ -70,15 +70,25 @@ async def mcp_client(*, url: str, transport: str, headers: dict[str, str], timeo
         if response.status_code >= 400:
             statuses.append(f"HTTP {response.status_code} {response.reason_phrase}")
 
-    def client_factory(headers: dict[str, str] | None = None, timeout: Any = None,
-                       auth: Any = None) -> httpx2.AsyncClient:
-        return pinned_httpx2_client(pins, headers=headers, auth=auth,
-                                    timeout=timeout or default_timeout,
-                                    event_hooks={"response": [note_status]})
+    def client_factory(
+        headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None
+    ) -> httpx2.AsyncClient:
+        return pinned_httpx2_client(
+            pins,
+            headers=headers,
+            auth=auth,
+            timeout=timeout or default_timeout,
+            event_hooks={"response": [note_status]},
+        )
 
     if transport == "sse":
-        stream = sse_client(url, headers=headers, timeout=timeout, sse_read_timeout=timeout,
-                            httpx_client_factory=client_factory)
+        stream = sse_client(
+            url,
+            headers=headers,
+            timeout=timeout,
+            sse_read_timeout=timeout,
+            httpx_client_factory=client_factory,
+        )
         mode = "legacy"  # SSE servers predate the discovery probe
     else:
         http = client_factory(headers=headers)
@@ -97,16 +107,23 @@ async def mcp_client(*, url: str, transport: str, headers: dict[str, str], timeo
             await http.aclose()
 
 
-async def mcp_list_tools(*, url: str, transport: str, headers: dict[str, str],
-                         timeout: float = LIST_TIMEOUT) -> list[dict[str, Any]]:
+async def mcp_list_tools(
+    *, url: str, transport: str, headers: dict[str, str], timeout: float = LIST_TIMEOUT
+) -> list[dict[str, Any]]:
     tools: list[dict[str, Any]] = []
     async with mcp_client(url=url, transport=transport, headers=headers, timeout=timeout) as c:
         cursor = None
         for _page in range(50):  # a paginator that never ends cannot hang the listing
             result = await c.list_tools(cursor=cursor)
-            tools += [{"name": t.name, "description": t.description or "",
-                       "input_schema": t.input_schema or {"type": "object"},
-                       "output_schema": t.output_schema} for t in result.tools]
+            tools += [
+                {
+                    "name": t.name,
+                    "description": t.description or "",
+                    "input_schema": t.input_schema or {"type": "object"},
+                    "output_schema": t.output_schema,
+                }
+                for t in result.tools
+            ]
             cursor = result.next_cursor
             if not cursor:
                 break
@@ -114,24 +131,35 @@ async def mcp_list_tools(*, url: str, transport: str, headers: dict[str, str],
 
 
 def _content_text(content: list[Any]) -> str:
-    return "\n".join(getattr(block, "text", "") for block in content if
-                     getattr(block, "type", "") == "text")
+    return "\n".join(
+        getattr(block, "text", "") for block in content if getattr(block, "type", "") == "text"
+    )
 
 
-async def mcp_call(*, url: str, transport: str, headers: dict[str, str], name: str,
-                   arguments: dict[str, Any], timeout: float) -> dict[str, Any]:
+async def mcp_call(
+    *,
+    url: str,
+    transport: str,
+    headers: dict[str, str],
+    name: str,
+    arguments: dict[str, Any],
+    timeout: float,
+) -> dict[str, Any]:
     """Call a remote tool: {"content": [...], "structuredContent": ..., "isError": bool}."""
     from mcp import MCPError
 
     try:
-        async with mcp_client(url=url, transport=transport, headers=headers,
-                              timeout=timeout) as client:
+        async with mcp_client(
+            url=url, transport=transport, headers=headers, timeout=timeout
+        ) as client:
             result = await client.call_tool(name, arguments)
     except MCPError as exc:
         raise McpFailure(f"MCP error {exc.code}: {exc}") from None
     return {
-        "content": [block.model_dump(mode="json", by_alias=True, exclude_none=True)
-                    for block in result.content],
+        "content": [
+            block.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for block in result.content
+        ],
         "text": _content_text(result.content),
         "structuredContent": result.structured_content,
         "isError": bool(result.is_error),
@@ -140,32 +168,50 @@ async def mcp_call(*, url: str, transport: str, headers: dict[str, str], name: s
 
 # --- services ----------------------------------------------------------------------------
 def _connection(source: ToolSource) -> dict[str, Any]:
-    return {"url": source.url, "transport": source.config.get("transport", "streamable_http"),
-            "headers": get_credentials(source).get("headers", {})}
+    return {
+        "url": source.url,
+        "transport": source.config.get("transport", "streamable_http"),
+        "headers": get_credentials(source).get("headers", {}),
+    }
 
 
 def _list_or_raise(**connection: Any) -> list[dict[str, Any]]:
     try:
         return async_to_sync(mcp_list_tools)(**connection)
     except McpFailure as exc:
-        raise ApplicationError(str(exc), code="mcp_unreachable",
-                               extra={"errors": [{"path": "$.url", "message": str(exc)}]}) from None
+        raise ApplicationError(
+            str(exc),
+            code="mcp_unreachable",
+            extra={"errors": [{"path": "$.url", "message": str(exc)}]},
+        ) from None
 
 
 @transaction.atomic
-def mcp_server_register(*, user, url: str, transport: str = "streamable_http",
-                        headers: dict[str, str] | None = None, name: str = "") -> ToolSource:
+def mcp_server_register(
+    *,
+    user,
+    url: str,
+    transport: str = "streamable_http",
+    headers: dict[str, str] | None = None,
+    name: str = "",
+) -> ToolSource:
     """Connect once (listing its tools proves the URL, transport and headers work), then
     store the server."""
     if transport not in TRANSPORTS:
-        raise ApplicationError(f"transport must be one of {', '.join(TRANSPORTS)}.",
-                               code="invalid", extra={"errors": [{"path": "$.transport",
-                                                                  "message": "unknown"}]})
+        raise ApplicationError(
+            f"transport must be one of {', '.join(TRANSPORTS)}.",
+            code="invalid",
+            extra={"errors": [{"path": "$.transport", "message": "unknown"}]},
+        )
     headers = headers_check(headers)
     tools = _list_or_raise(url=url, transport=transport, headers=headers)
     source = ToolSource.objects.create(
-        kind=SourceKind.MCP, name=name or url, owner=user, url=url,
-        document={"tools": tools}, config={"transport": transport},
+        kind=SourceKind.MCP,
+        name=name or url,
+        owner=user,
+        url=url,
+        document={"tools": tools},
+        config={"transport": transport},
         imported_at=timezone.now(),
     )
     if headers:
@@ -183,8 +229,9 @@ def _tool_fields(remote: dict[str, Any], source: ToolSource) -> dict[str, Any]:
 
 
 def mcp_exposed(source: ToolSource) -> dict[str, Tool]:
-    tools = Tool.objects.live().filter(owner=source.owner, config__source_id=source.id,
-                                       kind=ToolKind.MCP)
+    tools = Tool.objects.live().filter(
+        owner=source.owner, config__source_id=source.id, kind=ToolKind.MCP
+    )
     return {tool.config.get("remote_name"): tool for tool in tools}
 
 
@@ -193,21 +240,36 @@ def mcp_tools_pick(*, source: ToolSource, picks: list[dict[str, str]]) -> list[T
     """Expose the picked remote tools: [{"remote_name": "add", "name": "calc_add"}]."""
     remote = {t["name"]: t for t in source.document.get("tools", [])}
     exposed = mcp_exposed(source)
-    errors = [{"path": f"$.picks[{i}].remote_name", "message": f"the server has no tool "
-               f"{p.get('remote_name')!r}" if p.get("remote_name") not in remote else
-               f"{p.get('remote_name')!r} is already exposed"}
-              for i, p in enumerate(picks)
-              if p.get("remote_name") not in remote or p.get("remote_name") in exposed]
+    errors = [
+        {
+            "path": f"$.picks[{i}].remote_name",
+            "message": f"the server has no tool {p.get('remote_name')!r}"
+            if p.get("remote_name") not in remote
+            else f"{p.get('remote_name')!r} is already exposed",
+        }
+        for i, p in enumerate(picks)
+        if p.get("remote_name") not in remote or p.get("remote_name") in exposed
+    ]
     taken: set[str] = set()
-    names = [p.get("name") or unique_name(snake_case(str(p.get("remote_name"))), taken)
-             for p in picks]
+    names = [
+        p.get("name") or unique_name(snake_case(str(p.get("remote_name"))), taken) for p in picks
+    ]
     errors += names_check(names, path="$.picks[{i}].name")
     if errors:
-        raise ApplicationError(f"{errors[0]['path']}: {errors[0]['message']}",
-                               code="invalid_picks", extra={"errors": errors})
-    return [Tool.objects.create(name=name, kind=ToolKind.MCP, owner=source.owner,
-                                **_tool_fields(remote[pick["remote_name"]], source))
-            for pick, name in zip(picks, names, strict=True)]
+        raise ApplicationError(
+            f"{errors[0]['path']}: {errors[0]['message']}",
+            code="invalid_picks",
+            extra={"errors": errors},
+        )
+    return [
+        Tool.objects.create(
+            name=name,
+            kind=ToolKind.MCP,
+            owner=source.owner,
+            **_tool_fields(remote[pick["remote_name"]], source),
+        )
+        for pick, name in zip(picks, names, strict=True)
+    ]
 
 
 @transaction.atomic
@@ -217,9 +279,11 @@ def mcp_server_refresh(*, source: ToolSource) -> dict[str, list[str]]:
     old = {t["name"]: t for t in source.document.get("tools", [])}
     new = {t["name"]: t for t in tools}
     result: dict[str, list[str]] = {
-        "added": sorted(set(new) - set(old)), "removed": sorted(set(old) - set(new)),
+        "added": sorted(set(new) - set(old)),
+        "removed": sorted(set(old) - set(new)),
         "changed": sorted(n for n in set(old) & set(new) if old[n] != new[n]),
-        "updated": [], "retired": [],
+        "updated": [],
+        "retired": [],
     }
     for remote_name, tool in mcp_exposed(source).items():
         if remote_name not in new:
@@ -242,5 +306,8 @@ def mcp_source_connection(tool: Tool) -> dict[str, Any]:
     """URL, transport and decrypted headers of the tool's server (used by the mcp tool
     type). Only a source of the tool's own owner counts: a config pointing at another
     user's server must not borrow its headers."""
-    return _connection(ToolSource.objects.get(pk=tool.config.get("source_id"),
-                                              kind=SourceKind.MCP, owner_id=tool.owner_id))
+    return _connection(
+        ToolSource.objects.get(
+            pk=tool.config.get("source_id"), kind=SourceKind.MCP, owner_id=tool.owner_id
+        )
+    )

@@ -32,8 +32,11 @@ def _visible_tools(user: Any) -> list[Any]:
     from tools_app.selectors import tool_list
 
     # MCP tools take an object of arguments; a tool whose input is not one cannot be listed.
-    return [tool for tool in tool_list(user=user).exclude(kind__in=HIDDEN_KINDS)
-            if (tool.input_schema or {}).get("type", "object") == "object"]
+    return [
+        tool
+        for tool in tool_list(user=user).exclude(kind__in=HIDDEN_KINDS)
+        if (tool.input_schema or {}).get("type", "object") == "object"
+    ]
 
 
 @database_sync_to_async
@@ -52,12 +55,19 @@ async def _list_tools(ctx: Any, params: Any) -> Any:
     import mcp_types as types
 
     tools = await _visible_tools(_user(ctx))
-    return types.ListToolsResult(tools=[
-        types.Tool(name=tool.name, description=tool.description or tool.name,
-                   input_schema=tool.input_schema or {"type": "object"},
-                   output_schema=tool.output_schema
-                   if (tool.output_schema or {}).get("type") == "object" else None)
-        for tool in tools])
+    return types.ListToolsResult(
+        tools=[
+            types.Tool(
+                name=tool.name,
+                description=tool.description or tool.name,
+                input_schema=tool.input_schema or {"type": "object"},
+                output_schema=tool.output_schema
+                if (tool.output_schema or {}).get("type") == "object"
+                else None,
+            )
+            for tool in tools
+        ]
+    )
 
 
 async def _call_tool(ctx: Any, params: Any) -> Any:
@@ -68,19 +78,24 @@ async def _call_tool(ctx: Any, params: Any) -> Any:
     user = _user(ctx)
     tool = await _visible_tool(user, params.name)
     if tool is None:
-        return types.CallToolResult(is_error=True, content=[types.TextContent(
-            text=f"No tool named {params.name!r}.")])
-    outcome = await run_tool(tool, params.arguments or {},
-                             ExecutionContext(user=user, record=True))
+        return types.CallToolResult(
+            is_error=True, content=[types.TextContent(text=f"No tool named {params.name!r}.")]
+        )
+    outcome = await run_tool(tool, params.arguments or {}, ExecutionContext(user=user, record=True))
     if outcome.ok:
         structured = outcome.output if isinstance(outcome.output, dict) else None
         return types.CallToolResult(
             content=[types.TextContent(text=json.dumps(outcome.model_output, ensure_ascii=False))],
-            structured_content=structured if tool.output_schema else None)
+            structured_content=structured if tool.output_schema else None,
+        )
     detail = {"error": outcome.error, "errors": outcome.errors, "output": outcome.output}
-    return types.CallToolResult(is_error=True, content=[
-        types.TextContent(text=outcome.error or "The tool failed."),
-        types.TextContent(text=json.dumps(detail, ensure_ascii=False, default=str))])
+    return types.CallToolResult(
+        is_error=True,
+        content=[
+            types.TextContent(text=outcome.error or "The tool failed."),
+            types.TextContent(text=json.dumps(detail, ensure_ascii=False, default=str)),
+        ],
+    )
 
 
 class _Running:

@@ -37,14 +37,19 @@ def _document(*, text: str | bytes | None, url: str | None) -> tuple[dict[str, A
     try:
         document = spec_load(text)
     except SpecError as exc:
-        raise ApplicationError(str(exc), code="invalid_spec",
-                               extra={"errors": exc.errors or [{"path": "$", "message": str(exc)}]},
-                               ) from None
+        raise ApplicationError(
+            str(exc),
+            code="invalid_spec",
+            extra={"errors": exc.errors or [{"path": "$", "message": str(exc)}]},
+        ) from None
     errors = spec_validate(document)
     if errors:
         raise ApplicationError(
             f"The spec is not valid: {len(errors)} problem(s), the first at {errors[0]['path']}: "
-            f"{errors[0]['message']}", code="invalid_spec", extra={"errors": errors})
+            f"{errors[0]['message']}",
+            code="invalid_spec",
+            extra={"errors": errors},
+        )
     return document, url or ""
 
 
@@ -52,24 +57,31 @@ def _operations(document: dict[str, Any], url: str) -> list[Operation]:
     try:
         return spec_operations(document, spec_url=url)
     except (SpecError, KeyError, RecursionError) as exc:
-        raise ApplicationError(f"Could not read the operations: {exc}", code="invalid_spec",
-                               extra={"errors": [{"path": "$", "message": str(exc)}]}) from None
+        raise ApplicationError(
+            f"Could not read the operations: {exc}",
+            code="invalid_spec",
+            extra={"errors": [{"path": "$", "message": str(exc)}]},
+        ) from None
 
 
 def openapi_preview(*, text: str | bytes | None = None, url: str | None = None) -> dict[str, Any]:
     """Validate a spec and list its operations (nothing is stored)."""
     document, url = _document(text=text, url=url)
     operations = _operations(document, url)
-    taken = set(Tool.objects.filter(name__in=[o.suggested_name for o in operations])
-                .values_list("name", flat=True))
+    taken = set(
+        Tool.objects.filter(name__in=[o.suggested_name for o in operations]).values_list(
+            "name", flat=True
+        )
+    )
     return {
         "title": spec_title(document),
         "version": str(document.get("openapi") or document.get("swagger")),
         "url": url,
         "base_url": operations[0].config["base_url"] if operations else "",
         "servers": server_urls(document, spec_url=url),
-        "operations": [{**op.as_dict(), "name_taken": op.suggested_name in taken}
-                       for op in operations],
+        "operations": [
+            {**op.as_dict(), "name_taken": op.suggested_name in taken} for op in operations
+        ],
         "document": document,
     }
 
@@ -85,8 +97,12 @@ def _tool_fields(op: Operation, source: ToolSource) -> dict[str, Any]:
 
 @transaction.atomic
 def openapi_import(
-    *, user, picks: list[dict[str, str]], text: str | bytes | None = None,
-    url: str | None = None, credentials: dict[str, str] | None = None,
+    *,
+    user,
+    picks: list[dict[str, str]],
+    text: str | bytes | None = None,
+    url: str | None = None,
+    credentials: dict[str, str] | None = None,
     base_url: str | None = None,
 ) -> ToolSource:
     """Store the spec as a ToolSource and make one tool per picked operation.
@@ -97,17 +113,30 @@ def openapi_import(
     by_key = {op.key: op for op in _operations(document, url)}
     if not picks:
         raise ApplicationError("Pick at least one operation.", code="no_operations")
-    errors = [{"path": f"$.picks[{i}].key", "message": f"no operation {p.get('key')!r}"}
-              for i, p in enumerate(picks) if p.get("key") not in by_key]
-    names = [p.get("name") or by_key[p["key"]].suggested_name if p.get("key") in by_key
-             else "" for p in picks]
+    errors = [
+        {"path": f"$.picks[{i}].key", "message": f"no operation {p.get('key')!r}"}
+        for i, p in enumerate(picks)
+        if p.get("key") not in by_key
+    ]
+    names = [
+        p.get("name") or by_key[p["key"]].suggested_name if p.get("key") in by_key else ""
+        for p in picks
+    ]
     errors += names_check(names, path="$.picks[{i}].name")
     if errors:
-        raise ApplicationError(f"{errors[0]['path']}: {errors[0]['message']}",
-                               code="invalid_picks", extra={"errors": errors})
+        raise ApplicationError(
+            f"{errors[0]['path']}: {errors[0]['message']}",
+            code="invalid_picks",
+            extra={"errors": errors},
+        )
     source = ToolSource.objects.create(
-        kind=SourceKind.OPENAPI, name=spec_title(document), owner=user, url=url,
-        document=document, config={"base_url": base_url or ""}, imported_at=timezone.now(),
+        kind=SourceKind.OPENAPI,
+        name=spec_title(document),
+        owner=user,
+        url=url,
+        document=document,
+        config={"base_url": base_url or ""},
+        imported_at=timezone.now(),
     )
     for pick, name in zip(picks, names, strict=True):
         fields = _tool_fields(by_key[pick["key"]], source)
@@ -128,13 +157,18 @@ def _group_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         after = (new_props.get(group) or {}).get("properties", {})
         changes += [f"{group} parameter added: {n}" for n in after if n not in before]
         changes += [f"{group} parameter removed: {n}" for n in before if n not in after]
-        changes += [f"{group} parameter changed: {n}" for n in after
-                    if n in before and before[n] != after[n]]
+        changes += [
+            f"{group} parameter changed: {n}"
+            for n in after
+            if n in before and before[n] != after[n]
+        ]
         if set((old_props.get(group) or {}).get("required", [])) != set(
-                (new_props.get(group) or {}).get("required", [])):
+            (new_props.get(group) or {}).get("required", [])
+        ):
             changes.append(f"{group} parameters: required list changed")
-    if old_props.get("body") != new_props.get("body") or (
-            "body" in old.get("required", [])) != ("body" in new.get("required", [])):
+    if old_props.get("body") != new_props.get("body") or ("body" in old.get("required", [])) != (
+        "body" in new.get("required", [])
+    ):
         changes.append("request body changed")
     if old.get("$defs") != new.get("$defs") and not changes:
         changes.append("referenced schemas changed")
@@ -161,8 +195,9 @@ def _source_tools(source: ToolSource) -> dict[str, Tool]:
     return {tool.config.get("operation_key"): tool for tool in tools}
 
 
-def openapi_diff(*, source: ToolSource, text: str | bytes | None = None,
-                 url: str | None = None) -> dict[str, Any]:
+def openapi_diff(
+    *, source: ToolSource, text: str | bytes | None = None, url: str | None = None
+) -> dict[str, Any]:
     """What re-importing would change, per operation (nothing is stored)."""
     document, url = _document(text=text, url=url or (source.url if text is None else None))
     old = {op.key: op for op in _operations(source.document, source.url)}
@@ -179,17 +214,31 @@ def openapi_diff(*, source: ToolSource, text: str | bytes | None = None,
             changes = operation_changes(old[key], new[key])
             status = "changed" if changes else "unchanged"
         op = new.get(key) or old[key]
-        entries.append({"key": key, "status": status, "changes": changes,
-                        "tool": tool.name if tool else None,
-                        "suggested_name": op.suggested_name,
-                        "description": op.tool_description})
-    return {"source": source.id, "title": spec_title(document), "operations": entries,
-            "document": document, "url": url}
+        entries.append(
+            {
+                "key": key,
+                "status": status,
+                "changes": changes,
+                "tool": tool.name if tool else None,
+                "suggested_name": op.suggested_name,
+                "description": op.tool_description,
+            }
+        )
+    return {
+        "source": source.id,
+        "title": spec_title(document),
+        "operations": entries,
+        "document": document,
+        "url": url,
+    }
 
 
 @transaction.atomic
 def openapi_reimport(
-    *, source: ToolSource, text: str | bytes | None = None, url: str | None = None,
+    *,
+    source: ToolSource,
+    text: str | bytes | None = None,
+    url: str | None = None,
     add: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """Apply a re-import: update the tools of changed operations, retire the tools of
@@ -218,16 +267,28 @@ def openapi_reimport(
     source.save()
     added = []
     if add:
-        names = [p.get("name") or (new[p["key"]].suggested_name if p.get("key") in new else "")
-                 for p in add]
-        errors = [{"path": f"$.add[{i}].key", "message": f"no operation {p.get('key')!r}"}
-                  for i, p in enumerate(add) if p.get("key") not in new]
+        names = [
+            p.get("name") or (new[p["key"]].suggested_name if p.get("key") in new else "")
+            for p in add
+        ]
+        errors = [
+            {"path": f"$.add[{i}].key", "message": f"no operation {p.get('key')!r}"}
+            for i, p in enumerate(add)
+            if p.get("key") not in new
+        ]
         errors += names_check(names, path="$.add[{i}].name")
         if errors:
-            raise ApplicationError(f"{errors[0]['path']}: {errors[0]['message']}",
-                                   code="invalid_picks", extra={"errors": errors})
+            raise ApplicationError(
+                f"{errors[0]['path']}: {errors[0]['message']}",
+                code="invalid_picks",
+                extra={"errors": errors},
+            )
         for pick, name in zip(add, names, strict=True):
-            Tool.objects.create(name=name, kind=ToolKind.OPENAPI, owner=source.owner,
-                                **_tool_fields(new[pick["key"]], source))
+            Tool.objects.create(
+                name=name,
+                kind=ToolKind.OPENAPI,
+                owner=source.owner,
+                **_tool_fields(new[pick["key"]], source),
+            )
             added.append(name)
     return {"updated": updated, "retired": retired, "added": added}

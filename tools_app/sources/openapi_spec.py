@@ -91,8 +91,13 @@ def _ref_errors(document: dict[str, Any]) -> list[dict[str, str]]:
     for ref, parts in _walk_refs(document, []):
         where = json_path([*parts, "$ref"])
         if not ref.startswith("#"):
-            errors.append({"path": where, "message": f"external $ref {ref!r} is not supported; "
-                           "bundle the spec into one document"})
+            errors.append(
+                {
+                    "path": where,
+                    "message": f"external $ref {ref!r} is not supported; "
+                    "bundle the spec into one document",
+                }
+            )
             continue
         try:
             pointer_get(document, ref)
@@ -160,10 +165,15 @@ class Operation:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "key": self.key, "method": self.method.upper(), "path": self.path,
-            "operation_id": self.operation_id, "summary": self.summary,
-            "description": self.tool_description, "suggested_name": self.suggested_name,
-            "input_schema": self.input_schema, "output_schema": self.output_schema,
+            "key": self.key,
+            "method": self.method.upper(),
+            "path": self.path,
+            "operation_id": self.operation_id,
+            "summary": self.summary,
+            "description": self.tool_description,
+            "suggested_name": self.suggested_name,
+            "input_schema": self.input_schema,
+            "output_schema": self.output_schema,
             "auth": (self.config.get("auth") or {}).get("type"),
             "notes": self.notes,
         }
@@ -184,15 +194,22 @@ def operation_name(method: str, path: str, operation_id: str) -> str:
     return snake_case(f"{method} {path.replace('{', '').replace('}', '')}")
 
 
-def base_url(document: dict[str, Any], version: str, spec_url: str = "",
-             servers: list[dict[str, Any]] | None = None) -> str:
+def base_url(
+    document: dict[str, Any],
+    version: str,
+    spec_url: str = "",
+    servers: list[dict[str, Any]] | None = None,
+) -> str:
     """The API's base URL (the operation's or path's own `servers` first); relative
     server URLs are resolved against the spec's URL."""
     if version == "2.0":
         host = document.get("host")
         scheme = (document.get("schemes") or ["https"])[0]
-        base = f"{scheme}://{host}{document.get('basePath', '')}" if host else document.get(
-            "basePath", "")
+        base = (
+            f"{scheme}://{host}{document.get('basePath', '')}"
+            if host
+            else document.get("basePath", "")
+        )
     else:
         server = (servers or document.get("servers") or [{"url": "/"}])[0]
         base = server.get("url", "/")
@@ -208,12 +225,16 @@ def server_urls(document: dict[str, Any], *, spec_url: str = "") -> list[str]:
     per scheme), resolved like `base_url`: what an import may choose from."""
     version = spec_version(document)
     if version == "2.0":
-        candidates = [base_url({**document, "schemes": [scheme]}, version, spec_url)
-                      for scheme in document.get("schemes") or ["https"]]
+        candidates = [
+            base_url({**document, "schemes": [scheme]}, version, spec_url)
+            for scheme in document.get("schemes") or ["https"]
+        ]
     else:
-        candidates = [base_url(document, version, spec_url, [server])
-                      for server in document.get("servers") or [{"url": "/"}]
-                      if isinstance(server, dict)]
+        candidates = [
+            base_url(document, version, spec_url, [server])
+            for server in document.get("servers") or [{"url": "/"}]
+            if isinstance(server, dict)
+        ]
     return list(dict.fromkeys(candidates))
 
 
@@ -226,16 +247,23 @@ def _json_media(content: dict[str, Any] | None) -> tuple[str, Any] | None:
 
 def _security_auth(document: dict[str, Any], op: dict[str, Any], version: str) -> dict | None:
     """The first security requirement the studio can satisfy: API key, bearer or basic."""
-    schemes = (document.get("securityDefinitions") if version == "2.0"
-               else (document.get("components") or {}).get("securitySchemes")) or {}
+    schemes = (
+        document.get("securityDefinitions")
+        if version == "2.0"
+        else (document.get("components") or {}).get("securitySchemes")
+    ) or {}
     requirements = op.get("security", document.get("security")) or []
     for requirement in requirements:
         for name in requirement or {}:
             scheme = schemes.get(name) or {}
             kind = scheme.get("type")
             if kind == "apiKey" and scheme.get("in") in ("header", "query", "cookie"):
-                return {"type": "api_key", "in": scheme["in"], "name": scheme.get("name", ""),
-                        "scheme": name}
+                return {
+                    "type": "api_key",
+                    "in": scheme["in"],
+                    "name": scheme.get("name", ""),
+                    "scheme": name,
+                }
             if kind == "basic" or (kind == "http" and scheme.get("scheme", "").lower() == "basic"):
                 return {"type": "basic", "scheme": name}
             if kind == "http" and scheme.get("scheme", "").lower() == "bearer":
@@ -247,8 +275,11 @@ def _security_auth(document: dict[str, Any], op: dict[str, Any], version: str) -
 
 def _param_schema(conv: SchemaConverter, param: dict[str, Any], version: str) -> dict:
     if version == "2.0":
-        keep = {k: v for k, v in param.items()
-                if k not in ("name", "in", "required", "collectionFormat", "allowEmptyValue")}
+        keep = {
+            k: v
+            for k, v in param.items()
+            if k not in ("name", "in", "required", "collectionFormat", "allowEmptyValue")
+        }
         schema = conv.convert(keep)
     elif "schema" in param:
         schema = conv.convert(param["schema"])
@@ -266,11 +297,14 @@ def _param_recipe(param: dict[str, Any], version: str) -> dict[str, Any]:
     recipe = {"name": param["name"], "in": where, "required": bool(param.get("required"))}
     if version == "2.0":
         fmt = param.get("collectionFormat", "csv")
-        recipe.update({"multi": {"style": "form", "explode": True},
-                       "ssv": {"style": "spaceDelimited", "explode": False},
-                       "pipes": {"style": "pipeDelimited", "explode": False},
-                       "tsv": {"style": "tabDelimited", "explode": False}}.get(
-            fmt, {"style": "form" if where == "query" else "simple", "explode": False}))
+        recipe.update(
+            {
+                "multi": {"style": "form", "explode": True},
+                "ssv": {"style": "spaceDelimited", "explode": False},
+                "pipes": {"style": "pipeDelimited", "explode": False},
+                "tsv": {"style": "tabDelimited", "explode": False},
+            }.get(fmt, {"style": "form" if where == "query" else "simple", "explode": False})
+        )
     else:
         default_style = {"query": "form", "cookie": "form"}.get(where, "simple")
         style = param.get("style", default_style)
@@ -317,8 +351,10 @@ def _operation(document, version, path, method, path_item, op, spec_url) -> Oper
             continue
         if where not in PARAM_GROUPS:
             continue
-        group = groups.setdefault(where, {"type": "object", "properties": {}, "required": [],
-                                          "additionalProperties": False})
+        group = groups.setdefault(
+            where,
+            {"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+        )
         group["properties"][name] = _param_schema(conv, param, version)
         if param.get("required") or where == "path":
             group["required"].append(name)
@@ -333,8 +369,10 @@ def _operation(document, version, path, method, path_item, op, spec_url) -> Oper
             body_schema = conv.convert(form.get("schema", {}))
             body_recipe = {"media_type": "application/x-www-form-urlencoded"}
         elif request_body.get("content"):
-            notes.append("request body type not supported (only JSON and form bodies): "
-                         + ", ".join(request_body["content"]))
+            notes.append(
+                "request body type not supported (only JSON and form bodies): "
+                + ", ".join(request_body["content"])
+            )
         body_required = bool(request_body.get("required"))
     properties: dict[str, Any] = {}
     required = []
@@ -352,21 +390,30 @@ def _operation(document, version, path, method, path_item, op, spec_url) -> Oper
         properties["body"] = body_schema if body_schema != {} else {}
         if body_required:
             required.append("body")
-    input_schema: dict[str, Any] = {"type": "object", "properties": properties,
-                                    "additionalProperties": False}
+    input_schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
     if required:
         input_schema["required"] = required
     output_schema = _output_schema(document, version, op)
     operation_id = op.get("operationId") or ""
     config = {
-        "method": method.upper(), "path": path,
-        "base_url": base_url(document, version, spec_url,
-                             op.get("servers") or path_item.get("servers")),
-        "parameters": recipes, "body": body_recipe,
+        "method": method.upper(),
+        "path": path,
+        "base_url": base_url(
+            document, version, spec_url, op.get("servers") or path_item.get("servers")
+        ),
+        "parameters": recipes,
+        "body": body_recipe,
         "auth": _security_auth(document, op, version),
     }
     return Operation(
-        key=f"{method.upper()} {path}", method=method, path=path, operation_id=operation_id,
+        key=f"{method.upper()} {path}",
+        method=method,
+        path=path,
+        operation_id=operation_id,
         summary=(op.get("summary") or "").strip(),
         description=(op.get("description") or "").strip(),
         suggested_name=operation_name(method, path, operation_id),
@@ -391,11 +438,17 @@ def _output_schema(document, version, op) -> dict[str, Any] | None:
             body = media[1] if media else None
         if body is None:
             continue
-        return conv.with_defs({"type": "object", "properties": {
-            "status": {"type": "integer"},
-            "headers": {"type": "object", "additionalProperties": {"type": "string"}},
-            "body": conv.convert(body),
-        }, "required": ["status", "headers", "body"]})
+        return conv.with_defs(
+            {
+                "type": "object",
+                "properties": {
+                    "status": {"type": "integer"},
+                    "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "body": conv.convert(body),
+                },
+                "required": ["status", "headers", "body"],
+            }
+        )
     return None
 
 
@@ -407,8 +460,11 @@ def spec_operations(document: dict[str, Any], *, spec_url: str = "") -> list[Ope
         path_item = _resolve(document, raw_item) or {}
         for method in METHODS:
             if isinstance(path_item.get(method), dict):
-                operations.append(_operation(document, version, path, method, path_item,
-                                             path_item[method], spec_url))
+                operations.append(
+                    _operation(
+                        document, version, path, method, path_item, path_item[method], spec_url
+                    )
+                )
     return operations
 
 

@@ -22,14 +22,20 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
         self.pins = pins
         self._inner = httpcore2.AnyIOBackend()
 
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                          local_address: str | None = None, socket_options: Any = None) -> Any:
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> Any:
         ip = self.pins.get((host.lower().strip("[]"), port))
         if ip is None:
             raise httpcore2.ConnectError(f"{host}:{port} was not checked by the address guard")
-        return await self._inner.connect_tcp(ip, port, timeout=timeout,
-                                             local_address=local_address,
-                                             socket_options=socket_options)
+        return await self._inner.connect_tcp(
+            ip, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+        )
 
     async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> Any:
         raise httpcore2.ConnectError("Unix sockets are not allowed")
@@ -48,6 +54,8 @@ def pinned_httpx2_client(pins: dict[tuple[str, int], str], **kwargs: Any) -> htt
     transport = httpx2.AsyncHTTPTransport(trust_env=False)
     # httpx2 does not expose the network backend; its pool is built the same way.
     transport._pool = httpcore2.AsyncConnectionPool(
-        ssl_context=ssl.create_default_context(), network_backend=PinnedBackend(pins))
-    return httpx2.AsyncClient(transport=transport, trust_env=False, follow_redirects=False,
-                              **kwargs)
+        ssl_context=ssl.create_default_context(), network_backend=PinnedBackend(pins)
+    )
+    return httpx2.AsyncClient(
+        transport=transport, trust_env=False, follow_redirects=False, **kwargs
+    )

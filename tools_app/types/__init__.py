@@ -44,8 +44,8 @@ class ToolType:
         from jsonschema import Draft202012Validator
 
         errors = {
-            "config" + "".join(f".{p}" if isinstance(p, str) else f"[{p}]" for p in e.path):
-                e.message
+            "config"
+            + "".join(f".{p}" if isinstance(p, str) else f"[{p}]" for p in e.path): e.message
             for e in Draft202012Validator(self.config_schema).iter_errors(config)
         }
         if errors:

@@ -36,8 +36,12 @@ class Command(BaseCommand):
         if not uses_workers():
             # Runs execute in this process: import litellm (seconds) while Daphne starts,
             # not when the first chat is sent (it waited about 7 s for it).
-            threading.Thread(target=importlib.import_module, name="litellm-import",
-                             args=("agents_core.runtime.offline",), daemon=True).start()
+            threading.Thread(
+                target=importlib.import_module,
+                name="litellm-import",
+                args=("agents_core.runtime.offline",),
+                daemon=True,
+            ).start()
         from daphne.cli import CommandLineInterface
 
         application = settings.ASGI_APPLICATION.replace(".application", ":application")
@@ -59,7 +63,5 @@ class Command(BaseCommand):
             password_file.chmod(0o600)
         password = password_file.read_text().strip()
         self.stdout.write(
-            self.style.SUCCESS(
-                f"Sign in as  admin / {password}   (kept in {password_file})"
-            )
+            self.style.SUCCESS(f"Sign in as  admin / {password}   (kept in {password_file})")
         )

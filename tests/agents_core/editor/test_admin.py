@@ -225,20 +225,33 @@ def test_anonymous_and_non_staff_users_cannot_open_the_change_page(code_agent, o
 
 
 def test_a_studio_agents_settings_and_inline_tools_edited_in_the_admin_are_a_revision(
-        code_agent, owner):
+    code_agent, owner
+):
     from agents_core.models import AgentTool
     from tests.tools_app.factories import ToolFactory
 
     user = staff(owner, "add_agenttool", "change_agenttool", "view_agenttool")
     tool = ToolFactory(name="admin_inline_tool", owner=user)
-    agent = Agent.objects.create(slug="studio-inline", name="Inline", model="studio/scripted",
-                                 instructions="Same.", owner=user)
+    agent = Agent.objects.create(
+        slug="studio-inline",
+        name="Inline",
+        model="studio/scripted",
+        instructions="Same.",
+        owner=user,
+    )
     client = client_for(user)
     page = client.get(change_url(agent))
-    data = form_data(page, metadata='{"team": "b"}', **{
-        "tool_bindings-TOTAL_FORMS": "1", "tool_bindings-0-key": "helper",
-        "tool_bindings-0-tool": str(tool.pk), "tool_bindings-0-position": "0",
-        "tool_bindings-0-agent": str(agent.pk)})
+    data = form_data(
+        page,
+        metadata='{"team": "b"}',
+        **{
+            "tool_bindings-TOTAL_FORMS": "1",
+            "tool_bindings-0-key": "helper",
+            "tool_bindings-0-tool": str(tool.pk),
+            "tool_bindings-0-position": "0",
+            "tool_bindings-0-agent": str(agent.pk),
+        },
+    )
     response = client.post(change_url(agent), data)
 
     assert response.status_code == 302, response.context["adminform"].form.errors
@@ -258,11 +271,13 @@ def test_a_studio_agents_settings_and_inline_tools_edited_in_the_admin_are_a_rev
 def test_a_change_no_revision_records_is_still_saved(code_agent, owner, outsider):
     """The owner is not part of a revision: changing only it records nothing, and is kept."""
     user = staff(owner)
-    agent = Agent.objects.create(slug="studio-owner", name="Owned", model="studio/scripted",
-                                 instructions="Same.", owner=user)
+    agent = Agent.objects.create(
+        slug="studio-owner", name="Owned", model="studio/scripted", instructions="Same.", owner=user
+    )
     client = client_for(user)
-    response = client.post(change_url(agent),
-                           form_data(client.get(change_url(agent)), owner=str(outsider.pk)))
+    response = client.post(
+        change_url(agent), form_data(client.get(change_url(agent)), owner=str(outsider.pk))
+    )
 
     assert response.status_code == 302, response.context["adminform"].form.errors
     agent.refresh_from_db()

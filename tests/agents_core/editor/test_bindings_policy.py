@@ -270,8 +270,11 @@ def test_restoring_a_revision_restores_the_studio_bindings_it_recorded(client_fo
     assert restored.json()["instructions"]["effective"] == "One."
     assert restored.json()["stripped"] == []
     binding = AgentTool.objects.get(agent=agent, key="extra")
-    assert (binding.tool.name, binding.position, binding.source) == ("editor_test_extra", 9,
-                                                                     "studio")
+    assert (binding.tool.name, binding.position, binding.source) == (
+        "editor_test_extra",
+        9,
+        "studio",
+    )
     revision = Revision.objects.get(agent=agent, kind="restore")
     assert revision.fields == ["instructions", "studio_tools"]
     assert revision.after["studio_tools"] == first.after["studio_tools"]
@@ -306,8 +309,12 @@ def test_a_policy_that_now_keeps_tools_in_code_leaves_them_and_says_so(client_fo
     assert restored.status_code == 200, restored.json()
     assert restored.json()["instructions"]["effective"] == "One."
     # The editor document's tool keys are code-owned now too: stripped and reported.
-    assert restored.json()["stripped"] == ["studio_tools", "tool_descriptions", "tools_added",
-                                           "tools_removed"]
+    assert restored.json()["stripped"] == [
+        "studio_tools",
+        "tool_descriptions",
+        "tools_added",
+        "tools_removed",
+    ]
     assert "extra" not in tool_keys(agent)
 
 

@@ -116,15 +116,20 @@ def test_the_override_is_applied_at_run_time_and_survives_a_change_in_code(code_
 
 @pytest.mark.parametrize("overridden", [True, False])
 def test_a_run_reads_its_agent_and_the_override_in_three_queries(
-        code_agent, editor, overridden, django_assert_num_queries):
+    code_agent, editor, overridden, django_assert_num_queries
+):
     """The run, its agent and the agent's override in one query; then its tool bindings and
     its sub-agent bindings: the same count with an override and without."""
     from agents_core.models import Run, Thread
     from agents_core.runtime.setup import load_setup
 
     if overridden:
-        services.override_save(agent=code_agent, user=editor, version=1, data={
-            "instructions": "Overridden.", "tool_descriptions": {"lookup": "Edited lookup."}})
+        services.override_save(
+            agent=code_agent,
+            user=editor,
+            version=1,
+            data={"instructions": "Overridden.", "tool_descriptions": {"lookup": "Edited lookup."}},
+        )
     thread = Thread.objects.create(agent=code_agent, owner=editor, resource_id="r")
     run = Run.objects.create(thread=thread, agent=code_agent, started_by=editor)
     with django_assert_num_queries(3):

@@ -112,11 +112,17 @@ def test_the_revision_can_be_read_and_restored_by_the_owner(api, trip):
 
 @pytest.mark.django_db
 def test_a_restore_brings_back_the_settings_saved_with_the_revision(api, trip):
-    api.patch(URL, {"instructions": "Plan.", "default_options": {"maxSteps": 3},
-                    "metadata": {"team": "a"}}, format="json")
+    api.patch(
+        URL,
+        {"instructions": "Plan.", "default_options": {"maxSteps": 3}, "metadata": {"team": "a"}},
+        format="json",
+    )
     first = Revision.objects.get(agent=trip)
-    api.patch(URL, {"instructions": "Plan more.", "default_options": {"maxSteps": 9},
-                    "metadata": {}}, format="json")
+    api.patch(
+        URL,
+        {"instructions": "Plan more.", "default_options": {"maxSteps": 9}, "metadata": {}},
+        format="json",
+    )
 
     restored = api.post(
         f"/api/agents/trip/revisions/{first.pk}/restore", {"version": 3}, format="json"
@@ -126,7 +132,10 @@ def test_a_restore_brings_back_the_settings_saved_with_the_revision(api, trip):
     assert restored.json()["stripped"] == []
     trip.refresh_from_db()
     assert (trip.instructions, trip.default_options, trip.metadata) == (
-        "Plan.", {"maxSteps": 3}, {"team": "a"})
+        "Plan.",
+        {"maxSteps": 3},
+        {"team": "a"},
+    )
     revision = Revision.objects.get(agent=trip, kind="restore")
     assert revision.fields == ["default_options", "instructions", "metadata"]
 

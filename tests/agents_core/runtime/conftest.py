@@ -40,7 +40,8 @@ async def start(thread: Any, text: str, user: Any, options: dict | None = None) 
     from agents_core.services.runs import run_start_safe
 
     return await database_sync_to_async(run_start_safe)(
-        thread=thread, message=text, user=user, options=options or {})
+        thread=thread, message=text, user=user, options=options or {}
+    )
 
 
 async def settle() -> None:
@@ -55,8 +56,12 @@ def events_of(thread: Any, after: int = 0) -> list[dict]:
     return thread_events_after(thread_id=thread.pk, after=after)
 
 
-async def run_to_end(thread: Any, text: str, user: Any, options: dict | None = None,
-                     ) -> tuple[Any, list[dict]]:
+async def run_to_end(
+    thread: Any,
+    text: str,
+    user: Any,
+    options: dict | None = None,
+) -> tuple[Any, list[dict]]:
     """Start a run, wait for it to end (or suspend); (run, events of this run)."""
     run = await start(thread, text, user, options)
     await settle()

@@ -31,16 +31,27 @@ def _broken(value: Any, phase: str) -> Any:
 
 
 rt_crash = create_tool(
-    id="rt_crash", description="Writes a file (always crashes).",
-    input_schema={"type": "object", "properties": {"name": {"type": "string"}},
-                  "required": ["name"]},
+    id="rt_crash",
+    description="Writes a file (always crashes).",
+    input_schema={
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "required": ["name"],
+    },
     execute=_crash,
 )
 rt_echo = create_tool(
-    id="rt_echo", description="Echoes its input.",
-    input_schema={"type": "object", "properties": {
-        "text": {"type": "string"}, "count": {"type": "integer", "minimum": 0},
-        "blocked": {"type": "boolean"}}, "required": ["text"]},
+    id="rt_echo",
+    description="Echoes its input.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "text": {"type": "string"},
+            "count": {"type": "integer", "minimum": 0},
+            "blocked": {"type": "boolean"},
+        },
+        "required": ["text"],
+    },
     execute=_echo,
     on_input_start=lambda info: LIFECYCLE.append(("start", info["toolCallId"])),
     on_input_delta=lambda info: LIFECYCLE.append(("delta", info["argsTextDelta"])),
@@ -49,32 +60,50 @@ rt_echo = create_tool(
     to_model_output=lambda output: {"echoed": output["echo"].get("text")},
 )
 rt_login = create_tool(
-    id="rt_login", description="Signs in with a password.",
-    input_schema={"type": "object", "properties": {
-        "user": {"type": "string"}, "password": {"type": "string"}},
-        "required": ["user", "password"]},
-    execute=lambda data, context=None: {"user": data["user"], "password": data["password"],
-                                        "ok": True},
+    id="rt_login",
+    description="Signs in with a password.",
+    input_schema={
+        "type": "object",
+        "properties": {"user": {"type": "string"}, "password": {"type": "string"}},
+        "required": ["user", "password"],
+    },
+    execute=lambda data, context=None: {
+        "user": data["user"],
+        "password": data["password"],
+        "ok": True,
+    },
     transform=_mask,
 )
 rt_opaque = create_tool(
-    id="rt_opaque", description="A tool whose display transform fails.",
-    input_schema={"type": "object", "properties": {"secret": {"type": "string"}},
-                  "required": ["secret"]},
+    id="rt_opaque",
+    description="A tool whose display transform fails.",
+    input_schema={
+        "type": "object",
+        "properties": {"secret": {"type": "string"}},
+        "required": ["secret"],
+    },
     execute=lambda data, context=None: {"stored": data["secret"]},
     transform=_broken,
 )
 rt_report = create_tool(
-    id="rt_report", description="Writes a long report in the background.",
+    id="rt_report",
+    description="Writes a long report in the background.",
     execution_mode="async",
-    input_schema={"type": "object", "properties": {"topic": {"type": "string"}},
-                  "required": ["topic"]},
+    input_schema={
+        "type": "object",
+        "properties": {"topic": {"type": "string"}},
+        "required": ["topic"],
+    },
     execute=lambda data, context=None: {"report": f"Report on {data['topic']}", "pages": 3},
 )
 rt_delete = create_tool(
-    id="rt_delete", description="Deletes a record (needs approval).",
-    input_schema={"type": "object", "properties": {"record": {"type": "string"}},
-                  "required": ["record"]},
+    id="rt_delete",
+    description="Deletes a record (needs approval).",
+    input_schema={
+        "type": "object",
+        "properties": {"record": {"type": "string"}},
+        "required": ["record"],
+    },
     execute=lambda data, context=None: {"deleted": data["record"]},
     requires_approval=True,
 )
@@ -93,17 +122,30 @@ def _after(info: dict[str, Any]) -> dict[str, Any] | None:
 
 
 rt_agent = Agent(
-    id="rt-agent", name="Runtime test agent", instructions="Use your tools.",
-    tools={"rt_crash": rt_crash, "rt_echo": rt_echo, "rt_login": rt_login,
-           "rt_opaque": rt_opaque, "rt_report": rt_report, "rt_delete": rt_delete,
-           "ask_user": ask_user, "submit_plan": submit_plan, "task_write": task_write,
-           "task_update": task_update, "task_complete": task_complete,
-           "task_check": task_check},
+    id="rt-agent",
+    name="Runtime test agent",
+    instructions="Use your tools.",
+    tools={
+        "rt_crash": rt_crash,
+        "rt_echo": rt_echo,
+        "rt_login": rt_login,
+        "rt_opaque": rt_opaque,
+        "rt_report": rt_report,
+        "rt_delete": rt_delete,
+        "ask_user": ask_user,
+        "submit_plan": submit_plan,
+        "task_write": task_write,
+        "task_update": task_update,
+        "task_complete": task_complete,
+        "task_check": task_check,
+    },
     hooks={"before_tool_call": _before, "after_tool_call": _after},
     default_options={"maxSteps": 4},
 )
 rt_auto = Agent(
-    id="rt-auto", name="Auto-resume agent", instructions="Ask when unsure.",
+    id="rt-auto",
+    name="Auto-resume agent",
+    instructions="Ask when unsure.",
     tools={"ask_user": ask_user, "rt_delete": rt_delete},
     default_options={"autoResume": True},
 )

@@ -47,8 +47,9 @@ def _inline_run(thread, owner, *, process: str, silent_for: float, beat_age: flo
 
     now = timezone.now()
     if beat_age is not None:
-        RunWorkerBeat.objects.create(name=process, started_at=now,
-                                     beat_at=now - timedelta(seconds=beat_age))
+        RunWorkerBeat.objects.create(
+            name=process, started_at=now, beat_at=now - timedelta(seconds=beat_age)
+        )
     run = Run.objects.create(thread=thread, agent=thread.agent, started_by=owner, worker=process)
     Run.objects.filter(pk=run.pk).update(created_at=now - timedelta(seconds=silent_for))
     return run
@@ -56,13 +57,13 @@ def _inline_run(thread, owner, *, process: str, silent_for: float, beat_age: flo
 
 @pytest.mark.parametrize("beat_age", [None, 120])
 def test_a_run_of_a_web_process_that_died_is_ended_at_the_next_message(
-        make_thread, owner, settings, beat_age):
+    make_thread, owner, settings, beat_age
+):
     """A restart mid-run: the run's process stopped beating, so the next message ends it
     at once instead of after the ten minutes a run of unknown origin gets."""
     settings.STUDIO_RUN_WORKER_DEAD_SECONDS = 30
     thread = make_thread()
-    orphan = _inline_run(thread, owner, process="web:gone:1:abc", silent_for=60,
-                         beat_age=beat_age)
+    orphan = _inline_run(thread, owner, process="web:gone:1:abc", silent_for=60, beat_age=beat_age)
     run = run_start_safe(thread=thread, message="use weather_lookup for Oslo", user=owner)
     orphan.refresh_from_db()
     assert orphan.status == "failed" and "interrupted" in orphan.error
@@ -75,11 +76,13 @@ def test_a_run_of_a_web_process_that_died_is_ended_at_the_next_message(
 
 @pytest.mark.parametrize(("silent_for", "beat_age"), [(60, 1), (5, 120)])
 def test_a_run_whose_process_beats_or_that_just_spoke_is_left_alone(
-        make_thread, owner, settings, silent_for, beat_age):
+    make_thread, owner, settings, silent_for, beat_age
+):
     settings.STUDIO_RUN_WORKER_DEAD_SECONDS = 30
     thread = make_thread()
-    live = _inline_run(thread, owner, process="web:alive:2:def", silent_for=silent_for,
-                       beat_age=beat_age)
+    live = _inline_run(
+        thread, owner, process="web:alive:2:def", silent_for=silent_for, beat_age=beat_age
+    )
     with pytest.raises(Conflict):
         run_start_safe(thread=thread, message="hello", user=owner)
     live.refresh_from_db()

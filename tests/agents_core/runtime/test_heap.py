@@ -28,8 +28,14 @@ print(json.dumps({"before": before, "after_first": after_first,
 
 
 def probe(**env: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=child_process_env(**env),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        env=child_process_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 

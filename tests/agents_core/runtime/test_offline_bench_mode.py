@@ -15,8 +15,13 @@ TOOLS = [{"type": "function", "function": {"name": "bench_sink", "parameters": {
 async def test_each_delta_carries_its_index_and_the_time_it_was_yielded():
     before = time.time()
     response = await litellm.acompletion(
-        model="studio/scripted", messages=[{"role": "user", "content": "go"}], stream=True,
-        tools=TOOLS, stamp=6, delay=0.01)
+        model="studio/scripted",
+        messages=[{"role": "user", "content": "go"}],
+        stream=True,
+        tools=TOOLS,
+        stamp=6,
+        delay=0.01,
+    )
     text, arguments, yielded = "", "", []
     async for chunk in response:
         delta = chunk.choices[0].delta
@@ -52,6 +57,7 @@ def test_the_offline_model_is_priced_in_litellms_map_at_nothing():
     info = litellm.get_model_info(f"{offline.PROVIDER}/scripted")
     assert info["input_cost_per_token"] == info["output_cost_per_token"] == 0.0
     assert info["supports_function_calling"] is True
-    response = litellm.completion(model="studio/scripted",
-                                  messages=[{"role": "user", "content": "hello"}])
+    response = litellm.completion(
+        model="studio/scripted", messages=[{"role": "user", "content": "hello"}]
+    )
     assert litellm.completion_cost(completion_response=response) == 0.0

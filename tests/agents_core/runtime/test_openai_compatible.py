@@ -16,14 +16,20 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 ARGUMENTS = '{"city": "Paris", "units": "metric"}'
 # What the server reports for the first model call of a run and for the one after the tool.
-USAGE = {False: {"prompt_tokens": 31, "completion_tokens": 12, "total_tokens": 43},
-         True: {"prompt_tokens": 58, "completion_tokens": 7, "total_tokens": 65}}
+USAGE = {
+    False: {"prompt_tokens": 31, "completion_tokens": 12, "total_tokens": 43},
+    True: {"prompt_tokens": 58, "completion_tokens": 7, "total_tokens": 65},
+}
 
 
 def chunk(delta, finish=None):
-    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
-            "model": "whatever", "choices": [{"index": 0, "delta": delta,
-                                              "finish_reason": finish}]}
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "whatever",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
 
 
 class FakeOpenAI:
@@ -37,9 +43,16 @@ class FakeOpenAI:
         body = await request.json()
         self.requests.append(body)
         if request.headers.get("Authorization") != "Bearer sk-good":
-            return web.json_response({"error": {"message": "Incorrect API key provided",
-                                                "type": "invalid_request_error",
-                                                "code": "invalid_api_key"}}, status=401)
+            return web.json_response(
+                {
+                    "error": {
+                        "message": "Incorrect API key provided",
+                        "type": "invalid_request_error",
+                        "code": "invalid_api_key",
+                    }
+                },
+                status=401,
+            )
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
 
@@ -57,12 +70,30 @@ class FakeOpenAI:
             await send(chunk({}, "stop"))
         else:
             await send(chunk({"role": "assistant", "content": "Looking it up. "}))
-            await send(chunk({"tool_calls": [{"index": 0, "id": "call_abc", "type": "function",
-                                              "function": {"name": "weather_lookup",
-                                                           "arguments": ""}}]}))
+            await send(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "call_abc",
+                                "type": "function",
+                                "function": {"name": "weather_lookup", "arguments": ""},
+                            }
+                        ]
+                    }
+                )
+            )
             for i in range(0, len(ARGUMENTS), 4):
-                await send(chunk({"tool_calls": [{"index": 0, "function": {
-                    "arguments": ARGUMENTS[i:i + 4]}}]}))
+                await send(
+                    chunk(
+                        {
+                            "tool_calls": [
+                                {"index": 0, "function": {"arguments": ARGUMENTS[i : i + 4]}}
+                            ]
+                        }
+                    )
+                )
             await send(chunk({}, "tool_calls"))
         if self.mode != "malformed" and (body.get("stream_options") or {}).get("include_usage"):
             # As OpenAI does when asked: a last chunk with no choices and the usage.
@@ -93,12 +124,17 @@ def make_agent_thread(owner, url, key="sk-good"):
     from tools_app.models import Tool
 
     agent = Agent.objects.create(
-        slug="local-llm", name="Local LLM", model="openai/whatever", owner=owner,
-        instructions=["You are terse.", "Use tools."], metadata={"api_base": url},
+        slug="local-llm",
+        name="Local LLM",
+        model="openai/whatever",
+        owner=owner,
+        instructions=["You are terse.", "Use tools."],
+        metadata={"api_base": url},
         default_options={"modelSettings": {"api_key": key}, "toolChoice": "auto"},
     )
-    AgentTool.objects.create(agent=agent, tool=Tool.objects.get(name="weather_lookup"),
-                             key="weather_lookup")
+    AgentTool.objects.create(
+        agent=agent, tool=Tool.objects.get(name="weather_lookup"), key="weather_lookup"
+    )
     return thread_create(user=owner, agent=agent)
 
 
@@ -107,8 +143,17 @@ async def test_tool_call_chunks_stream_through_litellms_http_path(synced, owner,
     run, events = await run_to_end(thread, "weather in Paris?", owner)
     assert run.status == "completed", run.error
     assert squeeze(types(events)) == [
-        "run-start", "text-delta", "tool-input-start", "tool-input-delta", "tool-input-end",
-        "tool-call", "tool-result", "step-finish", "text-delta", "step-finish", "run-finish",
+        "run-start",
+        "text-delta",
+        "tool-input-start",
+        "tool-input-delta",
+        "tool-input-end",
+        "tool-call",
+        "tool-result",
+        "step-finish",
+        "text-delta",
+        "step-finish",
+        "run-finish",
     ]
     deltas = [e for e in events if e["type"] == "tool-input-delta"]
     assert "".join(d["argsTextDelta"] for d in deltas) == ARGUMENTS
@@ -127,8 +172,10 @@ async def test_tool_call_chunks_stream_through_litellms_http_path(synced, owner,
     assert next(e for e in events if e["type"] == "tool-call")["toolCallId"] == "call_abc"
     assert events[-1]["text"] == "The weather in Paris: light rain."
     first, second = fake_openai.requests
-    assert first["messages"][:2] == [{"role": "system", "content": "You are terse."},
-                                     {"role": "system", "content": "Use tools."}]
+    assert first["messages"][:2] == [
+        {"role": "system", "content": "You are terse."},
+        {"role": "system", "content": "Use tools."},
+    ]
     assert first["tools"][0]["function"]["name"] == "weather_lookup"
     assert first["tool_choice"] == "auto" and first["stream"] is True
     tool_message = second["messages"][-1]
@@ -136,8 +183,11 @@ async def test_tool_call_chunks_stream_through_litellms_http_path(synced, owner,
     assert json.loads(tool_message["content"])["conditions"] == "light rain"
     # include_usage was asked for, and the usage the server reported is counted once.
     assert first["stream_options"] == {"include_usage": True}
-    assert run.usage == events[-1]["usage"] == {
-        "prompt_tokens": 89, "completion_tokens": 19, "total_tokens": 108}
+    assert (
+        run.usage
+        == events[-1]["usage"]
+        == {"prompt_tokens": 89, "completion_tokens": 19, "total_tokens": 108}
+    )
 
 
 async def test_a_bad_api_key_ends_the_run_with_a_readable_error(synced, owner, fake_openai):
@@ -159,8 +209,9 @@ async def test_a_malformed_chunk_ends_the_run_with_run_error(synced, owner, fake
 
 async def test_a_provider_that_is_down_ends_the_run_with_run_error(synced, owner):
     thread = await database_sync_to_async(make_agent_thread)(owner, "http://127.0.0.1:9/v1")
-    run, events = await run_to_end(thread, "hello", owner,
-                                   {"modelSettings": {"num_retries": 0, "timeout": 5}})
+    run, events = await run_to_end(
+        thread, "hello", owner, {"modelSettings": {"num_retries": 0, "timeout": 5}}
+    )
     assert events[-1]["type"] == "run-error" and run.status == "failed"
     assert events[-1]["code"] in ("unreachable", "unavailable", "provider_error")
 
@@ -180,8 +231,10 @@ async def test_a_stream_the_loop_stops_at_its_last_chunk_gives_its_connection_ba
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         usage = {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}
-        for data in (chunk({"role": "assistant", "content": "Hi"}),
-                     {**chunk({}, "stop"), "usage": usage}):
+        for data in (
+            chunk({"role": "assistant", "content": "Hi"}),
+            {**chunk({}, "stop"), "usage": usage},
+        ):
             await response.write(f"data: {json.dumps(data)}\n\n".encode())
         await asyncio.sleep(0.05)
         await response.write(b"data: [DONE]\n\n")
@@ -198,8 +251,12 @@ async def test_a_stream_the_loop_stops_at_its_last_chunk_gives_its_connection_ba
     try:
         for _ in range(3):
             response = await litellm.acompletion(
-                model="openai/local", api_base=base, api_key="sk-good", stream=True,
-                messages=[{"role": "user", "content": "hi"}])
+                model="openai/local",
+                api_base=base,
+                api_key="sk-good",
+                stream=True,
+                messages=[{"role": "user", "content": "hi"}],
+            )
             assert not model_stream.read_to_the_end(response, litellm)
             chunks = []
             async for item in response:

@@ -44,8 +44,20 @@ def apply(root, patch):
 def random_value(rng, depth=0):
     pick = rng.random()
     if depth > 3 or pick < 0.3:
-        return rng.choice([0, -2.5e3, 12345678901234567890, True, False, None, "plain", "",
-                           'esc"aped\\ \n\t/ é中😀', 3.25])
+        return rng.choice(
+            [
+                0,
+                -2.5e3,
+                12345678901234567890,
+                True,
+                False,
+                None,
+                "plain",
+                "",
+                'esc"aped\\ \n\t/ é中😀',
+                3.25,
+            ]
+        )
     if pick < 0.65:
         return {f'k{i}"é': random_value(rng, depth + 1) for i in range(rng.randint(0, 4))}
     return [random_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
@@ -55,13 +67,14 @@ def random_value(rng, depth=0):
 def test_values_and_patches_match_a_full_parse_at_every_delta(seed):
     rng = random.Random(seed)
     for _ in range(150):
-        text = json.dumps(random_value(rng), ensure_ascii=rng.random() < 0.5,
-                          indent=rng.choice([None, 1]))
+        text = json.dumps(
+            random_value(rng), ensure_ascii=rng.random() < 0.5, indent=rng.choice([None, 1])
+        )
         parser, patched, step = IncrementalJSONParser(), None, rng.randint(1, 17)
         batched, batch = None, []
         for start in range(0, len(text), step):
             merged = []
-            merge_patches(merged, parser.feed(text[start:start + step]))
+            merge_patches(merged, parser.feed(text[start : start + step]))
             for patch in merged:
                 patched = apply(patched, patch)
             # Several deltas coalesced into one event, its patches compacted.
@@ -73,7 +86,7 @@ def test_values_and_patches_match_a_full_parse_at_every_delta(seed):
                 assert batched == patched
             value = copy.deepcopy(parser.value())
             assert patched == value
-            prefix = text[:start + step]
+            prefix = text[: start + step]
             if prefix.rstrip()[-1:] not in "0123456789.eE+-":
                 try:
                     expected = jiter.from_json(prefix.encode(), partial_mode="trailing-strings")
@@ -85,8 +98,10 @@ def test_values_and_patches_match_a_full_parse_at_every_delta(seed):
 
 def test_a_string_grows_by_append_patches_only():
     parser = IncrementalJSONParser()
-    assert parser.feed('{"a": "he') == [{"op": "set", "path": [], "value": {}},
-                                         {"op": "set", "path": ["a"], "value": "he"}]
+    assert parser.feed('{"a": "he') == [
+        {"op": "set", "path": [], "value": {}},
+        {"op": "set", "path": ["a"], "value": "he"},
+    ]
     assert parser.feed("llo\\n wor") == [{"op": "append", "path": ["a"], "value": "llo\n wor"}]
     assert parser.feed('ld", "b": [1') == [
         {"op": "append", "path": ["a"], "value": "ld"},
@@ -97,7 +112,7 @@ def test_a_string_grows_by_append_patches_only():
 
 
 def test_escapes_and_surrogate_pairs_split_across_deltas():
-    text = json.dumps({"s": "a\u00e9\U0001F600\\b"})
+    text = json.dumps({"s": "a\u00e9\U0001f600\\b"})
     for cut in range(1, len(text)):
         parser = IncrementalJSONParser()
         parser.feed(text[:cut])
@@ -111,7 +126,8 @@ def test_compaction_folds_a_new_container_into_one_set():
     for delta in ['{"a": [1, ', '{"b": "x', 'y"}], "c": "z']:
         merge_patches(batch, parser.feed(delta))
     assert compact_patches(batch) == [
-        {"op": "set", "path": [], "value": {"a": [1, {"b": "xy"}], "c": "z"}}]
+        {"op": "set", "path": [], "value": {"a": [1, {"b": "xy"}], "c": "z"}}
+    ]
 
 
 def test_invalid_json_raises_with_a_position():

@@ -13,8 +13,17 @@ async def test_a_tool_call_streams_every_event_type_in_order(make_thread, owner)
     thread = await _thread(make_thread)
     run, events = await run_to_end(thread, "use weather_lookup for Paris", owner)
     assert squeeze(types(events)) == [
-        "run-start", "text-delta", "tool-input-start", "tool-input-delta", "tool-input-end",
-        "tool-call", "tool-result", "step-finish", "text-delta", "step-finish", "run-finish",
+        "run-start",
+        "text-delta",
+        "tool-input-start",
+        "tool-input-delta",
+        "tool-input-end",
+        "tool-call",
+        "tool-result",
+        "step-finish",
+        "text-delta",
+        "step-finish",
+        "run-finish",
     ]
     seqs = [e["seq"] for e in events]
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
@@ -59,7 +68,8 @@ def _step_texts(events):
 
 
 async def test_the_usage_the_provider_reports_is_the_runs_and_litellm_assembles_nothing(
-        make_thread, owner, assemblies):
+    make_thread, owner, assemblies
+):
     """The offline model reports its usage on its last chunk, as a real provider does: the
     loop takes it there and closes the stream, so litellm never assembles the response
     (its logging, cache and budget, which would read it, are not configured)."""
@@ -80,7 +90,8 @@ async def test_the_usage_the_provider_reports_is_the_runs_and_litellm_assembles_
 
 
 async def test_a_litellm_callback_an_operator_configured_still_sees_every_model_call(
-        make_thread, owner, assemblies, monkeypatch):
+    make_thread, owner, assemblies, monkeypatch
+):
     import asyncio
 
     import litellm
@@ -93,8 +104,14 @@ async def test_a_litellm_callback_an_operator_configured_still_sees_every_model_
             seen.append(response_obj)
 
     # Fresh lists, so that what litellm files the callback under is undone after the test.
-    for name in ("success_callback", "_async_success_callback", "failure_callback",
-                 "_async_failure_callback", "input_callback", "_async_input_callback"):
+    for name in (
+        "success_callback",
+        "_async_success_callback",
+        "failure_callback",
+        "_async_failure_callback",
+        "input_callback",
+        "_async_input_callback",
+    ):
         monkeypatch.setattr(litellm, name, [])
     monkeypatch.setattr(litellm, "callbacks", [Recorder()])
     thread = await _thread(make_thread)
@@ -107,12 +124,16 @@ async def test_a_litellm_callback_an_operator_configured_still_sees_every_model_
         await asyncio.sleep(0.05)
     assert len(seen) == 2
     assert "light rain" in seen[1].choices[0].message.content
-    assert events[-1]["usage"]["total_tokens"] == (
-        events[-1]["usage"]["prompt_tokens"] + events[-1]["usage"]["completion_tokens"]) > 0
+    assert (
+        events[-1]["usage"]["total_tokens"]
+        == (events[-1]["usage"]["prompt_tokens"] + events[-1]["usage"]["completion_tokens"])
+        > 0
+    )
 
 
 async def test_a_provider_that_reports_no_usage_is_read_to_the_end_for_litellms_count(
-        synced, owner, assemblies, monkeypatch):
+    synced, owner, assemblies, monkeypatch
+):
     """Without usage from the provider, litellm counts the tokens when it assembles the
     response: the loop reads on for it."""
     import litellm
@@ -126,16 +147,33 @@ async def test_a_provider_that_reports_no_usage_is_read_to_the_end_for_litellms_
     class Unreporting(CustomLLM):
         async def astreaming(self, model, messages, *args, **kwargs):
             for text, finish in (("Hello ", ""), ("there, friend.", ""), ("", "stop")):
-                yield {"text": text, "tool_use": None, "is_finished": bool(finish),
-                       "finish_reason": finish, "usage": None, "index": 0}
+                yield {
+                    "text": text,
+                    "tool_use": None,
+                    "is_finished": bool(finish),
+                    "finish_reason": finish,
+                    "usage": None,
+                    "index": 0,
+                }
 
-    monkeypatch.setattr(litellm, "custom_provider_map", [
-        *litellm.custom_provider_map, {"provider": "unreporting", "custom_handler": Unreporting()}])
+    monkeypatch.setattr(
+        litellm,
+        "custom_provider_map",
+        [
+            *litellm.custom_provider_map,
+            {"provider": "unreporting", "custom_handler": Unreporting()},
+        ],
+    )
     custom_llm_setup()
 
     def make():
-        agent = Agent.objects.create(slug="unreporting", name="Unreporting", owner=owner,
-                                     model="unreporting/echo", instructions="Be brief.")
+        agent = Agent.objects.create(
+            slug="unreporting",
+            name="Unreporting",
+            owner=owner,
+            model="unreporting/echo",
+            instructions="Be brief.",
+        )
         return thread_create(user=owner, agent=agent)
 
     thread = await database_sync_to_async(make)()

@@ -49,8 +49,9 @@ async def test_patches_show_the_partial_input_while_it_streams(make_thread, owne
     thread = await thread_for(make_thread)
     text = r"a fairly long sentence, with \"quotes\" and ünïcödé, streamed in small chunks"
     message = 'use rt_echo with {"text": "' + text + '", "count": 12345}'
-    _, events = await run_to_end(thread, message, owner, {
-        "providerOptions": {"studio": {"delay": 0.004, "chunk_size": 3}}})
+    _, events = await run_to_end(
+        thread, message, owner, {"providerOptions": {"studio": {"delay": 0.004, "chunk_size": 3}}}
+    )
     deltas = of_type(events, "tool-input-delta")
     assert len(deltas) > 5
     raw = "".join(d["argsTextDelta"] for d in deltas)
@@ -62,8 +63,11 @@ async def test_patches_show_the_partial_input_while_it_streams(make_thread, owne
         seen.append(copy.deepcopy(value))
     final = json.loads(raw)
     assert seen[-1] == final
-    partial_texts = [v["text"] for v in seen if isinstance(v, dict) and "text" in v
-                     and v["text"] != final["text"]]
+    partial_texts = [
+        v["text"]
+        for v in seen
+        if isinstance(v, dict) and "text" in v and v["text"] != final["text"]
+    ]
     assert partial_texts and all(final["text"].startswith(t) for t in partial_texts)
     # The patches carry what changed, never the whole value again.
     assert sum(len(json.dumps(d["patches"])) for d in deltas) < 3 * len(raw) + 60 * len(deltas)
@@ -84,8 +88,7 @@ async def test_lifecycle_hooks_and_to_model_output(make_thread, owner):
 
 async def test_agent_hooks_skip_a_call_and_change_an_output(make_thread, owner):
     thread = await thread_for(make_thread)
-    run, events = await run_to_end(
-        thread, 'use rt_echo with {"text": "x", "blocked": true}', owner)
+    run, events = await run_to_end(thread, 'use rt_echo with {"text": "x", "blocked": true}', owner)
     hook = of_type(events, "tool-hook")[0]
     assert hook["hook"] == "before_tool_call" and hook["proceed"] is False
     assert hook["source"] == "agent" and hook["reason"] == "blocked by policy"
@@ -103,12 +106,18 @@ async def test_per_run_hooks_replace_the_agents_hook_of_the_same_key_only(make_t
         seen.append(info["input"])
         return {"input": {**info["input"], "text": "rewritten"}, "reason": "normalised"}
 
-    _, events = await run_to_end(thread, 'use rt_echo with {"text": "x", "blocked": true}',
-                                 owner, {"hooks": {"before_tool_call": before}})
+    _, events = await run_to_end(
+        thread,
+        'use rt_echo with {"text": "x", "blocked": true}',
+        owner,
+        {"hooks": {"before_tool_call": before}},
+    )
     assert seen == [{"text": "x", "blocked": True}]
     hooks = of_type(events, "tool-hook")
     assert [(h["hook"], h["source"]) for h in hooks] == [
-        ("before_tool_call", "run"), ("after_tool_call", "agent")]
+        ("before_tool_call", "run"),
+        ("after_tool_call", "agent"),
+    ]
     # The agent's before hook would have skipped the call; the run's replaced it, and the
     # agent's after hook still ran.
     result = of_type(events, "tool-result")[0]
@@ -154,8 +163,7 @@ async def test_a_named_tool_choice_forces_that_tool(make_thread, owner):
 
 async def test_active_tools_limit_what_the_model_sees(make_thread, owner):
     thread = await thread_for(make_thread)
-    _, events = await run_to_end(thread, "use rt_crash for x", owner,
-                                 {"activeTools": ["rt_echo"]})
+    _, events = await run_to_end(thread, "use rt_crash for x", owner, {"activeTools": ["rt_echo"]})
     assert "tool-input-start" not in types(events)
     text = "".join(e["textDelta"] for e in of_type(events, "text-delta"))
     assert "(I have: rt_echo)" in text
@@ -163,8 +171,9 @@ async def test_active_tools_limit_what_the_model_sees(make_thread, owner):
 
 async def test_max_steps_stops_a_model_that_keeps_calling_tools(make_thread, owner):
     thread = await thread_for(make_thread)
-    run, events = await run_to_end(thread, "use rt_echo with {\"text\": \"x\"}", owner,
-                                   {"toolChoice": "required", "maxSteps": 3})
+    run, events = await run_to_end(
+        thread, 'use rt_echo with {"text": "x"}', owner, {"toolChoice": "required", "maxSteps": 3}
+    )
     assert len(of_type(events, "step-finish")) == 3
     assert of_type(events, "run-finish")[0]["finishReason"] == "max-steps"
     assert run.step == 3
@@ -173,15 +182,18 @@ async def test_max_steps_stops_a_model_that_keeps_calling_tools(make_thread, own
 async def test_a_sub_agent_runs_to_completion_and_its_answer_is_the_result(make_thread, owner):
     thread = await thread_for(make_thread, "supervisor")
     run, events = await run_to_end(
-        thread, "use agent-researcher to find the weather_lookup for Paris", owner)
+        thread, "use agent-researcher to find the weather_lookup for Paris", owner
+    )
     start_event = of_type(events, "tool-input-start")[0]
     assert start_event["toolName"] == "agent-researcher" and start_event["kind"] == "agent"
     result = of_type(events, "tool-result")[0]
     assert "light rain" in result["output"]
     child = result["subagent"]
     child_events = await database_sync_to_async(
-        lambda: list(StreamEvent.objects.filter(thread_id=child["threadId"]).values_list(
-            "type", flat=True)))()
+        lambda: list(
+            StreamEvent.objects.filter(thread_id=child["threadId"]).values_list("type", flat=True)
+        )
+    )()
     assert child_events[0] == "run-start" and child_events[-1] == "run-finish"
     assert "tool-result" in child_events
     assert run.status == "completed"
@@ -190,7 +202,8 @@ async def test_a_sub_agent_runs_to_completion_and_its_answer_is_the_result(make_
 async def test_a_display_transform_masks_input_deltas_calls_and_results(make_thread, owner):
     thread = await thread_for(make_thread)
     _, events = await run_to_end(
-        thread, 'use rt_login with {"user": "ann", "password": "hunter2-secret"}', owner)
+        thread, 'use rt_login with {"user": "ann", "password": "hunter2-secret"}', owner
+    )
     # The user typed it and the model saw the raw output; what the page shows of the tool
     # never contains it.
     assert "hunter2" not in json.dumps([e for e in events if e["type"].startswith("tool-")])
@@ -199,8 +212,8 @@ async def test_a_display_transform_masks_input_deltas_calls_and_results(make_thr
     assert of_type(events, "tool-call")[0]["input"] == {"user": "ann", "password": "***"}
     assert of_type(events, "tool-result")[0]["output"]["password"] == "***"
     messages = await database_sync_to_async(
-        lambda: json.dumps([m.parts for m in Message.objects.filter(thread=thread,
-                                                                   role="tool")]))()
+        lambda: json.dumps([m.parts for m in Message.objects.filter(thread=thread, role="tool")])
+    )()
     assert "hunter2" not in messages
 
 
@@ -215,32 +228,43 @@ async def test_a_failing_transform_shows_nothing_raw(make_thread, owner):
 
 async def test_task_tools_keep_one_task_in_progress_and_emit_the_list(make_thread, owner):
     thread = await thread_for(make_thread)
-    two = ('use task_write with {"tasks": [{"title": "a", "status": "in_progress"}, '
-           '{"title": "b", "status": "in_progress"}]}')
+    two = (
+        'use task_write with {"tasks": [{"title": "a", "status": "in_progress"}, '
+        '{"title": "b", "status": "in_progress"}]}'
+    )
     _, events = await run_to_end(thread, two, owner)
     assert "At most one task" in of_type(events, "tool-error")[0]["error"]
-    one = ('use task_write with {"tasks": [{"title": "pack", "status": "in_progress"}, '
-           '{"title": "travel"}]}')
+    one = (
+        'use task_write with {"tasks": [{"title": "pack", "status": "in_progress"}, '
+        '{"title": "travel"}]}'
+    )
     _, events = await run_to_end(thread, one, owner)
     tasks = of_type(events, "task-list")[0]["tasks"]
-    assert [(t["title"], t["status"]) for t in tasks] == [("pack", "in_progress"),
-                                                          ("travel", "pending")]
+    assert [(t["title"], t["status"]) for t in tasks] == [
+        ("pack", "in_progress"),
+        ("travel", "pending"),
+    ]
     travel = tasks[1]["id"]
     _, events = await run_to_end(
-        thread, f'use task_update with {{"id": {travel}, "status": "in_progress"}}', owner)
+        thread, f'use task_update with {{"id": {travel}, "status": "in_progress"}}', owner
+    )
     assert "already in progress" in of_type(events, "tool-error")[0]["error"]
-    _, events = await run_to_end(thread, f'use task_complete with {{"id": {tasks[0]["id"]}}}',
-                                 owner)
+    _, events = await run_to_end(
+        thread, f'use task_complete with {{"id": {tasks[0]["id"]}}}', owner
+    )
     assert [t["status"] for t in of_type(events, "task-list")[0]["tasks"]] == [
-        "completed", "pending"]
+        "completed",
+        "pending",
+    ]
     count = await database_sync_to_async(TaskItem.objects.filter(thread=thread).count)()
     assert count == 2
 
 
 async def test_a_provider_failure_ends_the_run_with_a_readable_run_error(make_thread, owner):
     thread = await thread_for(make_thread)
-    run, events = await run_to_end(thread, "hello", owner,
-                                   {"providerOptions": {"studio": {"fail": "backend down"}}})
+    run, events = await run_to_end(
+        thread, "hello", owner, {"providerOptions": {"studio": {"fail": "backend down"}}}
+    )
     assert squeeze(types(events)) == ["run-start", "run-error"]
     error = events[-1]
     assert "backend down" in error["error"] and error["code"] in ("unreachable", "unavailable")
@@ -251,8 +275,9 @@ async def test_abort_ends_the_run_as_aborted_and_keeps_the_streamed_text(make_th
     from agents_core.services.runs import run_abort
 
     thread = await thread_for(make_thread, "weather-assistant")
-    run = await start(thread, "tell me a story " * 10, owner,
-                      {"providerOptions": {"studio": {"delay": 0.03}}})
+    run = await start(
+        thread, "tell me a story " * 10, owner, {"providerOptions": {"studio": {"delay": 0.03}}}
+    )
     for _ in range(200):
         seen = await database_sync_to_async(events_of)(thread)
         if of_type(seen, "text-delta"):
@@ -265,7 +290,8 @@ async def test_abort_ends_the_run_as_aborted_and_keeps_the_streamed_text(make_th
     run = await database_sync_to_async(Run.objects.get)(pk=run.pk)
     assert run.status == "aborted"
     kept = await database_sync_to_async(
-        lambda: Message.objects.filter(run=run, role="assistant").first())()
+        lambda: Message.objects.filter(run=run, role="assistant").first()
+    )()
     # What was streamed before the abort is what is kept, word for word, however little
     # of the answer had arrived.
     streamed = "".join(event["textDelta"] for event in of_type(events, "text-delta"))

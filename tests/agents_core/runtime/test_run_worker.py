@@ -34,7 +34,8 @@ async def _wait_for(predicate, timeout: float = 60.0) -> None:
 
 
 async def test_a_queued_run_waits_for_a_worker_which_claims_and_executes_it(
-        make_thread, owner, settings):
+    make_thread, owner, settings
+):
     settings.STUDIO_RUN_EXECUTOR = "worker"
     thread = await database_sync_to_async(make_thread)()
     run = await start(thread, "use weather_lookup for Paris", owner)
@@ -58,13 +59,15 @@ async def test_a_queued_run_waits_for_a_worker_which_claims_and_executes_it(
 
 
 async def test_a_worker_claims_a_burst_a_batch_at_a_time_without_waiting_for_its_poll(
-        make_thread, owner, settings):
+    make_thread, owner, settings
+):
     """Claims are capped (the other workers take turns); a full batch means more may be
     queued, so the worker claims again at once instead of at its next poll (30 s here)."""
     settings.STUDIO_RUN_EXECUTOR = "worker"
     settings.STUDIO_RUN_WORKER_CLAIM_BATCH = 2
-    runs = [await start(await database_sync_to_async(make_thread)(), "hello", owner)
-            for _ in range(5)]
+    runs = [
+        await start(await database_sync_to_async(make_thread)(), "hello", owner) for _ in range(5)
+    ]
     claims: list[int] = []
     original = runs_claim
 
@@ -79,21 +82,33 @@ async def test_a_worker_claims_a_burst_a_batch_at_a_time_without_waiting_for_its
         worker = RunWorker(name="worker-burst", poll_seconds=30)
         serving = asyncio.ensure_future(worker.serve())
         try:
-            await _wait_for(lambda: not Run.objects.filter(pk__in=ids, worker=QUEUED).exists(),
-                            timeout=20)
-            await _wait_for(lambda: not Run.objects.filter(
-                pk__in=ids, status=RunStatus.RUNNING).exists())
+            await _wait_for(
+                lambda: not Run.objects.filter(pk__in=ids, worker=QUEUED).exists(), timeout=20
+            )
+            await _wait_for(
+                lambda: not Run.objects.filter(pk__in=ids, status=RunStatus.RUNNING).exists()
+            )
         finally:
             worker.stop()
             await asyncio.wait_for(serving, 30)
     assert max(claims) == 2 and sum(claims) == 5
-    assert set(await database_sync_to_async(lambda: set(
-        Run.objects.filter(pk__in=ids).values_list("worker", flat=True)))()) == {"worker-burst"}
+    assert set(
+        await database_sync_to_async(
+            lambda: set(Run.objects.filter(pk__in=ids).values_list("worker", flat=True))
+        )()
+    ) == {"worker-burst"}
 
 
 def test_two_workers_claiming_at_once_never_take_the_same_run(make_thread, owner):
-    runs = [Run.objects.create(thread=make_thread(), agent_id=make_thread().agent_id,
-                               status=RunStatus.RUNNING, worker=QUEUED) for _ in range(12)]
+    runs = [
+        Run.objects.create(
+            thread=make_thread(),
+            agent_id=make_thread().agent_id,
+            status=RunStatus.RUNNING,
+            worker=QUEUED,
+        )
+        for _ in range(12)
+    ]
     barrier = threading.Barrier(2)
     claimed: dict[str, list[str]] = {}
 
@@ -113,7 +128,9 @@ def test_two_workers_claiming_at_once_never_take_the_same_run(make_thread, owner
     assert not one & two
     assert one | two == {str(run.pk) for run in runs}  # 8 + 4: none left, none twice
     assert {str(pk): w for pk, w in Run.objects.values_list("pk", "worker")} == {
-        **{pk: "one" for pk in one}, **{pk: "two" for pk in two}}
+        **{pk: "one" for pk in one},
+        **{pk: "two" for pk in two},
+    }
 
 
 def test_per_run_python_hooks_are_refused_with_workers(make_thread, owner, settings):
@@ -121,8 +138,12 @@ def test_per_run_python_hooks_are_refused_with_workers(make_thread, owner, setti
 
     settings.STUDIO_RUN_EXECUTOR = "worker"
     with pytest.raises(ApplicationError, match="need STUDIO_RUN_EXECUTOR=inline"):
-        run_start_safe(thread=make_thread(), message="hi", user=owner,
-                       options={"hooks": {"before_tool_call": lambda call: None}})
+        run_start_safe(
+            thread=make_thread(),
+            message="hi",
+            user=owner,
+            options={"hooks": {"before_tool_call": lambda call: None}},
+        )
     assert not Run.objects.exists()
 
 
@@ -132,7 +153,11 @@ def run_worker_process(name: str = "worker-process", **env: str) -> Iterator[sub
     log = open(ROOT / ".studio" / f"test-run-worker-{time.monotonic_ns()}.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
         [sys.executable, "manage.py", "execute_runs", "--name", name],
-        cwd=ROOT, env=child_process_env(**env), stdout=log, stderr=subprocess.STDOUT)
+        cwd=ROOT,
+        env=child_process_env(**env),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         yield proc
     finally:
@@ -159,13 +184,15 @@ def worker_studio_socket(thread, user) -> Iterator[object]:
     import websockets.sync.client
 
     cookie = _session_cookie(user)
-    env = {"STUDIO_RUN_EXECUTOR": "worker",
-           "STUDIO_CODE_MODULES": "tests.agents_core.runtime.definitions"}
+    env = {
+        "STUDIO_RUN_EXECUTOR": "worker",
+        "STUDIO_CODE_MODULES": "tests.agents_core.runtime.definitions",
+    }
     with daphne_process(**env) as url, run_worker_process(**env):
         ws_url = url.replace("http", "ws") + f"/ws/threads/{thread.pk}/"
         with websockets.sync.client.connect(
-                ws_url, additional_headers={"Cookie": cookie, "Origin": url},
-                open_timeout=30) as ws:
+            ws_url, additional_headers={"Cookie": cookie, "Origin": url}, open_timeout=30
+        ) as ws:
             yield ws
 
 
@@ -200,8 +227,15 @@ def test_stop_from_the_browser_reaches_a_run_in_a_worker_process(synced, make_th
     thread = make_thread()
     received: list[dict] = []
     with worker_studio_socket(thread, owner) as ws:
-        ws.send(json.dumps({"type": "chat", "text": "tell me about the weather",
-                            "options": {"providerOptions": {"studio": {"delay": 0.3}}}}))
+        ws.send(
+            json.dumps(
+                {
+                    "type": "chat",
+                    "text": "tell me about the weather",
+                    "options": {"providerOptions": {"studio": {"delay": 0.3}}},
+                }
+            )
+        )
         deadline = time.monotonic() + 90
         receive_until(ws, {"text-delta"}, received, deadline)
         ws.send(json.dumps({"type": "abort"}))
@@ -215,7 +249,8 @@ def test_stop_from_the_browser_reaches_a_run_in_a_worker_process(synced, make_th
 
 
 async def test_runs_of_a_dead_worker_are_ended_and_a_live_ones_are_left(
-        make_thread, owner, settings):
+    make_thread, owner, settings
+):
     """Heartbeats: a worker ends the runs of workers whose beat stopped, and at its start
     the runs left under its own name; a live worker's run is not touched."""
     from datetime import timedelta
@@ -231,8 +266,10 @@ async def test_runs_of_a_dead_worker_are_ended_and_a_live_ones_are_left(
     def claimed(worker: str, beat_age: float | None) -> Run:
         thread = make_thread()
         if beat_age is not None:
-            RunWorkerBeat.objects.update_or_create(name=worker, defaults={
-                "started_at": now, "beat_at": now - timedelta(seconds=beat_age)})
+            RunWorkerBeat.objects.update_or_create(
+                name=worker,
+                defaults={"started_at": now, "beat_at": now - timedelta(seconds=beat_age)},
+            )
         run = Run.objects.create(thread=thread, agent=thread.agent, worker=worker)
         return run
 
@@ -250,35 +287,48 @@ async def test_runs_of_a_dead_worker_are_ended_and_a_live_ones_are_left(
         worker.stop()
         await asyncio.wait_for(serving, 30)
 
-    statuses = await database_sync_to_async(lambda: {
-        run.pk: Run.objects.get(pk=run.pk).status for run in (dead, ghost, alive, mine)})()
-    assert statuses == {dead.pk: "failed", ghost.pk: "failed", alive.pk: "running",
-                        mine.pk: "failed"}
+    statuses = await database_sync_to_async(
+        lambda: {run.pk: Run.objects.get(pk=run.pk).status for run in (dead, ghost, alive, mine)}
+    )()
+    assert statuses == {
+        dead.pk: "failed",
+        ghost.pk: "failed",
+        alive.pk: "running",
+        mine.pk: "failed",
+    }
     events = await database_sync_to_async(events_of)(dead.thread)
     assert [(e["type"], e["code"]) for e in events] == [("run-error", "interrupted")]
     # The rescuer stopped cleanly: its beat is gone; the live worker's stays.
-    assert await database_sync_to_async(lambda: sorted(
-        RunWorkerBeat.objects.values_list("name", flat=True)))() == ["dead-worker",
-                                                                    "live-worker"]
+    assert await database_sync_to_async(
+        lambda: sorted(RunWorkerBeat.objects.values_list("name", flat=True))
+    )() == ["dead-worker", "live-worker"]
 
 
 def test_a_killed_worker_process_s_run_is_ended_by_another_and_the_thread_goes_on(
-        synced, make_thread, owner):
+    synced, make_thread, owner
+):
     import os
     import signal
 
     from agents_core.services.runs import run_start_safe
 
-    env = {"STUDIO_RUN_EXECUTOR": "worker", "STUDIO_RUN_WORKER_POLL_SECONDS": "0.3",
-           "STUDIO_RUN_WORKER_DEAD_SECONDS": "1",
-           "STUDIO_CODE_MODULES": "tests.agents_core.runtime.definitions"}
+    env = {
+        "STUDIO_RUN_EXECUTOR": "worker",
+        "STUDIO_RUN_WORKER_POLL_SECONDS": "0.3",
+        "STUDIO_RUN_WORKER_DEAD_SECONDS": "1",
+        "STUDIO_CODE_MODULES": "tests.agents_core.runtime.definitions",
+    }
     thread = make_thread()
     with run_worker_process(**env) as victim:
         from django.test import override_settings
 
         with override_settings(STUDIO_RUN_EXECUTOR="worker"):
-            run = run_start_safe(thread=thread, message="tell me about the weather", user=owner,
-                                 options={"providerOptions": {"studio": {"delay": 0.5}}})
+            run = run_start_safe(
+                thread=thread,
+                message="tell me about the weather",
+                user=owner,
+                options={"providerOptions": {"studio": {"delay": 0.5}}},
+            )
         deadline = time.monotonic() + 60
         while not any(e["type"] == "text-delta" for e in events_of(thread)):
             assert time.monotonic() < deadline, "the worker never streamed"

@@ -25,8 +25,7 @@ async def thread_for(make_thread, slug="rt-agent"):
 async def resume(run_id, call_id, payload, user):
     def go():
         run = Run.objects.get(pk=run_id)  # fresh from the database
-        return run_services.run_resume(run=run, tool_call_id=call_id, payload=payload,
-                                       user=user)
+        return run_services.run_resume(run=run, tool_call_id=call_id, payload=payload, user=user)
 
     await database_sync_to_async(go)()
     await settle()
@@ -50,14 +49,19 @@ async def test_ask_user_suspends_and_a_resume_continues_in_a_new_stream(make_thr
 
     with pytest.raises(ApplicationError) as wrong:
         await database_sync_to_async(run_services.run_resume)(
-            run=run, tool_call_id=call_id, payload={"reply": 1}, user=owner)
+            run=run, tool_call_id=call_id, payload={"reply": 1}, user=owner
+        )
     assert wrong.value.extra["errors"]
 
     run = await resume(run.pk, call_id, {"answer": "London"}, owner)
     assert run.status == "completed"
     after = (await database_sync_to_async(run_events)(thread, run))[count:]
-    assert squeeze(types(after))[:4] == ["run-start", "tool-call-resumed", "tool-result",
-                                         "step-finish"]
+    assert squeeze(types(after))[:4] == [
+        "run-start",
+        "tool-call-resumed",
+        "tool-result",
+        "step-finish",
+    ]
     assert after[0]["resumed"] is True and after[1]["payload"] == {"answer": "London"}
     assert after[2]["output"] == {"answer": "London"}
     assert after[-1]["type"] == "run-finish"
@@ -69,8 +73,9 @@ async def test_a_rejected_plan_reason_reaches_the_model(make_thread, owner):
     thread = await thread_for(make_thread)
     run, events = await run_to_end(thread, "make a plan for the release", owner)
     assert events[-1]["suspendPayload"]["kind"] == "plan-approval"
-    run = await resume(run.pk, events[-1]["toolCallId"],
-                       {"approved": False, "reason": "too many steps"}, owner)
+    run = await resume(
+        run.pk, events[-1]["toolCallId"], {"approved": False, "reason": "too many steps"}, owner
+    )
     after = await database_sync_to_async(run_events)(thread, run)
     text = "".join(e["textDelta"] for e in after if e["type"] == "text-delta" and e["step"] == 2)
     assert "too many steps" in text
@@ -80,11 +85,18 @@ async def test_a_declined_approval_goes_back_to_the_model_with_its_reason(make_t
     thread = await thread_for(make_thread)
     run, events = await run_to_end(thread, "use rt_delete for invoices", owner)
     suspended = events[-1]
-    assert suspended["suspendPayload"] == {"kind": "approval", "tool": "rt_delete",
-                                           "input": {"record": "invoices"},
-                                           "question": "Allow the call to rt_delete?"}
-    run = await resume(run.pk, suspended["toolCallId"],
-                       {"approved": False, "reason": "keep them for the audit"}, owner)
+    assert suspended["suspendPayload"] == {
+        "kind": "approval",
+        "tool": "rt_delete",
+        "input": {"record": "invoices"},
+        "question": "Allow the call to rt_delete?",
+    }
+    run = await resume(
+        run.pk,
+        suspended["toolCallId"],
+        {"approved": False, "reason": "keep them for the audit"},
+        owner,
+    )
     after = await database_sync_to_async(run_events)(thread, run)
     error = next(e for e in after if e["type"] == "tool-error")
     assert error["error"] == "The user declined this call: keep them for the audit"
@@ -98,8 +110,7 @@ async def test_an_approved_call_runs(make_thread, owner):
     run, events = await run_to_end(thread, "use rt_delete for drafts", owner)
     run = await resume(run.pk, events[-1]["toolCallId"], {"approved": True}, owner)
     after = await database_sync_to_async(run_events)(thread, run)
-    assert next(e for e in after if e["type"] == "tool-result")["output"] == {
-        "deleted": "drafts"}
+    assert next(e for e in after if e["type"] == "tool-result")["output"] == {"deleted": "drafts"}
 
 
 async def test_auto_resume_makes_the_next_chat_message_the_answer(make_thread, owner):
@@ -111,16 +122,17 @@ async def test_auto_resume_makes_the_next_chat_message_the_answer(make_thread, o
     call = await database_sync_to_async(ToolCall.objects.get)(run=run)
     assert call.resume_payload == {"answer": "Call it Nightingale"}
     users = await database_sync_to_async(
-        lambda: list(Message.objects.filter(thread=thread, role="user").values_list(
-            "parts", flat=True)))()
+        lambda: list(
+            Message.objects.filter(thread=thread, role="user").values_list("parts", flat=True)
+        )
+    )()
     assert len(users) == 1  # the answer is the tool's result, not a new user turn
 
 
 async def test_without_auto_resume_a_new_message_closes_the_waiting_call(make_thread, owner):
     thread = await thread_for(make_thread)
     waiting, events = await run_to_end(thread, "ask me which colour", owner)
-    new, new_events = await run_to_end(thread, "never mind, use rt_echo with {\"text\": \"x\"}",
-                                       owner)
+    new, new_events = await run_to_end(thread, 'never mind, use rt_echo with {"text": "x"}', owner)
     assert new.pk != waiting.pk and new.status == "completed"
     waiting = await database_sync_to_async(Run.objects.get)(pk=waiting.pk)
     assert waiting.status == "aborted"
@@ -134,11 +146,16 @@ async def test_a_client_function_result_resumes_the_run(synced, owner):
     from tools_app.models import Tool
 
     def setup():
-        agent = Agent.objects.create(slug="browser-helper", name="Browser helper",
-                                     model="studio/scripted", owner=owner)
-        tool = Tool.objects.create(name="local_time", kind="client", owner=owner,
-                                   description="The user's local time.",
-                                   input_schema={"type": "object", "properties": {}})
+        agent = Agent.objects.create(
+            slug="browser-helper", name="Browser helper", model="studio/scripted", owner=owner
+        )
+        tool = Tool.objects.create(
+            name="local_time",
+            kind="client",
+            owner=owner,
+            description="The user's local time.",
+            input_schema={"type": "object", "properties": {}},
+        )
         AgentTool.objects.create(agent=agent, tool=tool, key="local_time")
         return thread_create(user=owner, agent=agent)
 
@@ -148,15 +165,19 @@ async def test_a_client_function_result_resumes_the_run(synced, owner):
     assert payload["kind"] == "client-function" and payload["function"] == "local_time"
 
     def answer():
-        run_services.client_tool_result(run=Run.objects.get(pk=run.pk),
-                                        tool_call_id=events[-1]["toolCallId"],
-                                        output={"iso": "2026-12-02T15:00:00Z"}, user=owner)
+        run_services.client_tool_result(
+            run=Run.objects.get(pk=run.pk),
+            tool_call_id=events[-1]["toolCallId"],
+            output={"iso": "2026-12-02T15:00:00Z"},
+            user=owner,
+        )
 
     await database_sync_to_async(answer)()
     await settle()
     after = await database_sync_to_async(run_events)(thread, run)
     assert next(e for e in after if e["type"] == "tool-result")["output"] == {
-        "iso": "2026-12-02T15:00:00Z"}
+        "iso": "2026-12-02T15:00:00Z"
+    }
 
 
 RESUME_IN_ANOTHER_PROCESS = """
@@ -200,10 +221,12 @@ def test_a_run_suspended_here_is_resumed_by_a_brand_new_process(synced, owner):
     run, events = async_to_sync(suspend)()
     assert run.status == "suspended"
     done = subprocess.run(
-        [sys.executable, "-c", RESUME_IN_ANOTHER_PROCESS, str(run.pk),
-         events[-1]["toolCallId"]],
-        cwd=ROOT, env=child_process_env(STUDIO_OFFLINE_DELAY="0"), capture_output=True,
-        timeout=120, text=True,
+        [sys.executable, "-c", RESUME_IN_ANOTHER_PROCESS, str(run.pk), events[-1]["toolCallId"]],
+        cwd=ROOT,
+        env=child_process_env(STUDIO_OFFLINE_DELAY="0"),
+        capture_output=True,
+        timeout=120,
+        text=True,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     run.refresh_from_db()

@@ -24,8 +24,9 @@ def finish_runs():
 
 
 def test_a_user_creates_a_thread_and_lists_it(api, synced):
-    created = api.post("/api/threads/", {"agent": "weather-assistant", "title": "Trip"},
-                       format="json")
+    created = api.post(
+        "/api/threads/", {"agent": "weather-assistant", "title": "Trip"}, format="json"
+    )
     assert created.status_code == 201 and created.json()["agent"] == "weather-assistant"
     listed = api.get("/api/threads/").json()["results"]
     assert [t["id"] for t in listed] == [created.json()["id"]]
@@ -37,8 +38,11 @@ def test_an_unknown_agent_is_a_field_error(api, synced):
 
 
 def test_a_run_started_over_rest_streams_to_the_event_log(api, thread):
-    response = api.post(f"/api/threads/{thread.pk}/runs/",
-                        {"message": "use weather_lookup for Paris"}, format="json")
+    response = api.post(
+        f"/api/threads/{thread.pk}/runs/",
+        {"message": "use weather_lookup for Paris"},
+        format="json",
+    )
     assert response.status_code == 201
     finish_runs()
     events = api.get(f"/api/threads/{thread.pk}/events/?after=0").json()["events"]
@@ -57,26 +61,35 @@ def test_suspended_calls_are_listed_and_answered_over_rest(api, make_thread):
     finish_runs()
     waiting = api.get(f"/api/threads/{thread.pk}/suspended/").json()["results"]
     assert len(waiting) == 1 and waiting[0]["suspendPayload"]["kind"] == "ask-user"
-    bad = api.post(f"/api/runs/{waiting[0]['runId']}/resume",
-                   {"toolCallId": waiting[0]["toolCallId"], "payload": {"answer": 3}},
-                   format="json")
+    bad = api.post(
+        f"/api/runs/{waiting[0]['runId']}/resume",
+        {"toolCallId": waiting[0]["toolCallId"], "payload": {"answer": 3}},
+        format="json",
+    )
     assert bad.status_code == 400 and bad.json()["errors"][0]["path"] == "$.answer"
-    good = api.post(f"/api/runs/{waiting[0]['runId']}/resume",
-                    {"toolCallId": waiting[0]["toolCallId"], "payload": {"answer": "Oslo"}},
-                    format="json")
+    good = api.post(
+        f"/api/runs/{waiting[0]['runId']}/resume",
+        {"toolCallId": waiting[0]["toolCallId"], "payload": {"answer": "Oslo"}},
+        format="json",
+    )
     assert good.status_code == 200
     finish_runs()
     assert Run.objects.get(pk=waiting[0]["runId"]).status == "completed"
-    again = api.post(f"/api/runs/{waiting[0]['runId']}/resume",
-                     {"toolCallId": waiting[0]["toolCallId"], "payload": {"answer": "Oslo"}},
-                     format="json")
+    again = api.post(
+        f"/api/runs/{waiting[0]['runId']}/resume",
+        {"toolCallId": waiting[0]["toolCallId"], "payload": {"answer": "Oslo"}},
+        format="json",
+    )
     assert again.status_code == 409
 
 
 def test_tasks_are_listed(api, make_thread):
     thread = make_thread("rt-agent")
-    api.post(f"/api/threads/{thread.pk}/runs/",
-             {"message": 'use task_write with {"tasks": [{"title": "pack"}]}'}, format="json")
+    api.post(
+        f"/api/threads/{thread.pk}/runs/",
+        {"message": 'use task_write with {"tasks": [{"title": "pack"}]}'},
+        format="json",
+    )
     finish_runs()
     tasks = api.get(f"/api/threads/{thread.pk}/tasks/").json()["tasks"]
     assert [t["title"] for t in tasks] == ["pack"]
@@ -88,21 +101,34 @@ def test_another_users_thread_is_not_found(outsider_api, thread, path):
 
 
 def test_another_user_cannot_start_resume_or_abort(outsider_api, api, thread):
-    assert outsider_api.post(f"/api/threads/{thread.pk}/runs/", {"message": "hi"},
-                             format="json").status_code == 404
-    run = api.post(f"/api/threads/{thread.pk}/runs/", {"message": "hi"},
-                   format="json").json()
+    assert (
+        outsider_api.post(
+            f"/api/threads/{thread.pk}/runs/", {"message": "hi"}, format="json"
+        ).status_code
+        == 404
+    )
+    run = api.post(f"/api/threads/{thread.pk}/runs/", {"message": "hi"}, format="json").json()
     finish_runs()
     assert outsider_api.post(f"/api/runs/{run['id']}/abort").status_code == 404
-    assert outsider_api.post(f"/api/runs/{run['id']}/resume", {"toolCallId": "x",
-                             "payload": {}}, format="json").status_code == 404
+    assert (
+        outsider_api.post(
+            f"/api/runs/{run['id']}/resume", {"toolCallId": "x", "payload": {}}, format="json"
+        ).status_code
+        == 404
+    )
 
 
-@pytest.mark.parametrize("method,path", [
-    ("get", "/api/threads/"), ("post", "/api/threads/"),
-    ("get", "/api/threads/{t}/"), ("get", "/api/threads/{t}/events/"),
-    ("post", "/api/threads/{t}/runs/"), ("get", "/api/threads/{t}/suspended/"),
-])
+@pytest.mark.parametrize(
+    "method,path",
+    [
+        ("get", "/api/threads/"),
+        ("post", "/api/threads/"),
+        ("get", "/api/threads/{t}/"),
+        ("get", "/api/threads/{t}/events/"),
+        ("post", "/api/threads/{t}/runs/"),
+        ("get", "/api/threads/{t}/suspended/"),
+    ],
+)
 def test_anonymous_requests_are_refused(anon_client, thread, method, path):
     response = getattr(anon_client, method)(path.format(t=thread.pk))
     assert response.status_code == 401

@@ -99,8 +99,7 @@ async def test_a_chat_while_a_run_streams_is_refused_with_an_error(make_thread, 
     await comm.disconnect()
 
 
-async def test_a_live_message_that_skips_ahead_is_preceded_by_the_missed_events(
-        make_thread, owner):
+async def test_a_live_message_that_skips_ahead_is_preceded_by_the_missed_events(make_thread, owner):
     """Another writer's events published out of order: the socket fetches the stored ones
     it missed first, then sends the live one as it was encoded, and never one twice."""
     from channels.layers import get_channel_layer
@@ -115,8 +114,9 @@ async def test_a_live_message_that_skips_ahead_is_preceded_by_the_missed_events(
     assert await comm.receive_nothing(timeout=0.3)
 
     events = [{"type": "data-note", "n": n} for n in range(3)]
-    texts = await database_sync_to_async(events_store)(thread_id=thread.pk, run_id=None,
-                                                       events=events)
+    texts = await database_sync_to_async(events_store)(
+        thread_id=thread.pk, run_id=None, events=events
+    )
     message = encoded_message(events[2:], texts[2:])
     await get_channel_layer().group_send(thread_group(thread.pk), message)
     await get_channel_layer().group_send(thread_group(thread.pk), message)

@@ -23,8 +23,9 @@ def thread(agent, owner):
 
 def make_running_run(thread: Thread) -> Run:
     """A run in status `running`: the thread is active until it ends."""
-    return Run.objects.create(thread=thread, agent=thread.agent, status=RunStatus.RUNNING,
-                              started_by=thread.owner)
+    return Run.objects.create(
+        thread=thread, agent=thread.agent, status=RunStatus.RUNNING, started_by=thread.owner
+    )
 
 
 @pytest.fixture

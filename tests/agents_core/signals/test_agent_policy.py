@@ -109,8 +109,11 @@ def test_a_policy_function_that_fails_leaves_the_record_in_the_inbox_for_the_dig
             raise ConnectionError("rules service down")
         return None
 
-    reset_registry(Registry(agents={"picky": AgentDefinition(
-        id="picky", name="Picky", notification_policy=policy)}))
+    reset_registry(
+        Registry(
+            agents={"picky": AgentDefinition(id="picky", name="Picky", notification_policy=policy)}
+        )
+    )
     try:
         row = AgentFactory(slug="picky", code=True)
         thread = Thread.objects.create(agent=row, owner=owner, resource_id=str(owner.pk))

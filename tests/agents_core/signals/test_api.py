@@ -52,9 +52,11 @@ def test_another_users_thread_cannot_be_read_or_subscribed(outsider_api, thread,
 
 
 def test_a_message_to_an_idle_thread_can_be_persisted(api, thread):
-    response = api.post(url(thread, "send-message"),
-                        {"message": "note", "ifIdle": "persist", "attributes": {"from": "me"}},
-                        format="json")
+    response = api.post(
+        url(thread, "send-message"),
+        {"message": "note", "ifIdle": "persist", "attributes": {"from": "me"}},
+        format="json",
+    )
     assert response.status_code == 201, response.json()
     body = response.json()
     assert body["decision"] == "persist"
@@ -62,8 +64,7 @@ def test_a_message_to_an_idle_thread_can_be_persisted(api, thread):
     assert body["runId"] is None
 
 
-def test_a_message_into_a_running_run_says_deliver_with_the_run(token_client, thread,
-                                                                running_run):
+def test_a_message_into_a_running_run_says_deliver_with_the_run(token_client, thread, running_run):
     response = token_client.post(url(thread, "send-message"), {"message": "more"}, format="json")
     assert response.status_code == 201
     assert response.json()["decision"] == "deliver"
@@ -71,23 +72,26 @@ def test_a_message_into_a_running_run_says_deliver_with_the_run(token_client, th
 
 
 def test_bad_choices_are_per_field_errors(api, thread):
-    response = api.post(url(thread, "send-message"), {"message": "", "ifActive": "yell"},
-                        format="json")
+    response = api.post(
+        url(thread, "send-message"), {"message": "", "ifActive": "yell"}, format="json"
+    )
     assert response.status_code == 400
     assert set(response.json()) == {"message", "ifActive"}
 
 
 def test_an_unknown_signal_type_is_a_clear_400(api, thread):
-    response = api.post(url(thread, "signals/"), {"type": "psychic", "contents": "x"},
-                        format="json")
+    response = api.post(
+        url(thread, "signals/"), {"type": "psychic", "contents": "x"}, format="json"
+    )
     assert response.status_code == 400
     assert "Unknown signal type 'psychic'" in response.json()["detail"]
     assert response.json()["errors"][0]["path"] == "$.type"
 
 
 def test_a_hostile_tag_name_is_a_400(api, thread):
-    response = api.post(url(thread, "signals/"),
-                        {"type": "user", "tagName": "a><b", "contents": "x"}, format="json")
+    response = api.post(
+        url(thread, "signals/"), {"type": "user", "tagName": "a><b", "contents": "x"}, format="json"
+    )
     assert response.status_code == 400
     assert response.json()["code"] == "invalid_name"
 
@@ -102,11 +106,16 @@ def test_an_unchanged_state_answers_skip(api, thread):
 
 def test_the_inbox_lists_records_with_counts_per_status(api, thread, running_run):
     for n in range(3):
-        api.post(url(thread, "notifications/"),
-                 {"source": "ci", "summary": f"c{n}", "priority": "low", "coalesceKey": "pr"},
-                 format="json")
-    api.post(url(thread, "notifications/"), {"source": "pager", "summary": "down",
-                                             "priority": "high"}, format="json")
+        api.post(
+            url(thread, "notifications/"),
+            {"source": "ci", "summary": f"c{n}", "priority": "low", "coalesceKey": "pr"},
+            format="json",
+        )
+    api.post(
+        url(thread, "notifications/"),
+        {"source": "pager", "summary": "down", "priority": "high"},
+        format="json",
+    )
     body = api.get(url(thread, "notifications/")).json()
     assert body["counts"]["pending"] == {"records": 1, "notifications": 3}
     assert body["counts"]["summarized"] == {"records": 1, "notifications": 1}
@@ -116,8 +125,11 @@ def test_the_inbox_lists_records_with_counts_per_status(api, thread, running_run
 
 
 def test_a_notification_with_a_bad_priority_is_refused(api, thread):
-    response = api.post(url(thread, "notifications/"),
-                        {"source": "ci", "summary": "x", "priority": "critical"}, format="json")
+    response = api.post(
+        url(thread, "notifications/"),
+        {"source": "ci", "summary": "x", "priority": "critical"},
+        format="json",
+    )
     assert response.status_code == 400
     assert "priority" in response.json()
 
@@ -140,8 +152,7 @@ def policy_url(agent):
 
 
 def test_the_owner_sets_a_studio_agents_policy(api, agent):
-    response = api.put(policy_url(agent), {"policy": {"priority": {"low": "now"}}},
-                       format="json")
+    response = api.put(policy_url(agent), {"policy": {"priority": {"low": "now"}}}, format="json")
     assert response.status_code == 200, response.json()
     assert response.json()["table"]["low"] == {"active": "now", "idle": "now"}
     agent.refresh_from_db()
@@ -151,13 +162,15 @@ def test_the_owner_sets_a_studio_agents_policy(api, agent):
 
     revision = Revision.objects.get(agent=agent)
     assert (revision.fields, revision.before["notification_policy"], revision.version) == (
-        ["notification_policy"], {}, agent.version)
+        ["notification_policy"],
+        {},
+        agent.version,
+    )
     assert revision.after["notification_policy"] == agent.notification_policy
 
 
 def test_an_invalid_policy_is_refused_and_nothing_is_saved(api, agent):
-    response = api.put(policy_url(agent), {"policy": {"priority": {"low": "shout"}}},
-                       format="json")
+    response = api.put(policy_url(agent), {"policy": {"priority": {"low": "shout"}}}, format="json")
     assert response.status_code == 400
     assert response.json()["errors"][0]["path"] == "$.priority.low.active"
     agent.refresh_from_db()

@@ -28,8 +28,9 @@ from tests.agents_core.factories import AgentFactory
 
 
 def low(thread, summary, **extra):
-    return send_notification_signal(thread=thread, source="ci", summary=summary,
-                                    priority="low", **extra)
+    return send_notification_signal(
+        thread=thread, source="ci", summary=summary, priority="low", **extra
+    )
 
 
 @pytest.mark.django_db
@@ -125,8 +126,9 @@ def test_a_record_that_keeps_failing_is_marked_failed_with_its_error(
     failing_policy_agent, owner, settings
 ):
     settings.STUDIO_DIGEST_MAX_ATTEMPTS = 3
-    thread = Thread.objects.create(agent=failing_policy_agent, owner=owner,
-                                   resource_id=str(owner.pk))
+    thread = Thread.objects.create(
+        agent=failing_policy_agent, owner=owner, resource_id=str(owner.pk)
+    )
     low(thread, "will not go through")
     for attempt in (1, 2):
         report = notifications_digest()

@@ -73,8 +73,9 @@ def run_row_locked(run_id) -> Iterator[None]:
 
 def notify_low(thread, n: int = 3) -> list[int]:
     return [
-        send_notification_signal(thread=thread, source="ci", summary=f"build {i}",
-                                 priority="low").notification.id
+        send_notification_signal(
+            thread=thread, source="ci", summary=f"build {i}", priority="low"
+        ).notification.id
         for i in range(n)
     ]
 
@@ -90,14 +91,31 @@ def test_beat_runs_the_digest_on_its_schedule_in_a_real_worker(celery_worker, th
     with tempfile.TemporaryDirectory() as folder:
         log = open(os.path.join(folder, "beat.log"), "wb")  # noqa: SIM115
         beat = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "studio", "beat", "--loglevel=INFO",
-             "-s", os.path.join(folder, "schedule")],
-            cwd=ROOT, env=child_process_env(STUDIO_DIGEST_INTERVAL="1"),
-            stdout=log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "studio",
+                "beat",
+                "--loglevel=INFO",
+                "-s",
+                os.path.join(folder, "schedule"),
+            ],
+            cwd=ROOT,
+            env=child_process_env(STUDIO_DIGEST_INTERVAL="1"),
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         try:
-            wait_for(lambda: not NotificationRecord.objects.filter(
-                id__in=ids, status=NotificationStatus.PENDING).exists(), "beat's digest")
+            wait_for(
+                lambda: (
+                    not NotificationRecord.objects.filter(
+                        id__in=ids, status=NotificationStatus.PENDING
+                    ).exists()
+                ),
+                "beat's digest",
+            )
         finally:
             stop_process(beat)
             log.close()
@@ -139,8 +157,9 @@ def test_a_worker_killed_mid_digest_leaves_the_records_to_the_next_job(
     # The dead worker's transaction ends with its connection: nothing it wrote stays.
     wait_for(lambda: not backend_alive(pid), "the killed worker's session to end")
     assert not Signal.objects.exists()
-    assert set(NotificationRecord.objects.filter(id__in=ids).values_list(
-        "status", flat=True)) == {NotificationStatus.PENDING}
+    assert set(NotificationRecord.objects.filter(id__in=ids).values_list("status", flat=True)) == {
+        NotificationStatus.PENDING
+    }
     with celery_worker_process():
         report = run_digest().get(timeout=60)
     assert report["delivered"] == {str(thread.id): ids}

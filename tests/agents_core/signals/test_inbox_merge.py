@@ -60,7 +60,10 @@ def test_related_notifications_are_combined_with_a_count(thread):
 def test_a_merge_keeps_the_higher_priority_and_redecides(thread, running_run):
     low(thread, "disk at 80%", dedupe_key="disk", source="monitor")
     result = send_notification_signal(
-        thread=thread, source="monitor", summary="disk at 99%", priority="urgent",
+        thread=thread,
+        source="monitor",
+        summary="disk at 99%",
+        priority="urgent",
         dedupe_key="disk",
     )
     record = NotificationRecord.objects.get()

@@ -26,8 +26,13 @@ pytestmark = pytest.mark.django_db
 
 def notify(thread, priority, **extra):
     return send_notification_signal(
-        thread=thread, source="ci", kind="build", summary=f"{priority} thing happened",
-        priority=priority, payload={"build": 42}, **extra,
+        thread=thread,
+        source="ci",
+        kind="build",
+        summary=f"{priority} thing happened",
+        priority=priority,
+        payload={"build": 42},
+        **extra,
     )
 
 
@@ -62,9 +67,7 @@ def test_high_on_an_idle_thread_wakes_it_with_the_full_notification(thread):
     assert '{"build": 42}' in result.signal.contents
 
 
-def test_high_on_an_active_thread_sends_a_summary_now_and_queues_the_full_one(
-    thread, running_run
-):
+def test_high_on_an_active_thread_sends_a_summary_now_and_queues_the_full_one(thread, running_run):
     result = notify(thread, "high")
     assert result.decision == "summary"
     summary, full = Signal.objects.order_by("id")

@@ -33,12 +33,15 @@ async def test_a_message_sent_during_a_tool_call_reaches_the_next_model_call(mak
 
     def before_tool_call(info):
         # Runs between the first model call and the second.
-        sent.append(send_message(thread=thread, message="also for Oslo",
-                                 attributes={"from": "pm"}))
+        sent.append(send_message(thread=thread, message="also for Oslo", attributes={"from": "pm"}))
         return None
 
-    run = await start(thread, "use weather_lookup for Paris", owner,
-                      {"hooks": {"before_tool_call": before_tool_call}})
+    run = await start(
+        thread,
+        "use weather_lookup for Paris",
+        owner,
+        {"hooks": {"before_tool_call": before_tool_call}},
+    )
     await settle()
 
     @database_sync_to_async
@@ -55,8 +58,11 @@ async def test_a_message_sent_during_a_tool_call_reaches_the_next_model_call(mak
         assert signal_message.parts[0]["text"] == '<message from="pm">also for Oslo</message>'
         events = events_of(thread)
         types = [e["type"] for e in events]
-        delivered = next(i for i, e in enumerate(events)
-                         if e["type"] == "signal" and e["signal"]["status"] == "delivered")
+        delivered = next(
+            i
+            for i, e in enumerate(events)
+            if e["type"] == "signal" and e["signal"]["status"] == "delivered"
+        )
         assert types.index("tool-result") < delivered < types.index("run-finish")
 
     await check()
@@ -69,13 +75,18 @@ async def test_a_message_queued_during_a_run_starts_the_next_run_when_it_ends(ma
         queue_message(thread=thread, message="now convert 20 celsius to fahrenheit")
         return None
 
-    first = await start(thread, "use weather_lookup for Paris", owner,
-                        {"hooks": {"before_tool_call": before_tool_call}})
+    first = await start(
+        thread,
+        "use weather_lookup for Paris",
+        owner,
+        {"hooks": {"before_tool_call": before_tool_call}},
+    )
     await settle()
     # The next run is launched from the first one's end hook (on whichever loop is the
     # process's): wait, bounded, for the thread to have two runs that both ended.
-    await wait_until(lambda: Run.objects.filter(thread=thread).exclude(
-        status="running").count() == 2)
+    await wait_until(
+        lambda: Run.objects.filter(thread=thread).exclude(status="running").count() == 2
+    )
 
     @database_sync_to_async
     def check():

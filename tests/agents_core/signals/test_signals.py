@@ -18,9 +18,7 @@ from studio.exceptions import ApplicationError
 pytestmark = pytest.mark.django_db
 
 
-def test_a_message_for_a_running_run_is_delivered_before_its_next_model_call(
-    thread, running_run
-):
+def test_a_message_for_a_running_run_is_delivered_before_its_next_model_call(thread, running_run):
     result = send_message(thread=thread, message="also check Oslo", attributes={"from": "pm"})
     assert (result.decision, result.run_id) == ("deliver", running_run.id)
     assert signals_drain_for_run(running_run) == ['<message from="pm">also check Oslo</message>']
@@ -69,8 +67,13 @@ def test_an_unknown_signal_type_is_refused_with_a_clear_error(thread):
 
 
 def test_tag_name_sets_the_tag_the_model_sees(thread, running_run):
-    send_signal(thread=thread, type="reactive", tag_name="build-status",
-                contents={"ok": False}, attributes={"pipeline": "main"})
+    send_signal(
+        thread=thread,
+        type="reactive",
+        tag_name="build-status",
+        contents={"ok": False},
+        attributes={"pipeline": "main"},
+    )
     [text] = signals_drain_for_run(running_run)
     element = ET.fromstring(text)
     assert element.tag == "build-status"
@@ -95,16 +98,27 @@ def test_an_unchanged_state_is_skipped_and_says_so(thread, running_run):
 
 def test_a_new_cache_key_or_mode_is_sent(thread, running_run):
     send_state_signal(thread=thread, id="cart", cache_key="v1", value={"items": 1})
-    assert send_state_signal(thread=thread, id="cart", cache_key="v2",
-                             value={"items": 2}).decision == "deliver"
-    assert send_state_signal(thread=thread, id="cart", mode="delta", cache_key="v2",
-                             delta={"items": "+1"}).decision == "deliver"
+    assert (
+        send_state_signal(thread=thread, id="cart", cache_key="v2", value={"items": 2}).decision
+        == "deliver"
+    )
+    assert (
+        send_state_signal(
+            thread=thread, id="cart", mode="delta", cache_key="v2", delta={"items": "+1"}
+        ).decision
+        == "deliver"
+    )
     # The one in force is now the delta: the v1 snapshot is a change again.
-    assert send_state_signal(thread=thread, id="cart", cache_key="v1",
-                             value={"items": 1}).decision == "deliver"
+    assert (
+        send_state_signal(thread=thread, id="cart", cache_key="v1", value={"items": 1}).decision
+        == "deliver"
+    )
     texts = signals_drain_for_run(running_run)
     assert [ET.fromstring(t).attrib["mode"] for t in texts] == [
-        "snapshot", "snapshot", "delta", "snapshot"
+        "snapshot",
+        "snapshot",
+        "delta",
+        "snapshot",
     ]
 
 
@@ -117,8 +131,10 @@ def test_a_state_on_an_idle_thread_is_persisted_not_woken(thread):
     result = send_state_signal(thread=thread, id="cart", cache_key="v1", value={"items": 1})
     assert result.decision == "persist"
     assert not thread.runs.exists()
-    assert send_state_signal(thread=thread, id="cart", cache_key="v1",
-                             value={"items": 1}).decision == "skip"
+    assert (
+        send_state_signal(thread=thread, id="cart", cache_key="v1", value={"items": 1}).decision
+        == "skip"
+    )
 
 
 def test_a_state_needs_its_value_or_delta(thread):

@@ -18,14 +18,16 @@ async def test_a_subscriber_gets_the_threads_signal_and_notification_events(thre
     run = await database_sync_to_async(make_running_run)(thread)
     assert await subscription.active_run_id() == str(run.id)
     await database_sync_to_async(send_notification_signal)(
-        thread=thread, source="ci", summary="deploy done", priority="urgent")
+        thread=thread, source="ci", summary="deploy done", priority="urgent"
+    )
     first, second = await subscription.next_event(5), await subscription.next_event(5)
     assert first["type"] == "signal" and first["signal"]["status"] == "pending"
     assert first["runId"] == str(run.id) and first["seq"] >= 1
     assert second["type"] == "notification" and second["decision"] == "deliver"
     await subscription.unsubscribe()
     await database_sync_to_async(send_notification_signal)(
-        thread=thread, source="ci", summary="more", priority="low")
+        thread=thread, source="ci", summary="more", priority="low"
+    )
     assert subscription.channel is None
 
 

@@ -24,11 +24,17 @@ def slow_agent(owner):
     reset_registry()
     definitions_sync()
     agent = Agent.objects.create(
-        slug="inbox-helper", name="Inbox helper", model="studio/scripted", owner=owner,
-        source="studio", instructions="Be brief.", default_options=SLOW,
+        slug="inbox-helper",
+        name="Inbox helper",
+        model="studio/scripted",
+        owner=owner,
+        source="studio",
+        instructions="Be brief.",
+        default_options=SLOW,
     )
-    AgentTool.objects.create(agent=agent, tool=Tool.objects.get(name="weather_lookup"),
-                             key="weather_lookup")
+    AgentTool.objects.create(
+        agent=agent, tool=Tool.objects.get(name="weather_lookup"), key="weather_lookup"
+    )
     return agent
 
 
@@ -80,7 +86,9 @@ def test_a_high_notification_during_a_streaming_run_shows_a_summary_now_and_the_
     page.wait_for_selector(".inbox-item[data-status='delivered']", timeout=30_000)
     page.wait_for_function(
         "() => document.querySelectorAll('.turn-assistant').length === 2"
-        " && document.querySelector('#chat-app').dataset.run === 'idle'", timeout=60_000)
+        " && document.querySelector('#chat-app').dataset.run === 'idle'",
+        timeout=60_000,
+    )
     page.screenshot(path="/tmp/signals-full.png")
 
     first, second = Run.objects.order_by("created_at")
@@ -98,8 +106,9 @@ def test_the_inbox_coalesces_digests_without_waking_and_edits_the_agents_policy(
 ):
     from agents_core.models import Thread
 
-    thread = Thread.objects.create(agent=slow_agent, owner=owner, resource_id=str(owner.pk),
-                                   title="Inbox only")
+    thread = Thread.objects.create(
+        agent=slow_agent, owner=owner, resource_id=str(owner.pk), title="Inbox only"
+    )
     page = open_chat(browser, studio_server, f"/chat/t/{thread.id}/")
     form = page.locator("#inbox-body form.inbox-form")
     form.wait_for()
@@ -143,7 +152,8 @@ def test_the_inbox_coalesces_digests_without_waking_and_edits_the_agents_policy(
     slow_agent.refresh_from_db()
     assert slow_agent.notification_policy["priority"]["low"] == {"active": "digest", "idle": "now"}
     assert slow_agent.notification_policy["source"] == {
-        "github": {"low": {"active": "now"}, "high": {"idle": "persist"}}}
+        "github": {"low": {"active": "now"}, "high": {"idle": "persist"}}
+    }
     # Rendered again from what was saved.
     saved = page.locator(".policy-source[data-source='github']")
     assert saved.locator("select[name='low.active']").input_value() == "now"

@@ -40,8 +40,9 @@ def test_a_message_wakes_an_idle_thread_as_the_users_first_input(thread, owner):
 
 @pytest.mark.django_db
 def test_a_signal_that_wakes_a_thread_is_its_first_input_as_a_signal(thread):
-    result = send_notification_signal(thread=thread, source="ci", summary='deploy "v2" <done>',
-                                      priority="urgent")
+    result = send_notification_signal(
+        thread=thread, source="ci", summary='deploy "v2" <done>', priority="urgent"
+    )
     run = Run.objects.get(id=result.run_id)
     message = first_input(run)
     assert message.role == MessageRole.SIGNAL
@@ -80,8 +81,9 @@ def test_a_signal_the_run_never_drained_starts_the_next_run(thread, running_run)
 
 @pytest.mark.django_db
 def test_the_full_high_notification_is_delivered_when_the_run_ends(thread, running_run):
-    send_notification_signal(thread=thread, source="pager", summary="db down",
-                             priority="high", payload={"host": "db1"})
+    send_notification_signal(
+        thread=thread, source="pager", summary="db down", priority="high", payload={"host": "db1"}
+    )
     next_run = finish(running_run)
     text = first_input(next_run).parts[0]["text"]
     assert 'priority="high"' in text and "db1" in text and "delivery" not in text

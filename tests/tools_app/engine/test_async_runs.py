@@ -55,8 +55,9 @@ def status_of(run_id) -> str:
 def python_tool(make_tool, owner):
     def make(code: str, **fields):
         fields.setdefault("timeout_seconds", 10)
-        return make_tool(kind="python", owner=owner, config={"code": code},
-                         execution_mode="async", **fields)
+        return make_tool(
+            kind="python", owner=owner, config={"code": code}, execution_mode="async", **fields
+        )
 
     return make
 
@@ -78,8 +79,9 @@ def test_an_async_run_completes_in_a_worker_and_is_pushed_to_its_owner(
 
     async def scenario():
         communicator = await _connect(owner)
-        run = await database_sync_to_async(tool_execute)(tool=tool, input={"n": 21}, user=owner,
-                                                         mode="async")
+        run = await database_sync_to_async(tool_execute)(
+            tool=tool, input={"n": 21}, user=owner, mode="async"
+        )
         pending = run.status
         message = await communicator.receive_json_from(timeout=60)
         await communicator.disconnect()
@@ -126,8 +128,15 @@ def test_a_run_whose_worker_was_killed_is_retried_and_completes(python_tool, own
 def test_a_run_lost_too_many_times_is_failed_visibly_and_pushed(python_tool, owner):
     tool = python_tool("return 1", timeout_seconds=5)
     long_ago = timezone.now() - timedelta(minutes=10)
-    run = ToolRun.objects.create(tool=tool, status="running", mode="async", input={},
-                                 attempts=MAX_ATTEMPTS, started_at=long_ago, created_by=owner)
+    run = ToolRun.objects.create(
+        tool=tool,
+        status="running",
+        mode="async",
+        input={},
+        attempts=MAX_ATTEMPTS,
+        started_at=long_ago,
+        created_by=owner,
+    )
 
     async def scenario():
         communicator = await _connect(owner)
@@ -147,8 +156,15 @@ def test_a_run_lost_too_many_times_is_failed_visibly_and_pushed(python_tool, own
 
 def test_the_sweep_leaves_runs_that_are_still_within_their_timeout(python_tool, owner):
     tool = python_tool("return 1", timeout_seconds=600)
-    run = ToolRun.objects.create(tool=tool, status="running", mode="async", input={},
-                                 attempts=1, started_at=timezone.now(), created_by=owner)
+    run = ToolRun.objects.create(
+        tool=tool,
+        status="running",
+        mode="async",
+        input={},
+        attempts=1,
+        started_at=timezone.now(),
+        created_by=owner,
+    )
 
     report = tool_runs_sweep()
 
@@ -156,14 +172,15 @@ def test_the_sweep_leaves_runs_that_are_still_within_their_timeout(python_tool, 
     assert status_of(run.id) == "running"
 
 
-def test_delivering_the_task_twice_executes_the_tool_once(make_tool, owner, local_server,
-                                                          settings):
+def test_delivering_the_task_twice_executes_the_tool_once(make_tool, owner, local_server, settings):
     settings.STUDIO_ALLOW_LOOPBACK_FETCH = True
     local_server.route("/hit", body={"ok": True})
-    tool = make_tool(kind="http", owner=owner, config={"url": f"{local_server.url}/hit"},
-                     execution_mode="async")
-    run = ToolRun.objects.create(tool=tool, status="pending", mode="async", input={},
-                                 created_by=owner)
+    tool = make_tool(
+        kind="http", owner=owner, config={"url": f"{local_server.url}/hit"}, execution_mode="async"
+    )
+    run = ToolRun.objects.create(
+        tool=tool, status="pending", mode="async", input={}, created_by=owner
+    )
 
     tool_run_execute(str(run.id))
     tool_run_execute(str(run.id))
@@ -176,8 +193,15 @@ def test_delivering_the_task_twice_executes_the_tool_once(make_tool, owner, loca
 
 def test_a_completed_run_is_never_claimed_again(python_tool, owner):
     tool = python_tool("return 1")
-    run = ToolRun.objects.create(tool=tool, status="completed", mode="async", input={},
-                                 output=7, attempts=1, created_by=owner)
+    run = ToolRun.objects.create(
+        tool=tool,
+        status="completed",
+        mode="async",
+        input={},
+        output=7,
+        attempts=1,
+        created_by=owner,
+    )
 
     assert tool_run_process(run_id=run.id) is None
     run.refresh_from_db()
@@ -187,8 +211,9 @@ def test_a_completed_run_is_never_claimed_again(python_tool, owner):
 @pytest.mark.django_db(transaction=True)
 def test_the_push_reaches_only_the_runs_owner(python_tool, owner, outsider):
     tool = python_tool("return 1")
-    run = ToolRun.objects.create(tool=tool, status="completed", mode="async", input={},
-                                 output=1, created_by=owner)
+    run = ToolRun.objects.create(
+        tool=tool, status="completed", mode="async", input={}, output=1, created_by=owner
+    )
 
     async def scenario():
         mine, theirs = await _connect(owner), await _connect(outsider)
@@ -220,12 +245,12 @@ def test_anonymous_websockets_are_refused():
 
 @pytest.mark.celery_worker
 @pytest.mark.django_db(transaction=True)
-def test_a_pending_run_whose_message_was_lost_is_enqueued_again(celery_worker, python_tool,
-                                                                 owner):
+def test_a_pending_run_whose_message_was_lost_is_enqueued_again(celery_worker, python_tool, owner):
     tool = python_tool("return 'found'")
     # A pending row with no message in the broker (as if the enqueue was lost).
-    run = ToolRun.objects.create(tool=tool, status="pending", mode="async", input={},
-                                 created_by=owner)
+    run = ToolRun.objects.create(
+        tool=tool, status="pending", mode="async", input={}, created_by=owner
+    )
     ToolRun.objects.filter(id=run.id).update(created_at=timezone.now() - timedelta(hours=1))
 
     report = tool_runs_sweep()
@@ -246,21 +271,27 @@ def test_the_route_is_served_by_the_studio_asgi_app_with_session_auth(python_too
     client.force_login(owner)
     cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
     tool = python_tool("return 1")
-    run = ToolRun.objects.create(tool=tool, status="completed", mode="async", input={},
-                                 output=1, created_by=owner)
+    run = ToolRun.objects.create(
+        tool=tool, status="completed", mode="async", input={}, output=1, created_by=owner
+    )
 
     async def scenario():
         communicator = WebsocketCommunicator(
-            application, "/ws/tool-runs/",
-            headers=[(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1"),
-                     (b"cookie", cookie)],
+            application,
+            "/ws/tool-runs/",
+            headers=[
+                (b"origin", b"http://127.0.0.1"),
+                (b"host", b"127.0.0.1"),
+                (b"cookie", cookie),
+            ],
         )
         connected, _ = await communicator.connect()
         await database_sync_to_async(tool_run_notify)(run_id=run.id)
         message = await communicator.receive_json_from(timeout=5)
         await communicator.disconnect()
-        anonymous = WebsocketCommunicator(application, "/ws/tool-runs/",
-                                          headers=[(b"origin", b"http://127.0.0.1")])
+        anonymous = WebsocketCommunicator(
+            application, "/ws/tool-runs/", headers=[(b"origin", b"http://127.0.0.1")]
+        )
         refused, _ = await anonymous.connect()
         return connected, message, refused
 

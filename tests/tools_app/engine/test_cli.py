@@ -27,10 +27,18 @@ def tool_cli(*args: str) -> tuple[int, dict | list | None, str]:
 
 @pytest.fixture
 def doubler(make_tool, owner):
-    return make_tool(name="cli_double", kind="python", owner=owner, timeout_seconds=10,
-                     config={"code": "return {'value': input['n'] * 2}"},
-                     input_schema={"type": "object", "properties": {"n": {"type": "integer"}},
-                                   "required": ["n"]})
+    return make_tool(
+        name="cli_double",
+        kind="python",
+        owner=owner,
+        timeout_seconds=10,
+        config={"code": "return {'value': input['n'] * 2}"},
+        input_schema={
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "required": ["n"],
+        },
+    )
 
 
 def test_a_completed_run_prints_the_result_and_exits_0(doubler):
@@ -91,7 +99,11 @@ def test_user_limits_the_cli_to_that_users_tools(doubler, outsider):
 def test_the_real_command_line_exits_non_zero(doubler):
     done = subprocess.run(
         [sys.executable, "manage.py", "tool", "execute", "cli_double", '{"n": "x"}'],
-        cwd=ROOT, env=child_process_env(), capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=child_process_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
     assert done.returncode == 2, done.stderr

@@ -43,8 +43,9 @@ def test_rotation_re_encrypts_with_the_new_key(make_tool, owner, settings):
 
 
 def test_rotation_covers_the_headers_of_tool_sources(owner, settings):
-    source = ToolSource.objects.create(kind="mcp", name="remote", owner=owner,
-                                       url="https://mcp.example.test/mcp")
+    source = ToolSource.objects.create(
+        kind="mcp", name="remote", owner=owner, url="https://mcp.example.test/mcp"
+    )
     credentials_set(source, {"Authorization": "Bearer source-secret"})
     old_raw = ToolSource.objects.get(id=source.id).credentials_encrypted
     new_key = Fernet.generate_key().decode()
@@ -70,18 +71,26 @@ def test_a_token_from_a_removed_key_is_a_clear_error(make_tool, owner):
     tool = make_tool(kind="http", owner=owner, config={"url": "https://x.test/"})
     credentials_set(tool, {"token": "x"})
 
-    with override_settings(STUDIO_ENCRYPTION_KEYS=[Fernet.generate_key().decode()]), \
-            pytest.raises(ApplicationError, match="cannot be decrypted"):
+    with (
+        override_settings(STUDIO_ENCRYPTION_KEYS=[Fernet.generate_key().decode()]),
+        pytest.raises(ApplicationError, match="cannot be decrypted"),
+    ):
         credentials_get(tool)
 
 
 def test_credentials_never_appear_in_api_responses(api, owner):
-    created = api.post("/api/tools/", {
-        "name": "secret_http", "kind": "http", "description": "calls an API",
-        "input_schema": {"type": "object"},
-        "config": {"url": "https://api.example.test/"},
-        "credentials": {"token": "api-secret-token"},
-    }, format="json")
+    created = api.post(
+        "/api/tools/",
+        {
+            "name": "secret_http",
+            "kind": "http",
+            "description": "calls an API",
+            "input_schema": {"type": "object"},
+            "config": {"url": "https://api.example.test/"},
+            "credentials": {"token": "api-secret-token"},
+        },
+        format="json",
+    )
     assert created.status_code == 201, created.content
     tool = Tool.objects.get(name="secret_http")
 

@@ -27,15 +27,20 @@ def http_tool(make_tool, owner):
 @allow_loopback
 def test_url_headers_and_json_body_are_filled_from_the_input(http_tool, owner, local_server):
     local_server.route("/cities/New%20York/report", body={"temp": 8})
-    tool = http_tool({
-        "method": "POST",
-        "url": f"{local_server.url}/cities/{{city}}/report?units={{units}}",
-        "headers": {"X-Trace": "trace-{trace.id}"},
-        "body": '{"query": {"days": "{days}", "label": "city {city}"}}',
-    })
+    tool = http_tool(
+        {
+            "method": "POST",
+            "url": f"{local_server.url}/cities/{{city}}/report?units={{units}}",
+            "headers": {"X-Trace": "trace-{trace.id}"},
+            "body": '{"query": {"days": "{days}", "label": "city {city}"}}',
+        }
+    )
 
-    run = tool_execute(tool=tool, input={"city": "New York", "units": "si", "days": 3,
-                                         "trace": {"id": "t1"}}, user=owner)
+    run = tool_execute(
+        tool=tool,
+        input={"city": "New York", "units": "si", "days": 3, "trace": {"id": "t1"}},
+        user=owner,
+    )
 
     assert run.status == "completed", run.error
     assert run.output["status"] == 200
@@ -58,12 +63,19 @@ def test_without_a_body_template_a_post_sends_the_input(http_tool, owner, local_
 
 
 @allow_loopback
-@pytest.mark.parametrize(("auth", "credentials", "header", "expected"), [
-    ({"type": "bearer"}, {"token": "tok-123"}, "authorization", "Bearer tok-123"),
-    ({"type": "api_key", "header_name": "X-Key"}, {"api_key": "key-9"}, "x-key", "key-9"),
-    ({"type": "basic"}, {"username": "ann", "password": "pw"}, "authorization",
-     "Basic " + base64.b64encode(b"ann:pw").decode()),
-])
+@pytest.mark.parametrize(
+    ("auth", "credentials", "header", "expected"),
+    [
+        ({"type": "bearer"}, {"token": "tok-123"}, "authorization", "Bearer tok-123"),
+        ({"type": "api_key", "header_name": "X-Key"}, {"api_key": "key-9"}, "x-key", "key-9"),
+        (
+            {"type": "basic"},
+            {"username": "ann", "password": "pw"},
+            "authorization",
+            "Basic " + base64.b64encode(b"ann:pw").decode(),
+        ),
+    ],
+)
 def test_credentials_are_sent_as_the_configured_auth(
     http_tool, owner, local_server, auth, credentials, header, expected
 ):
@@ -87,8 +99,7 @@ def test_credentials_are_not_carried_across_a_redirect_to_another_origin(
     other = LocalServer()
     try:
         other.route("/landing", body="ok")
-        local_server.route("/start", status=302,
-                           Location=f"http://localhost:{other.port}/landing")
+        local_server.route("/start", status=302, Location=f"http://localhost:{other.port}/landing")
         tool = http_tool({"url": f"{local_server.url}/start", "auth": {"type": "bearer"}})
         credentials_set(tool, {"token": "tok-stays-home"})
 
@@ -132,11 +143,14 @@ def test_a_missing_template_value_is_a_clear_error(http_tool, owner):
     assert run.error == "Cannot build the request: The input has no value for {city}."
 
 
-@pytest.mark.parametrize(("config", "field"), [
-    ({"url": "ftp://example.com/"}, "config.url"),
-    ({"url": "https://x.test/", "body": "{not json"}, "config.body"),
-    ({"url": "https://x.test/", "method": "BREW"}, "config.method"),
-])
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        ({"url": "ftp://example.com/"}, "config.url"),
+        ({"url": "https://x.test/", "body": "{not json"}, "config.body"),
+        ({"url": "https://x.test/", "method": "BREW"}, "config.method"),
+    ],
+)
 def test_bad_http_config_is_rejected_per_field(config, field):
     with pytest.raises(ConfigError) as caught:
         get_type("http").validate_config(config)

@@ -59,8 +59,9 @@ async def _slow_async(data, context=None):
 
 @pytest.fixture
 def echo(code_tool):
-    return code_tool(create_tool(id="engine_echo", description="echo", execute=_echo,
-                                 input_schema=ITEMS_SCHEMA))
+    return code_tool(
+        create_tool(id="engine_echo", description="echo", execute=_echo, input_schema=ITEMS_SCHEMA)
+    )
 
 
 def test_a_code_tool_runs_and_its_run_is_recorded(echo, owner):
@@ -109,8 +110,9 @@ def test_a_crash_is_a_failed_run_with_the_exception(code_tool, owner):
 
 
 def test_an_async_tool_past_its_timeout_fails_with_a_clear_message(code_tool, owner):
-    tool = code_tool(create_tool(id="engine_slow_async", description="x", execute=_slow_async,
-                                 timeout=0.3))
+    tool = code_tool(
+        create_tool(id="engine_slow_async", description="x", execute=_slow_async, timeout=0.3)
+    )
 
     run = tool_execute(tool=tool, input={}, user=owner)
 
@@ -119,8 +121,9 @@ def test_an_async_tool_past_its_timeout_fails_with_a_clear_message(code_tool, ow
 
 
 def test_a_sync_tool_past_its_timeout_fails_without_blocking_the_caller(code_tool, owner):
-    tool = code_tool(create_tool(id="engine_slow_sync", description="x", execute=_slow_sync,
-                                 timeout=0.2))
+    tool = code_tool(
+        create_tool(id="engine_slow_sync", description="x", execute=_slow_sync, timeout=0.2)
+    )
 
     run = tool_execute(tool=tool, input={}, user=owner)
 
@@ -129,11 +132,18 @@ def test_a_sync_tool_past_its_timeout_fails_without_blocking_the_caller(code_too
 
 
 def test_an_output_that_breaks_the_output_schema_fails_but_is_shown(code_tool, owner):
-    tool = code_tool(create_tool(
-        id="engine_bad_output", description="x", execute=_bad_output,
-        output_schema={"type": "object", "properties": {"count": {"type": "integer"}},
-                       "required": ["count"]},
-    ))
+    tool = code_tool(
+        create_tool(
+            id="engine_bad_output",
+            description="x",
+            execute=_bad_output,
+            output_schema={
+                "type": "object",
+                "properties": {"count": {"type": "integer"}},
+                "required": ["count"],
+            },
+        )
+    )
 
     run = tool_execute(tool=tool, input={}, user=owner)
 
@@ -153,10 +163,14 @@ def test_an_output_that_is_not_json_is_a_failed_run(code_tool, owner):
 
 
 def test_to_model_output_of_a_code_tool_shapes_what_the_model_sees(code_tool, owner):
-    tool = code_tool(create_tool(
-        id="engine_model_output", description="x", execute=_echo,
-        to_model_output=lambda output: f"echoed {len(output['echo'])} keys",
-    ))
+    tool = code_tool(
+        create_tool(
+            id="engine_model_output",
+            description="x",
+            execute=_echo,
+            to_model_output=lambda output: f"echoed {len(output['echo'])} keys",
+        )
+    )
 
     run = tool_execute(tool=tool, input={"a": 1, "b": 2}, user=owner)
 
@@ -165,8 +179,14 @@ def test_to_model_output_of_a_code_tool_shapes_what_the_model_sees(code_tool, ow
 
 
 def test_a_failing_to_model_output_fails_the_run_and_keeps_the_output(code_tool, owner):
-    tool = code_tool(create_tool(id="engine_model_output_crash", description="x",
-                                 execute=_echo, to_model_output=lambda output: output["nope"]))
+    tool = code_tool(
+        create_tool(
+            id="engine_model_output_crash",
+            description="x",
+            execute=_echo,
+            to_model_output=lambda output: output["nope"],
+        )
+    )
 
     run = tool_execute(tool=tool, input={}, user=owner)
 
@@ -176,8 +196,12 @@ def test_a_failing_to_model_output_fails_the_run_and_keeps_the_output(code_tool,
 
 
 def test_studio_model_output_config_picks_fields(make_tool, owner):
-    tool = make_tool(kind="python", owner=owner, config={"code": "return {'a': 1, 'b': 2}"},
-                     model_output={"pick": ["b"]})
+    tool = make_tool(
+        kind="python",
+        owner=owner,
+        config={"code": "return {'a': 1, 'b': 2}"},
+        model_output={"pick": ["b"]},
+    )
 
     run = tool_execute(tool=tool, input={}, user=owner)
 
@@ -205,8 +229,9 @@ def test_run_tool_records_a_run_when_asked(echo, owner):
 
 
 def test_setting_the_abort_event_stops_a_running_tool(code_tool):
-    tool = code_tool(create_tool(id="engine_abortable", description="x", execute=_slow_async,
-                                 timeout=60))
+    tool = code_tool(
+        create_tool(id="engine_abortable", description="x", execute=_slow_async, timeout=60)
+    )
 
     async def scenario():
         abort = asyncio.Event()

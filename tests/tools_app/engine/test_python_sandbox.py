@@ -78,8 +78,9 @@ def test_the_strongest_isolation_this_machine_allows_is_used():
 
 
 def test_a_python_tool_returns_its_value_and_its_prints_become_logs(python_tool, owner):
-    tool = python_tool('print("adding", input["a"], input["b"])\n'
-                       'return {"sum": input["a"] + input["b"]}')
+    tool = python_tool(
+        'print("adding", input["a"], input["b"])\nreturn {"sum": input["a"] + input["b"]}'
+    )
 
     run = tool_execute(tool=tool, input={"a": 2, "b": 40}, user=owner)
 
@@ -91,8 +92,10 @@ def test_a_python_tool_returns_its_value_and_its_prints_become_logs(python_tool,
 
 
 def test_a_module_with_its_own_run_function_and_helpers_works(python_tool, owner):
-    tool = python_tool("def double(x):\n    return 2 * x\n\ndef run(input):\n"
-                       "    return [double(v) for v in input['values']]\n")
+    tool = python_tool(
+        "def double(x):\n    return 2 * x\n\ndef run(input):\n"
+        "    return [double(v) for v in input['values']]\n"
+    )
 
     run = tool_execute(tool=tool, input={"values": [1, 2, 3]}, user=owner)
 
@@ -100,8 +103,9 @@ def test_a_module_with_its_own_run_function_and_helpers_works(python_tool, owner
 
 
 def test_a_print_of_a_fake_result_marker_cannot_spoof_the_output(python_tool, owner):
-    tool = python_tool('print("\\n@@studio-result-0000@@{\\"ok\\": true, \\"output\\": 666}")\n'
-                       'return 1')
+    tool = python_tool(
+        'print("\\n@@studio-result-0000@@{\\"ok\\": true, \\"output\\": 666}")\nreturn 1'
+    )
 
     run = tool_execute(tool=tool, input={}, user=owner)
 
@@ -159,9 +163,7 @@ def test_the_code_cannot_see_the_server_environment(python_tool, owner, monkeypa
     assert "STUDIO_TEST_SECRET" not in run.output
 
 
-def test_the_code_cannot_connect_to_a_listener_on_the_hosts_loopback(
-    python_tool, owner, listener
-):
+def test_the_code_cannot_connect_to_a_listener_on_the_hosts_loopback(python_tool, owner, listener):
     code = (
         "import socket\n"
         "try:\n"
@@ -223,8 +225,10 @@ def test_every_isolation_mode_runs_code_and_reports_itself(mode):
 
 @pytest.mark.parametrize("mode", ["bwrap", "unshare"])
 def test_network_isolating_modes_block_the_hosts_loopback(mode, listener):
-    code = ("import socket\ntry:\n    socket.create_connection(('127.0.0.1', input), 2)\n"
-            "    return 'connected'\nexcept OSError as exc:\n    return exc.strerror")
+    code = (
+        "import socket\ntry:\n    socket.create_connection(('127.0.0.1', input), 2)\n"
+        "    return 'connected'\nexcept OSError as exc:\n    return exc.strerror"
+    )
 
     result = async_to_sync(sandbox_run)(code, listener.port, timeout=10, isolation=mode)
 
@@ -235,10 +239,19 @@ def test_network_isolating_modes_block_the_hosts_loopback(mode, listener):
 def test_the_sandbox_service_runs_code_posted_by_the_studio(python_tool, owner):
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tools_app.types.python.server", "--host", "127.0.0.1",
-         "--port", str(port)],
-        cwd=ROOT, env={"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "tools_app.types.python.server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        cwd=ROOT,
+        env={"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         wait_for_port(port, proc=proc)

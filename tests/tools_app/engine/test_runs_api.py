@@ -14,23 +14,35 @@ def _shout(data, context=None):
 
 @pytest.fixture
 def shout(code_tool):
-    return code_tool(create_tool(
-        id="engine_shout", description="Upper-cases text.", execute=_shout,
-        input_schema={"type": "object", "properties": {"text": {"type": "string"}},
-                      "required": ["text"], "additionalProperties": False},
-        output_schema={"type": "object", "properties": {"text": {"type": "string"}}},
-    ))
+    return code_tool(
+        create_tool(
+            id="engine_shout",
+            description="Upper-cases text.",
+            execute=_shout,
+            input_schema={
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"],
+                "additionalProperties": False,
+            },
+            output_schema={"type": "object", "properties": {"text": {"type": "string"}}},
+        )
+    )
 
 
 @pytest.fixture
 def private_tool(make_tool, owner):
-    return make_tool(name="owner_private", kind="python", owner=owner,
-                     config={"code": "return input"}, timeout_seconds=10)
+    return make_tool(
+        name="owner_private",
+        kind="python",
+        owner=owner,
+        config={"code": "return input"},
+        timeout_seconds=10,
+    )
 
 
 def test_execute_returns_the_recorded_run(api, shout):
-    response = api.post("/api/tools/engine_shout/execute", {"input": {"text": "hi"}},
-                        format="json")
+    response = api.post("/api/tools/engine_shout/execute", {"input": {"text": "hi"}}, format="json")
 
     assert response.status_code == 200
     body = response.json()
@@ -41,15 +53,19 @@ def test_execute_returns_the_recorded_run(api, shout):
 
 
 def test_a_token_client_can_execute(token_client, shout):
-    response = token_client.post("/api/tools/engine_shout/execute", {"input": {"text": "a"}},
-                                 format="json")
+    response = token_client.post(
+        "/api/tools/engine_shout/execute", {"input": {"text": "a"}}, format="json"
+    )
 
     assert response.status_code == 200
 
 
 def test_input_text_with_a_syntax_error_is_400_with_line_and_column(api, shout):
-    response = api.post("/api/tools/engine_shout/execute",
-                        {"input_text": '{"text":\n  "unterminated}'}, format="json")
+    response = api.post(
+        "/api/tools/engine_shout/execute",
+        {"input_text": '{"text":\n  "unterminated}'},
+        format="json",
+    )
 
     assert response.status_code == 400
     body = response.json()
@@ -60,8 +76,9 @@ def test_input_text_with_a_syntax_error_is_400_with_line_and_column(api, shout):
 
 
 def test_schema_errors_are_400_with_every_path(api, shout):
-    response = api.post("/api/tools/engine_shout/execute",
-                        {"input": {"text": 5, "loud": True}}, format="json")
+    response = api.post(
+        "/api/tools/engine_shout/execute", {"input": {"text": 5, "loud": True}}, format="json"
+    )
 
     assert response.status_code == 400
     assert {e["path"] for e in response.json()["errors"]} == {"$", "$.text"}
@@ -85,8 +102,9 @@ def test_a_failed_run_is_a_200_with_status_failed_not_a_500(api, make_tool, owne
 
 
 def test_async_mode_answers_202_with_a_pending_run(api, shout):
-    response = api.post("/api/tools/engine_shout/execute?mode=async", {"input": {"text": "x"}},
-                        format="json")
+    response = api.post(
+        "/api/tools/engine_shout/execute?mode=async", {"input": {"text": "x"}}, format="json"
+    )
 
     assert response.status_code == 202
     assert response.json()["status"] == "pending"
@@ -94,19 +112,22 @@ def test_async_mode_answers_202_with_a_pending_run(api, shout):
 
 
 def test_an_unknown_mode_is_refused(api, shout):
-    response = api.post("/api/tools/engine_shout/execute?mode=later", {"input": {"text": "x"}},
-                        format="json")
+    response = api.post(
+        "/api/tools/engine_shout/execute?mode=later", {"input": {"text": "x"}}, format="json"
+    )
 
     assert response.status_code == 400
 
 
 def test_anonymous_callers_are_refused_everywhere(anon_client, shout, api):
-    run_id = api.post("/api/tools/engine_shout/execute", {"input": {"text": "x"}},
-                      format="json").json()["id"]
+    run_id = api.post(
+        "/api/tools/engine_shout/execute", {"input": {"text": "x"}}, format="json"
+    ).json()["id"]
 
     for response in [
-        anon_client.post("/api/tools/engine_shout/execute", {"input": {"text": "x"}},
-                         format="json"),
+        anon_client.post(
+            "/api/tools/engine_shout/execute", {"input": {"text": "x"}}, format="json"
+        ),
         anon_client.get("/api/tools/engine_shout/runs/"),
         anon_client.get(f"/api/tool-runs/{run_id}/"),
         anon_client.get("/api/tools/engine_shout/schema"),
@@ -115,17 +136,23 @@ def test_anonymous_callers_are_refused_everywhere(anon_client, shout, api):
 
 
 def test_another_users_studio_tool_is_404_everywhere(outsider_api, private_tool):
-    assert outsider_api.post("/api/tools/owner_private/execute", {"input": {}},
-                             format="json").status_code == 404
+    assert (
+        outsider_api.post(
+            "/api/tools/owner_private/execute", {"input": {}}, format="json"
+        ).status_code
+        == 404
+    )
     assert outsider_api.get("/api/tools/owner_private/runs/").status_code == 404
     assert outsider_api.get("/api/tools/owner_private/schema").status_code == 404
 
 
 def test_users_see_only_their_own_runs(api, outsider_api, shout):
-    mine = api.post("/api/tools/engine_shout/execute", {"input": {"text": "mine"}},
-                    format="json").json()
-    theirs = outsider_api.post("/api/tools/engine_shout/execute", {"input": {"text": "theirs"}},
-                               format="json").json()
+    mine = api.post(
+        "/api/tools/engine_shout/execute", {"input": {"text": "mine"}}, format="json"
+    ).json()
+    theirs = outsider_api.post(
+        "/api/tools/engine_shout/execute", {"input": {"text": "theirs"}}, format="json"
+    ).json()
 
     history = api.get("/api/tools/engine_shout/runs/").json()
 

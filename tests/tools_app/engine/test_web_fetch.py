@@ -105,8 +105,9 @@ def test_the_pinned_backend_never_connects_to_an_unchecked_host():
         async_to_sync(backend.connect_tcp)("example.com", 80)
 
 
-@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111",
-                                     "::ffff:8.8.8.8"])
+@pytest.mark.parametrize(
+    "address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"]
+)
 def test_public_addresses_pass_the_guard(address):
     import ipaddress
 
@@ -176,12 +177,15 @@ def test_a_sixth_redirect_is_refused(local_server):
 
 
 @allow_loopback
-@pytest.mark.parametrize("target", [
-    "http://169.254.169.254/latest/meta-data/",
-    "http://10.0.0.1/",
-    "http://[::ffff:192.168.0.1]/",
-    "file:///etc/passwd",
-])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.1/",
+        "http://[::ffff:192.168.0.1]/",
+        "file:///etc/passwd",
+    ],
+)
 def test_a_redirect_to_an_internal_address_is_refused(local_server, target):
     local_server.route("/go", status=301, Location=target)
 
@@ -219,8 +223,9 @@ def test_the_web_fetch_tool_records_an_iserror_result_as_a_failed_run(system_too
 def test_the_web_fetch_tool_completes_through_the_pipeline(system_tool, owner, local_server):
     local_server.route("/data", body={"a": 1})
 
-    run = tool_execute(tool=system_tool("web_fetch"), input={"url": f"{local_server.url}/data"},
-                       user=owner)
+    run = tool_execute(
+        tool=system_tool("web_fetch"), input={"url": f"{local_server.url}/data"}, user=owner
+    )
 
     assert run.status == "completed"
     assert run.output["content"] == '{"a": 1}'
@@ -259,17 +264,24 @@ def tls_server(tmp_path):
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
     now = datetime.datetime.now(datetime.UTC)
     cert = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name)
-        .public_key(key.public_key()).serial_number(x509.random_serial_number())
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(days=1))
         .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
         .sign(key, hashes.SHA256())
     )
     (tmp_path / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (tmp_path / "key.pem").write_bytes(key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption()))
+    (tmp_path / "key.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802
@@ -301,10 +313,15 @@ def test_https_certificates_are_verified(tls_server):
 
 
 @allow_loopback
-@pytest.mark.parametrize("spelling", [
-    "http://0x7f.1:{port}/p", "http://2130706433:{port}/p", "http://127.0.0.1.:{port}/p",
-    "http://[::ffff:7f00:1]:{port}/p",
-])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "http://0x7f.1:{port}/p",
+        "http://2130706433:{port}/p",
+        "http://127.0.0.1.:{port}/p",
+        "http://[::ffff:7f00:1]:{port}/p",
+    ],
+)
 def test_odd_spellings_of_an_allowed_address_reach_it_as_checked(local_server, spelling):
     local_server.route("/p", body="reached")
 

@@ -36,8 +36,14 @@ def http_post(*args, **kwargs):
 def serve(app, *, timeout: float = 20.0) -> Iterator[str]:
     """Run an ASGI app with uvicorn in a thread; yields its base URL."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                            lifespan="auto", timeout_graceful_shutdown=2)
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="auto",
+        timeout_graceful_shutdown=2,
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -50,8 +56,10 @@ def serve(app, *, timeout: float = 20.0) -> Iterator[str]:
 
 
 # --- the Pets API, described by an OpenAPI spec it serves itself ---------------------------
-PETS = {"1": {"id": "1", "name": "Rex", "kind": "dog", "tags": ["good", "old"]},
-        "2": {"id": "2", "name": "Tom", "kind": "cat", "tags": ["grumpy"]}}
+PETS = {
+    "1": {"id": "1", "name": "Rex", "kind": "dog", "tags": ["good", "old"]},
+    "2": {"id": "2", "name": "Tom", "kind": "cat", "tags": ["grumpy"]},
+}
 
 
 def pets_spec(base: str = "/api") -> dict:
@@ -60,71 +68,172 @@ def pets_spec(base: str = "/api") -> dict:
         "info": {"title": "Pets API", "version": "1.0"},
         "servers": [{"url": base}],
         "components": {
-            "securitySchemes": {"key": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
-                                "basic": {"type": "http", "scheme": "basic"}},
+            "securitySchemes": {
+                "key": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+                "basic": {"type": "http", "scheme": "basic"},
+            },
             "schemas": {
-                "Pet": {"type": "object", "required": ["id", "name"], "properties": {
-                    "id": {"type": "string"}, "name": {"type": "string"},
-                    "kind": {"type": "string", "enum": ["dog", "cat"]},
-                    "tags": {"type": "array", "items": {"type": "string"}},
-                    "owner": {"$ref": "#/components/schemas/Owner"}}},
-                "Owner": {"type": "object", "properties": {
-                    "name": {"type": "string"},
-                    "address": {"type": "object", "properties": {
-                        "city": {"type": "string"}, "zip": {"type": "string"}}}}},
-                "NewPet": {"type": "object", "required": ["name", "kind"], "properties": {
-                    "name": {"type": "string"}, "kind": {"type": "string", "enum": ["dog", "cat"]},
-                    "tags": {"type": "array", "items": {"type": "string"}},
-                    "owner": {"$ref": "#/components/schemas/Owner"}}},
+                "Pet": {
+                    "type": "object",
+                    "required": ["id", "name"],
+                    "properties": {
+                        "id": {"type": "string"},
+                        "name": {"type": "string"},
+                        "kind": {"type": "string", "enum": ["dog", "cat"]},
+                        "tags": {"type": "array", "items": {"type": "string"}},
+                        "owner": {"$ref": "#/components/schemas/Owner"},
+                    },
+                },
+                "Owner": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "address": {
+                            "type": "object",
+                            "properties": {"city": {"type": "string"}, "zip": {"type": "string"}},
+                        },
+                    },
+                },
+                "NewPet": {
+                    "type": "object",
+                    "required": ["name", "kind"],
+                    "properties": {
+                        "name": {"type": "string"},
+                        "kind": {"type": "string", "enum": ["dog", "cat"]},
+                        "tags": {"type": "array", "items": {"type": "string"}},
+                        "owner": {"$ref": "#/components/schemas/Owner"},
+                    },
+                },
             },
         },
         "security": [{"key": []}],
         "paths": {
             "/pets": {
-                "get": {"operationId": "listPets", "summary": "List pets",
-                        "description": "Pets with all the given tags.",
-                        "parameters": [{"name": "tags", "in": "query", "schema": {
-                            "type": "array", "items": {"type": "string"}}},
-                            {"name": "limit", "in": "query", "schema": {"type": "integer"}}],
-                        "responses": {"200": {"description": "ok", "content": {
-                            "application/json": {"schema": {
-                                "type": "array",
-                                "items": {"$ref": "#/components/schemas/Pet"}}}}}}},
-                "post": {"operationId": "createPet", "summary": "Add a pet",
-                         "requestBody": {"required": True, "content": {"application/json": {
-                             "schema": {"$ref": "#/components/schemas/NewPet"}}}},
-                         "responses": {"201": {"description": "made", "content": {
-                             "application/json": {
-                                 "schema": {"$ref": "#/components/schemas/Pet"}}}}}},
+                "get": {
+                    "operationId": "listPets",
+                    "summary": "List pets",
+                    "description": "Pets with all the given tags.",
+                    "parameters": [
+                        {
+                            "name": "tags",
+                            "in": "query",
+                            "schema": {"type": "array", "items": {"type": "string"}},
+                        },
+                        {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "array",
+                                        "items": {"$ref": "#/components/schemas/Pet"},
+                                    }
+                                }
+                            },
+                        }
+                    },
+                },
+                "post": {
+                    "operationId": "createPet",
+                    "summary": "Add a pet",
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/NewPet"}}
+                        },
+                    },
+                    "responses": {
+                        "201": {
+                            "description": "made",
+                            "content": {
+                                "application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}
+                            },
+                        }
+                    },
+                },
             },
             "/pets/{petId}": {
-                "parameters": [{"name": "petId", "in": "path", "required": True,
-                                "schema": {"type": "string"}}],
-                "get": {"operationId": "getPet", "summary": "One pet",
-                        "responses": {"200": {"description": "ok", "content": {
-                            "application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}},
-                            "404": {"description": "no such pet"}}},
-            },
-            "/search": {"get": {
-                "operationId": "search", "summary": "Echo of the raw query string",
-                "security": [],
                 "parameters": [
-                    {"name": "ids", "in": "query", "explode": False,
-                     "schema": {"type": "array", "items": {"type": "integer"}}},
-                    {"name": "words", "in": "query", "style": "pipeDelimited", "explode": False,
-                     "schema": {"type": "array", "items": {"type": "string"}}},
-                    {"name": "filter", "in": "query", "style": "deepObject", "explode": True,
-                     "schema": {"type": "object", "properties": {"color": {"type": "string"}}}},
-                    {"name": "X-Trace", "in": "header", "schema": {"type": "string"}}],
-                "responses": {"200": {"description": "ok"}}}},
-            "/whoami": {"get": {"operationId": "whoAmI", "security": [{"basic": []}],
-                                "responses": {"200": {"description": "ok"}}}},
-            "/boom": {"get": {"operationId": "boom", "security": [],
-                              "responses": {"200": {"description": "never"}}}},
-            "/slow": {"get": {"operationId": "slow", "security": [],
-                              "responses": {"200": {"description": "late"}}}},
-            "/moved": {"get": {"operationId": "moved", "security": [],
-                               "responses": {"200": {"description": "ok"}}}},
+                    {"name": "petId", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                "get": {
+                    "operationId": "getPet",
+                    "summary": "One pet",
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {
+                                "application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}
+                            },
+                        },
+                        "404": {"description": "no such pet"},
+                    },
+                },
+            },
+            "/search": {
+                "get": {
+                    "operationId": "search",
+                    "summary": "Echo of the raw query string",
+                    "security": [],
+                    "parameters": [
+                        {
+                            "name": "ids",
+                            "in": "query",
+                            "explode": False,
+                            "schema": {"type": "array", "items": {"type": "integer"}},
+                        },
+                        {
+                            "name": "words",
+                            "in": "query",
+                            "style": "pipeDelimited",
+                            "explode": False,
+                            "schema": {"type": "array", "items": {"type": "string"}},
+                        },
+                        {
+                            "name": "filter",
+                            "in": "query",
+                            "style": "deepObject",
+                            "explode": True,
+                            "schema": {
+                                "type": "object",
+                                "properties": {"color": {"type": "string"}},
+                            },
+                        },
+                        {"name": "X-Trace", "in": "header", "schema": {"type": "string"}},
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            },
+            "/whoami": {
+                "get": {
+                    "operationId": "whoAmI",
+                    "security": [{"basic": []}],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            },
+            "/boom": {
+                "get": {
+                    "operationId": "boom",
+                    "security": [],
+                    "responses": {"200": {"description": "never"}},
+                }
+            },
+            "/slow": {
+                "get": {
+                    "operationId": "slow",
+                    "security": [],
+                    "responses": {"200": {"description": "late"}},
+                }
+            },
+            "/moved": {
+                "get": {
+                    "operationId": "moved",
+                    "security": [],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            },
         },
     }
 
@@ -158,8 +267,13 @@ async def get_pet(request: Request) -> Response:
 
 
 async def search(request: Request) -> Response:
-    return JSONResponse({"query": request.url.query, "path": request.scope["raw_path"].decode(),
-                         "trace": request.headers.get("x-trace")})
+    return JSONResponse(
+        {
+            "query": request.url.query,
+            "path": request.scope["raw_path"].decode(),
+            "trace": request.headers.get("x-trace"),
+        }
+    )
 
 
 async def whoami(request: Request) -> Response:
@@ -193,18 +307,20 @@ async def not_mcp(request: Request) -> Response:
 
 
 def pets_app() -> Starlette:
-    return Starlette(routes=[
-        Route("/openapi.json", spec),
-        Route("/api/pets", list_pets, methods=["GET"]),
-        Route("/api/pets", create_pet, methods=["POST"]),
-        Route("/api/pets/{pet_id:path}", get_pet),
-        Route("/api/search", search),
-        Route("/api/whoami", whoami),
-        Route("/api/boom", boom),
-        Route("/api/slow", slow),
-        Route("/api/moved", moved),
-        Route("/api/not-mcp", not_mcp, methods=["GET", "POST", "DELETE"]),
-    ])
+    return Starlette(
+        routes=[
+            Route("/openapi.json", spec),
+            Route("/api/pets", list_pets, methods=["GET"]),
+            Route("/api/pets", create_pet, methods=["POST"]),
+            Route("/api/pets/{pet_id:path}", get_pet),
+            Route("/api/search", search),
+            Route("/api/whoami", whoami),
+            Route("/api/boom", boom),
+            Route("/api/slow", slow),
+            Route("/api/moved", moved),
+            Route("/api/not-mcp", not_mcp, methods=["GET", "POST", "DELETE"]),
+        ]
+    )
 
 
 # --- an MCP server built with the official SDK ----------------------------------------------
@@ -297,18 +413,24 @@ def a2a_agent_app(*, base_url: str, require_token: bool = True):
             task = context.current_task or new_task_from_user_message(context.message)
             await event_queue.enqueue_event(task)
             updater = TaskUpdater(event_queue, task.id, task.context_id)
-            await updater.update_status(TaskState.TASK_STATE_WORKING,
-                                        new_text_message("thinking", task_id=task.id,
-                                                         context_id=task.context_id))
+            await updater.update_status(
+                TaskState.TASK_STATE_WORKING,
+                new_text_message("thinking", task_id=task.id, context_id=task.context_id),
+            )
             await asyncio.sleep(5 if "slow" in text else 0.3)
             if "which" in text:
-                await updater.requires_input(new_text_message("Which one do you mean?",
-                                                              task_id=task.id,
-                                                              context_id=task.context_id))
+                await updater.requires_input(
+                    new_text_message(
+                        "Which one do you mean?", task_id=task.id, context_id=task.context_id
+                    )
+                )
                 return
             if "fail" in text:
-                await updater.failed(new_text_message("I cannot do that", task_id=task.id,
-                                                      context_id=task.context_id))
+                await updater.failed(
+                    new_text_message(
+                        "I cannot do that", task_id=task.id, context_id=task.context_id
+                    )
+                )
                 return
             await updater.add_artifact([new_text_part(f"You said: {text}")], name="reply")
             await updater.complete()
@@ -317,17 +439,23 @@ def a2a_agent_app(*, base_url: str, require_token: bool = True):
             raise NotImplementedError
 
     card = AgentCard(
-        name="Echo Agent", description="Repeats what it is told.", version="1.0.0",
-        supported_interfaces=[AgentInterface(url=f"{base_url}/", protocol_binding="JSONRPC",
-                                             protocol_version="1.0")],
+        name="Echo Agent",
+        description="Repeats what it is told.",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=f"{base_url}/", protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
         capabilities=AgentCapabilities(streaming=False),
-        default_input_modes=["text/plain"], default_output_modes=["text/plain"],
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
         skills=[AgentSkill(id="echo", name="Echo", description="Echoes", tags=["echo"])],
     )
-    handler = DefaultRequestHandler(agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(),
-                                    agent_card=card)
-    app = Starlette(routes=[*create_agent_card_routes(card),
-                            *create_jsonrpc_routes(handler, rpc_url="/")])
+    handler = DefaultRequestHandler(
+        agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    app = Starlette(
+        routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")]
+    )
     if require_token:
         return RequireHeader(app, b"authorization", f"Bearer {A2A_TOKEN}".encode())
     return app
@@ -337,8 +465,13 @@ def a2a_agent_app(*, base_url: str, require_token: bool = True):
 def serve_a2a_agent(**kwargs) -> Iterator[str]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    config = uvicorn.Config(a2a_agent_app(base_url=base, **kwargs), host="127.0.0.1", port=port,
-                            log_level="warning", timeout_graceful_shutdown=2)
+    config = uvicorn.Config(
+        a2a_agent_app(base_url=base, **kwargs),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=2,
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -35,15 +35,19 @@ def sse_url(loopback):
 
 
 def _register(api, url, **extra):
-    response = api.post("/api/sources/mcp/", {"url": url, "headers": {"X-Token": MCP_TOKEN},
-                                              **extra}, format="json")
+    response = api.post(
+        "/api/sources/mcp/", {"url": url, "headers": {"X-Token": MCP_TOKEN}, **extra}, format="json"
+    )
     assert response.status_code == 201, response.json()
     return response.json()
 
 
 def _pick(api, source_id, *names):
-    response = api.post(f"/api/sources/{source_id}/mcp/pick",
-                        {"picks": [{"remote_name": n} for n in names]}, format="json")
+    response = api.post(
+        f"/api/sources/{source_id}/mcp/pick",
+        {"picks": [{"remote_name": n} for n in names]},
+        format="json",
+    )
     assert response.status_code == 201, response.json()
     return response.json()["tools"]
 
@@ -78,8 +82,9 @@ def test_picked_tools_run_and_return_structured_output(api, owner, mcp_url):
     run = tool_execute(tool=Tool.objects.get(name="add"), input={"a": 2, "b": 40}, user=owner)
     assert run.status == "completed", run.error
     assert run.output == {"result": 42}
-    run = tool_execute(tool=Tool.objects.get(name="repeat"), input={"word": "hi", "times": 3},
-                       user=owner)
+    run = tool_execute(
+        tool=Tool.objects.get(name="repeat"), input={"word": "hi", "times": 3}, user=owner
+    )
     assert run.output == {"result": ["hi", "hi", "hi"]}
 
 
@@ -94,8 +99,7 @@ def test_the_input_is_checked_against_the_servers_schema(api, owner, mcp_url):
 def test_an_is_error_result_is_a_tool_error_with_the_servers_message(api, owner, mcp_url):
     data = _register(api, mcp_url)
     _pick(api, data["id"], "explode")
-    run = tool_execute(tool=Tool.objects.get(name="explode"), input={"reason": "boom"},
-                       user=owner)
+    run = tool_execute(tool=Tool.objects.get(name="explode"), input={"reason": "boom"}, user=owner)
     assert run.status == "failed"
     assert run.error == "Error executing tool explode: exploded: boom"
 
@@ -110,8 +114,9 @@ def test_a_server_that_is_down_is_a_tool_error(api, owner, mcp_url):
 
 
 def test_registering_a_server_that_is_down_answers_400(api, loopback):
-    response = api.post("/api/sources/mcp/", {"url": f"http://127.0.0.1:{free_port()}/mcp"},
-                        format="json")
+    response = api.post(
+        "/api/sources/mcp/", {"url": f"http://127.0.0.1:{free_port()}/mcp"}, format="json"
+    )
     assert response.status_code == 400
     assert response.json()["code"] == "mcp_unreachable"
 
@@ -139,11 +144,21 @@ def test_refresh_updates_exposed_tools_and_retires_dropped_ones(api, mcp_url):
     source = ToolSource.objects.get(pk=data["id"])
     # As if the server had listed a tool that it no longer has, and an older `add`.
     tools = source.document["tools"]
-    tools.append({"name": "gone", "description": "", "input_schema": {"type": "object"},
-                  "output_schema": None})
+    tools.append(
+        {
+            "name": "gone",
+            "description": "",
+            "input_schema": {"type": "object"},
+            "output_schema": None,
+        }
+    )
     source.save()
-    Tool.objects.create(name="gone", kind="mcp", owner=source.owner,
-                        config={"source_id": source.id, "remote_name": "gone"})
+    Tool.objects.create(
+        name="gone",
+        kind="mcp",
+        owner=source.owner,
+        config={"source_id": source.id, "remote_name": "gone"},
+    )
     Tool.objects.filter(name="add").update(description="old")
     response = api.post(f"/api/sources/{data['id']}/mcp/refresh")
     assert response.status_code == 200, response.json()
@@ -157,9 +172,11 @@ def test_refresh_updates_exposed_tools_and_retires_dropped_ones(api, mcp_url):
 def test_picking_an_unknown_or_already_exposed_tool_is_refused(api, mcp_url):
     data = _register(api, mcp_url)
     _pick(api, data["id"], "add")
-    response = api.post(f"/api/sources/{data['id']}/mcp/pick",
-                        {"picks": [{"remote_name": "add", "name": "add_again"},
-                                   {"remote_name": "nope"}]}, format="json")
+    response = api.post(
+        f"/api/sources/{data['id']}/mcp/pick",
+        {"picks": [{"remote_name": "add", "name": "add_again"}, {"remote_name": "nope"}]},
+        format="json",
+    )
     assert response.status_code == 400
     messages = [e["message"] for e in response.json()["errors"]]
     assert "already exposed" in messages[0] and "no tool" in messages[1]
@@ -168,8 +185,9 @@ def test_picking_an_unknown_or_already_exposed_tool_is_refused(api, mcp_url):
 def test_another_users_server_cannot_be_refreshed_or_picked(api, outsider_api, mcp_url):
     data = _register(api, mcp_url)
     assert outsider_api.post(f"/api/sources/{data['id']}/mcp/refresh").status_code == 404
-    response = outsider_api.post(f"/api/sources/{data['id']}/mcp/pick",
-                                 {"picks": [{"remote_name": "add"}]}, format="json")
+    response = outsider_api.post(
+        f"/api/sources/{data['id']}/mcp/pick", {"picks": [{"remote_name": "add"}]}, format="json"
+    )
     assert response.status_code == 404
 
 
@@ -188,21 +206,35 @@ async def _studio_mcp(url: str, token: str, call: tuple[str, dict] | None = None
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_mcp_client_lists_and_calls_the_users_tools_on_the_studio(owner, outsider,
-                                                                       studio_server):
+def test_an_mcp_client_lists_and_calls_the_users_tools_on_the_studio(
+    owner, outsider, studio_server
+):
     from agents_core.registry import definitions_sync
 
     definitions_sync()
-    Tool.objects.create(name="owners_private_tool", kind="mcp", owner=owner,
-                        config={"source_id": 0, "remote_name": "x"})
-    Tool.objects.create(name="outsiders_tool", kind="mcp", owner=outsider,
-                        config={"source_id": 0, "remote_name": "x"})
-    Tool.objects.create(name="takes_a_string", kind="mcp", owner=owner,
-                        input_schema={"type": "string"},
-                        config={"source_id": 0, "remote_name": "x"})
+    Tool.objects.create(
+        name="owners_private_tool",
+        kind="mcp",
+        owner=owner,
+        config={"source_id": 0, "remote_name": "x"},
+    )
+    Tool.objects.create(
+        name="outsiders_tool",
+        kind="mcp",
+        owner=outsider,
+        config={"source_id": 0, "remote_name": "x"},
+    )
+    Tool.objects.create(
+        name="takes_a_string",
+        kind="mcp",
+        owner=owner,
+        input_schema={"type": "string"},
+        config={"source_id": 0, "remote_name": "x"},
+    )
     token = Token.objects.create(user=owner).key
-    tools, result = asyncio.run(_studio_mcp(
-        studio_server, token, ("unit_convert", {"value": 1, "from": "km", "to": "m"})))
+    tools, result = asyncio.run(
+        _studio_mcp(studio_server, token, ("unit_convert", {"value": 1, "from": "km", "to": "m"}))
+    )
     names = {t.name for t in tools}
     assert {"unit_convert", "owners_private_tool"} <= names
     assert "outsiders_tool" not in names
@@ -216,8 +248,9 @@ def test_an_mcp_client_lists_and_calls_the_users_tools_on_the_studio(owner, outs
 @pytest.mark.django_db(transaction=True)
 def test_a_failing_studio_tool_is_an_is_error_result(owner, studio_server):
     token = Token.objects.create(user=owner).key
-    Tool.objects.create(name="orphan", kind="mcp", owner=owner,
-                        config={"source_id": 999999, "remote_name": "x"})
+    Tool.objects.create(
+        name="orphan", kind="mcp", owner=owner, config={"source_id": 999999, "remote_name": "x"}
+    )
     _, result = asyncio.run(_studio_mcp(studio_server, token, ("orphan", {})))
     assert result.is_error is True
     assert "removed" in result.content[0].text
@@ -231,22 +264,28 @@ def test_the_studio_mcp_endpoint_refuses_missing_or_wrong_tokens(owner, studio_s
     headers = {"Accept": "application/json, text/event-stream"}
     response = http_post(f"{studio_server}/mcp/", json=body, headers=headers)
     assert response.status_code == 401
-    response = http_post(f"{studio_server}/mcp/", json=body,
-                          headers={**headers, "Authorization": "Token wrong"})
+    response = http_post(
+        f"{studio_server}/mcp/", json=body, headers={**headers, "Authorization": "Token wrong"}
+    )
     assert response.status_code == 401
     token = Token.objects.create(user=owner).key
-    response = http_post(f"{studio_server}/mcp/", json=body,
-                          headers={**headers, "Authorization": f"Bearer {token}",
-                                   "Host": "evil.example"})
+    response = http_post(
+        f"{studio_server}/mcp/",
+        json=body,
+        headers={**headers, "Authorization": f"Bearer {token}", "Host": "evil.example"},
+    )
     assert response.status_code == 400
 
 
-def test_a_tool_pointing_at_another_users_server_cannot_borrow_its_headers(
-        api, outsider, mcp_url):
+def test_a_tool_pointing_at_another_users_server_cannot_borrow_its_headers(api, outsider, mcp_url):
     data = _register(api, mcp_url)
-    stolen = Tool.objects.create(name="borrowed_add", kind="mcp", owner=outsider,
-                                 input_schema={"type": "object"},
-                                 config={"source_id": data["id"], "remote_name": "add"})
+    stolen = Tool.objects.create(
+        name="borrowed_add",
+        kind="mcp",
+        owner=outsider,
+        input_schema={"type": "object"},
+        config={"source_id": data["id"], "remote_name": "add"},
+    )
     run = tool_execute(tool=stolen, input={"a": 1, "b": 2}, user=outsider)
     assert run.status == "failed"
     assert "not yours" in run.error

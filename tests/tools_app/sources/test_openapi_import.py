@@ -87,8 +87,9 @@ def test_text_that_is_not_json_or_yaml_answers_400(api):
 
 
 def test_import_makes_one_tool_per_picked_operation_owned_by_the_user(api, owner, pets_api):
-    data = _import(api, pets_api, [{"key": "GET /pets/{petId}", "name": "fetch_pet"},
-                                   {"key": "POST /pets"}])
+    data = _import(
+        api, pets_api, [{"key": "GET /pets/{petId}", "name": "fetch_pet"}, {"key": "POST /pets"}]
+    )
     assert sorted(t["name"] for t in data["tools"]) == ["create_pet", "fetch_pet"]
     tool = Tool.objects.get(name="fetch_pet")
     assert (tool.kind, tool.owner, tool.description) == ("openapi", owner, "One pet")
@@ -97,9 +98,19 @@ def test_import_makes_one_tool_per_picked_operation_owned_by_the_user(api, owner
 
 
 def test_names_must_be_snake_case_and_unique(api, pets_api):
-    response = api.post(IMPORT, {"text": _spec_text(pets_api), "picks": [
-        {"key": "GET /pets", "name": "Bad Name"}, {"key": "POST /pets", "name": "x"},
-        {"key": "GET /boom", "name": "x"}, {"key": "GET /nope"}]}, format="json")
+    response = api.post(
+        IMPORT,
+        {
+            "text": _spec_text(pets_api),
+            "picks": [
+                {"key": "GET /pets", "name": "Bad Name"},
+                {"key": "POST /pets", "name": "x"},
+                {"key": "GET /boom", "name": "x"},
+                {"key": "GET /nope"},
+            ],
+        },
+        format="json",
+    )
     assert response.status_code == 400
     errors = {e["path"]: e["message"] for e in response.json()["errors"]}
     assert "snake_case" in errors["$.picks[0].name"]
@@ -109,8 +120,11 @@ def test_names_must_be_snake_case_and_unique(api, pets_api):
 
 
 def test_a_reserved_name_is_refused(api, pets_api):
-    response = api.post(IMPORT, {"text": _spec_text(pets_api), "picks": [
-        {"key": "GET /pets", "name": "new"}]}, format="json")
+    response = api.post(
+        IMPORT,
+        {"text": _spec_text(pets_api), "picks": [{"key": "GET /pets", "name": "new"}]},
+        format="json",
+    )
     assert response.status_code == 400
     assert "reserved" in response.json()["errors"][0]["message"]
     assert not Tool.objects.filter(name="new").exists()
@@ -118,8 +132,9 @@ def test_a_reserved_name_is_refused(api, pets_api):
 
 def test_a_name_already_taken_is_refused(api, pets_api):
     _import(api, pets_api, [{"key": "GET /boom"}])
-    response = api.post(IMPORT, {"text": _spec_text(pets_api), "picks": [{"key": "GET /boom"}]},
-                        format="json")
+    response = api.post(
+        IMPORT, {"text": _spec_text(pets_api), "picks": [{"key": "GET /boom"}]}, format="json"
+    )
     assert response.status_code == 400
     assert "already exists" in response.json()["errors"][0]["message"]
 
@@ -134,8 +149,12 @@ def test_query_arrays_and_the_api_key_header_reach_the_api(api, owner, pets_api,
 
 def test_a_nested_json_body_is_sent_as_json(api, owner, pets_api, loopback):
     _import(api, pets_api, [{"key": "POST /pets"}], credentials={"api_key": API_KEY})
-    body = {"name": "Kit", "kind": "cat", "tags": ["tiny"],
-            "owner": {"name": "Ann", "address": {"city": "Oslo", "zip": "0150"}}}
+    body = {
+        "name": "Kit",
+        "kind": "cat",
+        "tags": ["tiny"],
+        "owner": {"name": "Ann", "address": {"city": "Oslo", "zip": "0150"}},
+    }
     run = _run(owner, "create_pet", {"body": body})
     assert run.status == "completed", run.error
     assert run.output["status"] == 201
@@ -154,8 +173,11 @@ def test_a_404_is_a_tool_error_with_status_and_body(api, owner, pets_api, loopba
     _import(api, pets_api, [{"key": "GET /pets/{petId}"}], credentials={"api_key": API_KEY})
     run = _run(owner, "get_pet", {"path": {"petId": "99"}})
     assert run.status == "failed"
-    assert run.output == {"status": 404, "headers": run.output["headers"],
-                          "body": {"error": "no pet 99"}}
+    assert run.output == {
+        "status": 404,
+        "headers": run.output["headers"],
+        "body": {"error": "no pet 99"},
+    }
     assert "HTTP 404" in run.error and "no pet 99" in run.error
 
 
@@ -167,8 +189,7 @@ def test_a_500_is_a_tool_error_with_the_text_body(api, owner, pets_api, loopback
     assert run.output["body"] == "database on fire"
 
 
-def test_path_values_are_escaped_so_they_cannot_leave_their_segment(api, owner, pets_api,
-                                                                    loopback):
+def test_path_values_are_escaped_so_they_cannot_leave_their_segment(api, owner, pets_api, loopback):
     _import(api, pets_api, [{"key": "GET /pets/{petId}"}], credentials={"api_key": API_KEY})
     run = _run(owner, "get_pet", {"path": {"petId": "../search?x=1"}})
     assert run.status == "failed"
@@ -177,18 +198,23 @@ def test_path_values_are_escaped_so_they_cannot_leave_their_segment(api, owner, 
 
 def test_query_styles_and_headers_follow_the_spec(api, owner, pets_api, loopback):
     _import(api, pets_api, [{"key": "GET /search"}])
-    run = _run(owner, "search", {"query": {"ids": [1, 2, 3], "words": ["a b", "c"],
-                                           "filter": {"color": "red"}},
-                                 "header": {"X-Trace": "t-1"}})
+    run = _run(
+        owner,
+        "search",
+        {
+            "query": {"ids": [1, 2, 3], "words": ["a b", "c"], "filter": {"color": "red"}},
+            "header": {"X-Trace": "t-1"},
+        },
+    )
     assert run.status == "completed", run.error
-    assert run.output["body"]["query"] == (
-        "ids=1%2C2%2C3&words=a%20b%7Cc&filter%5Bcolor%5D=red")
+    assert run.output["body"]["query"] == ("ids=1%2C2%2C3&words=a%20b%7Cc&filter%5Bcolor%5D=red")
     assert run.output["body"]["trace"] == "t-1"
 
 
 def test_basic_auth_comes_from_the_encrypted_credentials(api, owner, pets_api, loopback):
-    _import(api, pets_api, [{"key": "GET /whoami"}],
-            credentials={"username": "ann", "password": "pw"})
+    _import(
+        api, pets_api, [{"key": "GET /whoami"}], credentials={"username": "ann", "password": "pw"}
+    )
     tool = Tool.objects.get(name="who_am_i")
     assert "ann" not in tool.credentials_encrypted
     run = _run(owner, "who_am_i", {})
@@ -236,33 +262,46 @@ def test_credentials_are_never_in_responses(api, pets_api):
 
 # --- re-import -----------------------------------------------------------------------------
 def test_reimport_shows_a_per_operation_diff_then_updates_on_confirmation(api, owner, pets_api):
-    data = _import(api, pets_api, [{"key": "GET /pets"}, {"key": "GET /boom"},
-                                   {"key": "GET /pets/{petId}"}])
+    data = _import(
+        api, pets_api, [{"key": "GET /pets"}, {"key": "GET /boom"}, {"key": "GET /pets/{petId}"}]
+    )
     changed = pets_spec(f"{pets_api}/api")
     changed["paths"]["/pets"]["get"]["parameters"].append(
-        {"name": "sort", "in": "query", "schema": {"type": "string"}})
+        {"name": "sort", "in": "query", "schema": {"type": "string"}}
+    )
     changed["paths"]["/pets"]["get"]["summary"] = "List the pets"
     del changed["paths"]["/boom"]
-    changed["paths"]["/toys"] = {"get": {"operationId": "listToys",
-                                         "responses": {"200": {"description": "ok"}}}}
+    changed["paths"]["/toys"] = {
+        "get": {"operationId": "listToys", "responses": {"200": {"description": "ok"}}}
+    }
     text = json.dumps(changed)
     diff = api.post(f"/api/sources/{data['id']}/openapi/diff", {"text": text}, format="json")
     assert diff.status_code == 200, diff.json()
     by_key = {op["key"]: op for op in diff.json()["operations"]}
     assert by_key["GET /pets"]["status"] == "changed"
-    assert by_key["GET /pets"]["changes"] == ["summary/description changed",
-                                               "query parameter added: sort"]
+    assert by_key["GET /pets"]["changes"] == [
+        "summary/description changed",
+        "query parameter added: sort",
+    ]
     assert by_key["GET /boom"]["status"] == "removed"
     assert by_key["GET /toys"]["status"] == "added"
     assert by_key["GET /pets/{petId}"]["status"] == "unchanged"
     # Nothing changed yet.
-    assert "sort" not in Tool.objects.get(name="list_pets").input_schema["properties"]["query"][
-        "properties"]
-    response = api.post(f"/api/sources/{data['id']}/openapi/reimport",
-                        {"text": text, "add": [{"key": "GET /toys"}]}, format="json")
+    assert (
+        "sort"
+        not in Tool.objects.get(name="list_pets").input_schema["properties"]["query"]["properties"]
+    )
+    response = api.post(
+        f"/api/sources/{data['id']}/openapi/reimport",
+        {"text": text, "add": [{"key": "GET /toys"}]},
+        format="json",
+    )
     assert response.status_code == 200, response.json()
-    assert response.json() == {"updated": ["list_pets"], "retired": ["boom"],
-                               "added": ["list_toys"]}
+    assert response.json() == {
+        "updated": ["list_pets"],
+        "retired": ["boom"],
+        "added": ["list_toys"],
+    }
     tool = Tool.objects.get(name="list_pets")
     assert "sort" in tool.input_schema["properties"]["query"]["properties"]
     assert tool.description.startswith("List the pets")
@@ -280,8 +319,9 @@ def test_another_users_source_is_not_found(api, outsider_api, pets_api):
     data = _import(api, pets_api, [{"key": "GET /boom"}])
     assert outsider_api.get(f"/api/sources/{data['id']}/").status_code == 404
     assert outsider_api.get("/api/sources/").json() == []
-    response = outsider_api.post(f"/api/sources/{data['id']}/openapi/diff",
-                                 {"text": _spec_text(pets_api)}, format="json")
+    response = outsider_api.post(
+        f"/api/sources/{data['id']}/openapi/diff", {"text": _spec_text(pets_api)}, format="json"
+    )
     assert response.status_code == 404
     assert outsider_api.delete(f"/api/sources/{data['id']}/").status_code == 404
     assert api.delete(f"/api/sources/{data['id']}/").status_code == 204
@@ -291,12 +331,19 @@ def test_another_users_source_is_not_found(api, outsider_api, pets_api):
 def test_every_sources_endpoint_refuses_anonymous_callers(anon_client, api, pets_api):
     data = _import(api, pets_api, [{"key": "GET /boom"}])
     sid = data["id"]
-    for method, url in [("get", "/api/sources/"), ("get", f"/api/sources/{sid}/"),
-                        ("delete", f"/api/sources/{sid}/"), ("post", PREVIEW), ("post", IMPORT),
-                        ("post", f"/api/sources/{sid}/openapi/diff"),
-                        ("post", f"/api/sources/{sid}/openapi/reimport"),
-                        ("post", "/api/sources/mcp/"), ("post", f"/api/sources/{sid}/mcp/refresh"),
-                        ("post", f"/api/sources/{sid}/mcp/pick"), ("post", "/api/sources/a2a/")]:
+    for method, url in [
+        ("get", "/api/sources/"),
+        ("get", f"/api/sources/{sid}/"),
+        ("delete", f"/api/sources/{sid}/"),
+        ("post", PREVIEW),
+        ("post", IMPORT),
+        ("post", f"/api/sources/{sid}/openapi/diff"),
+        ("post", f"/api/sources/{sid}/openapi/reimport"),
+        ("post", "/api/sources/mcp/"),
+        ("post", f"/api/sources/{sid}/mcp/refresh"),
+        ("post", f"/api/sources/{sid}/mcp/pick"),
+        ("post", "/api/sources/a2a/"),
+    ]:
         response = getattr(anon_client, method)(url, {}, format="json")
         assert response.status_code in (401, 403), (method, url)
     assert ToolSource.objects.filter(pk=sid).exists()
@@ -304,6 +351,7 @@ def test_every_sources_endpoint_refuses_anonymous_callers(anon_client, api, pets
 
 def test_another_user_cannot_reimport_my_source(api, outsider_api, pets_api):
     data = _import(api, pets_api, [{"key": "GET /boom"}])
-    response = outsider_api.post(f"/api/sources/{data['id']}/openapi/reimport",
-                                 {"text": _spec_text(pets_api)}, format="json")
+    response = outsider_api.post(
+        f"/api/sources/{data['id']}/openapi/reimport", {"text": _spec_text(pets_api)}, format="json"
+    )
     assert response.status_code == 404

@@ -26,8 +26,15 @@ def test_a_valid_spec_has_no_errors_and_lists_every_operation():
     document = pets_spec()
     assert spec_validate(document) == []
     assert sorted(_ops(document)) == [
-        "GET /boom", "GET /moved", "GET /pets", "GET /pets/{petId}", "GET /search",
-        "GET /slow", "GET /whoami", "POST /pets"]
+        "GET /boom",
+        "GET /moved",
+        "GET /pets",
+        "GET /pets/{petId}",
+        "GET /search",
+        "GET /slow",
+        "GET /whoami",
+        "POST /pets",
+    ]
 
 
 def test_yaml_is_read_as_well_as_json():
@@ -53,9 +60,12 @@ def test_validation_errors_name_the_place_and_the_reason():
 def test_a_ref_to_nothing_is_reported_where_it_is():
     document = pets_spec()
     document["components"]["schemas"]["Pet"]["properties"]["owner"]["$ref"] = "#/nowhere/Owner"
-    assert spec_validate(document) == [{
-        "path": '$.components.schemas.Pet.properties.owner["$ref"]',
-        "message": "$ref '#/nowhere/Owner' points to nothing"}]
+    assert spec_validate(document) == [
+        {
+            "path": '$.components.schemas.Pet.properties.owner["$ref"]',
+            "message": "$ref '#/nowhere/Owner' points to nothing",
+        }
+    ]
 
 
 def test_an_external_ref_is_refused_rather_than_fetched():
@@ -80,25 +90,31 @@ def test_the_input_schema_groups_parameters_and_keeps_the_body_shape():
     body = create["properties"]["body"]
     assert body["properties"]["kind"]["enum"] == ["dog", "cat"]
     assert body["properties"]["owner"]["properties"]["address"]["properties"]["city"] == {
-        "type": "string"}
+        "type": "string"
+    }
     assert create["required"] == ["body"]
     search = ops["GET /search"].input_schema["properties"]
     assert search["query"]["properties"]["ids"]["items"] == {"type": "integer"}
     assert search["header"]["properties"]["X-Trace"] == {"type": "string"}
     listing = ops["GET /pets"]
     assert listing.output_schema["properties"]["body"]["items"]["properties"]["name"] == {
-        "type": "string"}
+        "type": "string"
+    }
     assert listing.tool_description == "List pets\n\nPets with all the given tags."
 
 
 def test_one_of_any_of_all_of_and_nullable_become_json_schema():
     document = pets_spec()
     document["components"]["schemas"]["NewPet"]["properties"]["size"] = {
-        "oneOf": [{"type": "integer"}, {"type": "string", "enum": ["S", "M"]}]}
+        "oneOf": [{"type": "integer"}, {"type": "string", "enum": ["S", "M"]}]
+    }
     document["components"]["schemas"]["NewPet"]["properties"]["note"] = {
-        "type": "string", "nullable": True}
+        "type": "string",
+        "nullable": True,
+    }
     document["components"]["schemas"]["NewPet"]["properties"]["extra"] = {
-        "allOf": [{"$ref": "#/components/schemas/Owner"}, {"anyOf": [{"type": "object"}]}]}
+        "allOf": [{"$ref": "#/components/schemas/Owner"}, {"anyOf": [{"type": "object"}]}]
+    }
     assert spec_validate(document) == []
     body = _ops(document)["POST /pets"].input_schema["properties"]["body"]
     assert body["properties"]["size"]["oneOf"][1]["enum"] == ["S", "M"]
@@ -109,12 +125,18 @@ def test_one_of_any_of_all_of_and_nullable_become_json_schema():
 def test_refs_that_loop_become_defs_and_the_schema_still_validates():
     document = pets_spec()
     schemas = document["components"]["schemas"]
-    schemas["Node"] = {"type": "object", "properties": {
-        "name": {"type": "string"},
-        "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}}
+    schemas["Node"] = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
+        },
+    }
     schemas["A"] = {"type": "object", "properties": {"b": {"$ref": "#/components/schemas/B"}}}
-    schemas["B"] = {"type": "object", "properties": {"a": {"$ref": "#/components/schemas/A"},
-                                                     "n": {"type": "integer"}}}
+    schemas["B"] = {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/components/schemas/A"}, "n": {"type": "integer"}},
+    }
     schemas["NewPet"]["properties"]["family"] = {"$ref": "#/components/schemas/Node"}
     schemas["NewPet"]["properties"]["pair"] = {"$ref": "#/components/schemas/A"}
     assert spec_validate(document) == []
@@ -122,8 +144,14 @@ def test_refs_that_loop_become_defs_and_the_schema_still_validates():
     assert schema["$defs"]["Node"]["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
     assert json.dumps(schema).count('"$ref"') >= 2
     validator = Draft202012Validator(schema)
-    good = {"body": {"name": "a", "kind": "cat", "family": {"name": "x", "children": [
-        {"name": "y", "children": [{"name": "z"}]}]}, "pair": {"b": {"a": {"b": {"n": 1}}}}}}
+    good = {
+        "body": {
+            "name": "a",
+            "kind": "cat",
+            "family": {"name": "x", "children": [{"name": "y", "children": [{"name": "z"}]}]},
+            "pair": {"b": {"a": {"b": {"n": 1}}}},
+        }
+    }
     assert list(validator.iter_errors(good)) == []
     bad = {"body": {"name": "a", "kind": "cat", "family": {"children": [{"name": 5}]}}}
     [error] = validator.iter_errors(bad)
@@ -135,7 +163,8 @@ def test_a_schema_that_is_its_own_ref_does_not_hang():
     document["components"]["schemas"]["Loop"] = {"$ref": "#/components/schemas/Loop2"}
     document["components"]["schemas"]["Loop2"] = {"$ref": "#/components/schemas/Loop"}
     document["components"]["schemas"]["NewPet"]["properties"]["loop"] = {
-        "$ref": "#/components/schemas/Loop"}
+        "$ref": "#/components/schemas/Loop"
+    }
     # Whatever the validator says about it, reading the operations terminates.
     spec_validate(document)
     assert "POST /pets" in _ops(document)
@@ -143,21 +172,40 @@ def test_a_schema_that_is_its_own_ref_does_not_hang():
 
 def test_swagger_2_is_read_into_the_same_shape():
     document = {
-        "swagger": "2.0", "info": {"title": "Old", "version": "1"}, "host": "127.0.0.1:9",
-        "basePath": "/v1", "schemes": ["http"],
+        "swagger": "2.0",
+        "info": {"title": "Old", "version": "1"},
+        "host": "127.0.0.1:9",
+        "basePath": "/v1",
+        "schemes": ["http"],
         "securityDefinitions": {"k": {"type": "apiKey", "in": "query", "name": "key"}},
         "security": [{"k": []}],
         "definitions": {"Item": {"type": "object", "properties": {"n": {"type": "integer"}}}},
-        "paths": {"/items/{id}": {"put": {
-            "operationId": "put-item",
-            "parameters": [
-                {"name": "id", "in": "path", "required": True, "type": "string"},
-                {"name": "tags", "in": "query", "type": "array", "items": {"type": "string"},
-                 "collectionFormat": "multi"},
-                {"name": "body", "in": "body", "required": True,
-                 "schema": {"$ref": "#/definitions/Item"}}],
-            "responses": {"200": {"description": "ok", "schema": {"$ref": "#/definitions/Item"}}},
-        }}},
+        "paths": {
+            "/items/{id}": {
+                "put": {
+                    "operationId": "put-item",
+                    "parameters": [
+                        {"name": "id", "in": "path", "required": True, "type": "string"},
+                        {
+                            "name": "tags",
+                            "in": "query",
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "collectionFormat": "multi",
+                        },
+                        {
+                            "name": "body",
+                            "in": "body",
+                            "required": True,
+                            "schema": {"$ref": "#/definitions/Item"},
+                        },
+                    ],
+                    "responses": {
+                        "200": {"description": "ok", "schema": {"$ref": "#/definitions/Item"}}
+                    },
+                }
+            }
+        },
     }
     assert spec_validate(document) == []
     [op] = spec_operations(document)
@@ -166,7 +214,8 @@ def test_swagger_2_is_read_into_the_same_shape():
     assert op.config["auth"] == {"type": "api_key", "in": "query", "name": "key", "scheme": "k"}
     assert op.input_schema["properties"]["body"]["properties"]["n"] == {"type": "integer"}
     assert op.input_schema["properties"]["query"]["properties"]["tags"]["items"] == {
-        "type": "string"}
+        "type": "string"
+    }
     tags = next(p for p in op.config["parameters"] if p["name"] == "tags")
     assert (tags["style"], tags["explode"]) == ("form", True)
     assert op.output_schema["properties"]["body"]["properties"]["n"] == {"type": "integer"}
@@ -181,16 +230,19 @@ def test_names_come_from_the_operation_id_in_snake_case_or_from_method_and_path(
 
 def test_an_operations_own_servers_win_and_unsupported_bodies_are_noted():
     document = pets_spec("http://127.0.0.1:1/api")
-    document["paths"]["/search"]["servers"] = [{"url": "http://127.0.0.1:2/{v}",
-                                                "variables": {"v": {"default": "v2"}}}]
+    document["paths"]["/search"]["servers"] = [
+        {"url": "http://127.0.0.1:2/{v}", "variables": {"v": {"default": "v2"}}}
+    ]
     document["paths"]["/pets"]["post"]["requestBody"]["content"] = {
-        "multipart/form-data": {"schema": {"type": "object"}}}
+        "multipart/form-data": {"schema": {"type": "object"}}
+    }
     assert spec_validate(document) == []
     ops = _ops(document)
     assert ops["GET /search"].config["base_url"] == "http://127.0.0.1:2/v2"
     assert ops["GET /pets"].config["base_url"] == "http://127.0.0.1:1/api"
     assert ops["POST /pets"].notes == [
-        "request body type not supported (only JSON and form bodies): multipart/form-data"]
+        "request body type not supported (only JSON and form bodies): multipart/form-data"
+    ]
     assert "body" not in ops["POST /pets"].input_schema["properties"]
 
 
@@ -200,13 +252,22 @@ def test_every_declared_server_is_offered_resolved_and_in_order():
     document = pets_spec("/api")
     document["servers"] = [
         {"url": "/api"},
-        {"url": "https://{region}.pets.example/v1", "variables": {
-            "region": {"default": "eu", "enum": ["eu", "us"]}}},
+        {
+            "url": "https://{region}.pets.example/v1",
+            "variables": {"region": {"default": "eu", "enum": ["eu", "us"]}},
+        },
         {"url": "/api/"},  # the same as the first once resolved
     ]
     assert server_urls(document, spec_url="http://127.0.0.1:8/spec.json") == [
-        "http://127.0.0.1:8/api", "https://eu.pets.example/v1"]
-    swagger = {"swagger": "2.0", "host": "pets.example", "basePath": "/v2",
-               "schemes": ["https", "http"], "info": {"title": "P", "version": "1"},
-               "paths": {}}
+        "http://127.0.0.1:8/api",
+        "https://eu.pets.example/v1",
+    ]
+    swagger = {
+        "swagger": "2.0",
+        "host": "pets.example",
+        "basePath": "/v2",
+        "schemes": ["https", "http"],
+        "info": {"title": "P", "version": "1"},
+        "paths": {},
+    }
     assert server_urls(swagger) == ["https://pets.example/v2", "http://pets.example/v2"]

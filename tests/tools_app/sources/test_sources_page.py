@@ -43,7 +43,8 @@ def mcp_base():
 
 
 def test_import_a_spec_pick_two_operations_and_test_one_in_the_console(
-        browser, owner, pets_api, loopback_server):
+    browser, owner, pets_api, loopback_server
+):
     page = browser_login(browser, loopback_server, "owner")
     page.goto(f"{loopback_server}/sources/")
     page.wait_for_selector("#sources-app[data-ready='1']")
@@ -56,7 +57,8 @@ def test_import_a_spec_pick_two_operations_and_test_one_in_the_console(
     # Every declared server is offered; the first is the default.
     assert page.locator("#base-url").input_value() == f"{pets_api}/api"
     assert page.locator("#server-urls option").evaluate_all(
-        "options => options.map(o => o.value)") == [f"{pets_api}/api", "https://pets.example/v1"]
+        "options => options.map(o => o.value)"
+    ) == [f"{pets_api}/api", "https://pets.example/v1"]
     assert "2 servers declared" in page.locator("#server-count").inner_text()
     page.check("tr[data-key='GET /pets/{petId}'] .op-pick")
     page.fill("tr[data-key='GET /pets/{petId}'] .op-name", "fetch_pet")
@@ -67,7 +69,9 @@ def test_import_a_spec_pick_two_operations_and_test_one_in_the_console(
     page.click("#spec-import")
     page.wait_for_selector(".success .tool-chip")
     assert sorted(page.locator(".success .tool-chip").all_inner_texts()) == [
-        "fetch_pet", "list_pets"]
+        "fetch_pet",
+        "list_pets",
+    ]
     # The list of sources reloads after the success message: wait for it.
     page.wait_for_selector(".source-card")
     assert page.locator(".source-card").count() == 1
@@ -105,7 +109,8 @@ def test_a_malformed_spec_shows_each_error_with_its_place(browser, owner, studio
 
 
 def test_register_an_mcp_server_pick_a_tool_and_add_an_a2a_agent(
-        browser, owner, mcp_base, loopback_server):
+    browser, owner, mcp_base, loopback_server
+):
     page = browser_login(browser, loopback_server, "owner")
     page.goto(f"{loopback_server}/sources/")
     page.wait_for_selector("#sources-app[data-ready='1']")
@@ -139,11 +144,15 @@ def test_register_an_mcp_server_pick_a_tool_and_add_an_a2a_agent(
 
 def test_reimport_shows_what_changed_and_applies_it(browser, owner, api, pets_api, studio_server):
     spec = pets_spec(f"{pets_api}/api")
-    response = api.post("/api/sources/openapi/import", {"text": json.dumps(spec), "picks": [
-        {"key": "GET /pets"}, {"key": "GET /boom"}]}, format="json")
+    response = api.post(
+        "/api/sources/openapi/import",
+        {"text": json.dumps(spec), "picks": [{"key": "GET /pets"}, {"key": "GET /boom"}]},
+        format="json",
+    )
     assert response.status_code == 201
     spec["paths"]["/pets"]["get"]["parameters"].append(
-        {"name": "sort", "in": "query", "schema": {"type": "string"}})
+        {"name": "sort", "in": "query", "schema": {"type": "string"}}
+    )
     del spec["paths"]["/boom"]
     page = browser_login(browser, studio_server, "owner")
     page.goto(f"{studio_server}/sources/")
@@ -162,5 +171,7 @@ def test_reimport_shows_what_changed_and_applies_it(browser, owner, api, pets_ap
     page.wait_for_selector("#spec-preview-box .success")
     text = page.locator("#spec-preview-box .success").inner_text()
     assert "Updated: list_pets" in text and "retired: boom" in text and "added: create_pet" in text
-    assert "sort" in Tool.objects.get(name="list_pets").input_schema["properties"]["query"][
-        "properties"]
+    assert (
+        "sort"
+        in Tool.objects.get(name="list_pets").input_schema["properties"]["query"]["properties"]
+    )

@@ -38,8 +38,10 @@ class Command(BaseCommand):
         execute.add_argument("--mode", choices=["sync", "async"], default="sync")
         execute.add_argument("--url", help="Base URL of a running studio (uses its API).")
         execute.add_argument("--token", help="API token for --url (Authorization: Token).")
-        sub.add_parser("rotate-credentials",
-                       help="Re-encrypt stored credentials with the first encryption key.")
+        sub.add_parser(
+            "rotate-credentials",
+            help="Re-encrypt stored credentials with the first encryption key.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["action"] == "rotate-credentials":
@@ -78,8 +80,7 @@ class Command(BaseCommand):
         if options["schema"]:
             self._print(tool_schema_data(tool)["input_schema"])
             return EXIT_OK
-        run = tool_execute(tool=tool, input_text=options["input"], user=user,
-                           mode=options["mode"])
+        run = tool_execute(tool=tool, input_text=options["input"], user=user, mode=options["mode"])
         return self._report(tool_run_data(run), getattr(run, "input_rejected", False))
 
     # --- through a running studio -------------------------------------------------------
@@ -92,8 +93,11 @@ class Command(BaseCommand):
             headers["Authorization"] = f"Token {options['token']}"
         name = options["name"]
         try:
-            with httpx.Client(timeout=None,  # noqa: S113 - the tool's own timeout applies
-                               headers=headers, trust_env=False) as client:
+            with httpx.Client(
+                timeout=None,  # noqa: S113 - the tool's own timeout applies
+                headers=headers,
+                trust_env=False,
+            ) as client:
                 if options["schema"]:
                     response = client.get(f"{base}/api/tools/{name}/schema")
                 else:

@@ -17,7 +17,8 @@ class A2AToolType(ToolType):
     label = "A2A agent"
     creatable = False  # added by its agent card URL on the sources page
     config_schema: ClassVar[dict[str, Any]] = {
-        "type": "object", "required": ["source_id"],
+        "type": "object",
+        "required": ["source_id"],
         "properties": {"source_id": {"type": "integer"}},
     }
 
@@ -33,8 +34,7 @@ class A2AToolType(ToolType):
         except ToolSource.DoesNotExist:
             raise ToolError("The A2A agent of this tool was removed (or is not yours).") from None
         try:
-            return await a2a_send(**connection, text=input["message"],
-                                  timeout=tool.timeout_seconds)
+            return await a2a_send(**connection, text=input["message"], timeout=tool.timeout_seconds)
         except A2AFailure as exc:
             raise ToolError(str(exc)) from None
 

@@ -47,8 +47,9 @@ class AgentToolType(ToolType):
             ) from None
         if not getattr(context.user, "is_authenticated", False):
             # The nested run and its thread belong to a user.
-            raise ToolError("Agent-as-tool runs on behalf of a signed-in user "
-                            "(from the CLI, pass --user).")
+            raise ToolError(
+                "Agent-as-tool runs on behalf of a signed-in user (from the CLI, pass --user)."
+            )
         slug = tool.config.get("agent", "")
         agent = await sync_to_async(_agent_for)(slug, context.user)
         if agent is None:

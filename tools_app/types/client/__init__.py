@@ -37,12 +37,14 @@ class ClientToolType(ToolType):
             return context.resume_payload
         if context.run is None:
             raise ToolError(CONSOLE_ERROR)
-        raise ToolSuspended({
-            "kind": "client-function",
-            "tool": tool.name,
-            "function": tool.config.get("function") or tool.name,
-            "input": input,
-        })
+        raise ToolSuspended(
+            {
+                "kind": "client-function",
+                "tool": tool.name,
+                "function": tool.config.get("function") or tool.name,
+                "input": input,
+            }
+        )
 
 
 tool_type = ClientToolType()

@@ -120,12 +120,12 @@ class HttpToolType(ToolType):
             "headers": {
                 "type": "object",
                 "additionalProperties": {"type": "string"},
-                "description": "Header templates, e.g. {\"Accept\": \"application/json\"}.",
+                "description": 'Header templates, e.g. {"Accept": "application/json"}.',
             },
             "body_type": {"type": "string", "enum": ["json", "text"], "default": "json"},
             "body": {
                 "type": "string",
-                "description": "Body template. JSON: a string that is exactly \"{field}\" "
+                "description": 'Body template. JSON: a string that is exactly "{field}" '
                 "becomes the input value. Empty: POST/PUT/PATCH send the whole input.",
             },
             "auth": {
@@ -168,8 +168,11 @@ class HttpToolType(ToolType):
             raise ToolError(f"Cannot build the request: {exc}") from None
         try:
             response = await net.fetch(
-                request["url"], method=request["method"], headers=request["headers"],
-                content=request["content"], deadline_seconds=tool.timeout_seconds,
+                request["url"],
+                method=request["method"],
+                headers=request["headers"],
+                content=request["content"],
+                deadline_seconds=tool.timeout_seconds,
                 max_bytes=MAX_BODY,
             )
         except (net.BlockedURL, net.FetchError) as exc:
@@ -183,8 +186,9 @@ class HttpToolType(ToolType):
                 pass
         result = {"status": response.status, "headers": response.headers, "body": body}
         if not 200 <= response.status < 300:
-            raise ToolError(f"HTTP {response.status} {response.reason}: {text[:2000]}",
-                            output=result)
+            raise ToolError(
+                f"HTTP {response.status} {response.reason}: {text[:2000]}", output=result
+            )
         return result
 
 

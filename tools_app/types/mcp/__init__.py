@@ -36,8 +36,12 @@ class McpToolType(ToolType):
         except ToolSource.DoesNotExist:
             raise ToolError("The MCP server of this tool was removed (or is not yours).") from None
         try:
-            result = await mcp_call(**connection, name=tool.config["remote_name"],
-                                    arguments=input or {}, timeout=tool.timeout_seconds)
+            result = await mcp_call(
+                **connection,
+                name=tool.config["remote_name"],
+                arguments=input or {},
+                timeout=tool.timeout_seconds,
+            )
         except McpFailure as exc:
             raise ToolError(str(exc)) from None
         if result["isError"]:

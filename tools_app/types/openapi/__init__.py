@@ -24,22 +24,33 @@ class OpenApiToolType(ToolType):
         "properties": {
             "source_id": {"type": "integer"},
             "operation_key": {"type": "string"},
-            "method": {"enum": ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH",
-                                "TRACE"]},
+            "method": {
+                "enum": ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"]
+            },
             "path": {"type": "string", "pattern": "^/"},
             "base_url": {"type": "string", "pattern": "^https?://"},
-            "parameters": {"type": "array", "items": {
-                "type": "object", "required": ["name", "in"],
-                "properties": {"name": {"type": "string"},
-                               "in": {"enum": ["path", "query", "header", "cookie"]},
-                               "style": {"type": "string"}, "explode": {"type": "boolean"}},
-            }},
+            "parameters": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["name", "in"],
+                    "properties": {
+                        "name": {"type": "string"},
+                        "in": {"enum": ["path", "query", "header", "cookie"]},
+                        "style": {"type": "string"},
+                        "explode": {"type": "boolean"},
+                    },
+                },
+            },
             "body": {"type": ["object", "null"]},
-            "auth": {"type": ["object", "null"], "properties": {
-                "type": {"enum": ["api_key", "bearer", "basic"]},
-                "in": {"enum": ["header", "query", "cookie"]},
-                "name": {"type": "string"},
-            }},
+            "auth": {
+                "type": ["object", "null"],
+                "properties": {
+                    "type": {"enum": ["api_key", "bearer", "basic"]},
+                    "in": {"enum": ["header", "query", "cookie"]},
+                    "name": {"type": "string"},
+                },
+            },
             "follow_redirects": {"type": "boolean"},
         },
     }
@@ -56,8 +67,11 @@ class OpenApiToolType(ToolType):
         follow = bool(config.get("follow_redirects"))
         try:
             result = await fetch(
-                request["url"], method=request["method"], headers=request["headers"],
-                content=request["content"], deadline_seconds=tool.timeout_seconds,
+                request["url"],
+                method=request["method"],
+                headers=request["headers"],
+                content=request["content"],
+                deadline_seconds=tool.timeout_seconds,
                 max_redirects=5 if follow else 0,
             )
         except BlockedURL as exc:
@@ -65,8 +79,10 @@ class OpenApiToolType(ToolType):
         except FetchError as exc:
             message = str(exc)
             if not follow and message.startswith("Too many redirects"):
-                message = ("The API answered with a redirect, and this tool does not follow "
-                           "redirects (set config.follow_redirects to allow it).")
+                message = (
+                    "The API answered with a redirect, and this tool does not follow "
+                    "redirects (set config.follow_redirects to allow it)."
+                )
             raise ToolError(message) from None
         text, _ = result.text()
         body: Any = text
@@ -79,8 +95,7 @@ class OpenApiToolType(ToolType):
             body = None
         output = {"status": result.status, "headers": result.headers, "body": body}
         if not 200 <= result.status < 300:
-            raise ToolError(f"HTTP {result.status} {result.reason}: {_short(text)}",
-                            output=output)
+            raise ToolError(f"HTTP {result.status} {result.reason}: {_short(text)}", output=output)
         return output
 
 

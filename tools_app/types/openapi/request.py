@@ -55,7 +55,8 @@ def _query_pairs(name: str, value: Any, style: str, explode: bool) -> list[tuple
         if style == "form" and explode:
             return [(name, _scalar(v)) for v in value]
         separator = {"spaceDelimited": " ", "pipeDelimited": "|", "tabDelimited": "\t"}.get(
-            style, ",")
+            style, ","
+        )
         return [(name, separator.join(_scalar(v) for v in value))]
     if isinstance(value, dict):
         if style == "deepObject":
@@ -132,7 +133,9 @@ def apply_auth(request: dict[str, Any], auth: dict[str, Any] | None, secrets: di
         request["headers"]["Authorization"] = f"Bearer {token}"
     elif kind == "basic":
         if not secrets.get("username"):
-            raise ToolError("This tool needs a user name and password: set the tool's "
-                            "credentials (username, password).")
+            raise ToolError(
+                "This tool needs a user name and password: set the tool's "
+                "credentials (username, password)."
+            )
         pair = f"{secrets['username']}:{secrets.get('password', '')}".encode()
         request["headers"]["Authorization"] = "Basic " + base64.b64encode(pair).decode()

@@ -11,7 +11,7 @@ from tools_app.types import ToolType
 
 CODE_CONTRACT = (
     "Python 3 (standard library only). Write the body of `def run(input):` and `return` "
-    "the output, e.g. `return {\"sum\": input[\"a\"] + input[\"b\"]}`; or write a module "
+    'the output, e.g. `return {"sum": input["a"] + input["b"]}`; or write a module '
     "that defines `def run(input):` yourself (helpers allowed). `input` is the validated "
     "input object; the return value must be JSON. print() goes to the run's logs. Each "
     "call runs in a fresh isolated process: no network, no server environment or "
@@ -49,7 +49,9 @@ class PythonToolType(ToolType):
             from tools_app.types.python.sandbox import sandbox_run
 
             result = await sandbox_run(
-                code, input, timeout=tool.timeout_seconds,
+                code,
+                input,
+                timeout=tool.timeout_seconds,
                 python=settings.STUDIO_PYTHON_EXECUTABLE,
             )
         context.isolation = result.get("isolation")

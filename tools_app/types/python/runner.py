@@ -48,7 +48,7 @@ def _main():
     except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too
         lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
         # Drop the runner's own frames: the author only needs their code's lines.
-        trace = "".join(line for line in lines if "\"<string>\"" not in line)
+        trace = "".join(line for line in lines if '"<string>"' not in line)
         message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         result = json.dumps({"ok": False, "error": message, "traceback": trace})
     for stream in (sys.stdout, sys.stderr):

@@ -87,7 +87,11 @@ def _probe(mode: str, python: str) -> bool:
     try:
         done = subprocess.run(
             command(mode, python, "print('sandbox-ok')"),
-            capture_output=True, timeout=10, env=ENV, cwd="/", start_new_session=True,
+            capture_output=True,
+            timeout=10,
+            env=ENV,
+            cwd="/",
+            start_new_session=True,
             preexec_fn=lambda: _limits(5),  # noqa: PLW1509 - the child's own limits
             **_identity(),
         )
@@ -148,9 +152,14 @@ async def sandbox_run(
     cpu = max(1, math.ceil(timeout)) + 1
     proc = await asyncio.create_subprocess_exec(
         *command(mode, python, RUNNER),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=ENV, cwd="/", start_new_session=True,
-        preexec_fn=lambda: _limits(cpu), **_identity(),  # noqa: PLW1509
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=ENV,
+        cwd="/",
+        start_new_session=True,
+        preexec_fn=lambda: _limits(cpu),
+        **_identity(),  # noqa: PLW1509
     )
     timed_out = False
     try:

@@ -41,8 +41,9 @@ class SandboxHandler(BaseHTTPRequestHandler):
         except (ValueError, KeyError, TypeError) as exc:
             return self._send(HTTPStatus.BAD_REQUEST, {"error": f"bad request: {exc}"})
         timeout = min(max(timeout, 0.1), MAX_TIMEOUT)
-        result = asyncio.run(sandbox_run(code, body.get("input"), timeout=timeout,
-                                         python=self.python))
+        result = asyncio.run(
+            sandbox_run(code, body.get("input"), timeout=timeout, python=self.python)
+        )
         return self._send(HTTPStatus.OK, result)
 
     def _send(self, status: HTTPStatus, data: dict) -> None:
@@ -70,14 +71,18 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8700)
-    parser.add_argument("--python", default=default_python(),
-                        help="Interpreter for the code (default: $STUDIO_PYTHON_EXECUTABLE, "
-                        "else /usr/bin/python3, else this interpreter).")
+    parser.add_argument(
+        "--python",
+        default=default_python(),
+        help="Interpreter for the code (default: $STUDIO_PYTHON_EXECUTABLE, "
+        "else /usr/bin/python3, else this interpreter).",
+    )
     args = parser.parse_args(argv)
     SandboxHandler.python = args.python
     server = ThreadingHTTPServer((args.host, args.port), SandboxHandler)
-    print(f"sandbox on {args.host}:{args.port}, isolation {detect_isolation(args.python)}",
-          flush=True)
+    print(
+        f"sandbox on {args.host}:{args.port}, isolation {detect_isolation(args.python)}", flush=True
+    )
     server.serve_forever()
 
 

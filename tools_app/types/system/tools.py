@@ -36,8 +36,9 @@ def _resumed(context: Any, schema: dict[str, Any]) -> Any:
 
     errors = schema_errors(schema, payload)
     if errors:
-        raise ToolError(f"Invalid answer: {errors[0]['path']}: {errors[0]['message']}",
-                        errors=errors)
+        raise ToolError(
+            f"Invalid answer: {errors[0]['path']}: {errors[0]['message']}", errors=errors
+        )
     return payload
 
 
@@ -47,8 +48,14 @@ def ask(input: dict[str, Any], context: Any = None) -> dict[str, Any]:  # noqa: 
     mode = input.get("mode", "free-text")
     answer = _resumed(context, ASK_USER_RESUME)
     if answer is None:
-        raise ToolSuspended({"kind": "ask-user", "question": input["question"], "mode": mode,
-                             "options": input.get("options", [])})
+        raise ToolSuspended(
+            {
+                "kind": "ask-user",
+                "question": input["question"],
+                "mode": mode,
+                "options": input.get("options", []),
+            }
+        )
     value = answer["answer"]
     options = input.get("options", [])
     if mode == "single" and (not isinstance(value, str) or value not in options):
@@ -65,8 +72,9 @@ def plan(input: dict[str, Any], context: Any = None) -> dict[str, Any]:  # noqa:
 
     decision = _resumed(context, PLAN_RESUME)
     if decision is None:
-        raise ToolSuspended({"kind": "plan-approval", "plan": input["plan"],
-                             "steps": input.get("steps", [])})
+        raise ToolSuspended(
+            {"kind": "plan-approval", "plan": input["plan"], "steps": input.get("steps", [])}
+        )
     return {"approved": decision["approved"], "reason": decision.get("reason", "")}
 
 
@@ -111,10 +119,17 @@ ask_user = create_tool(
         "type": "object",
         "properties": {
             "question": {"type": "string", "minLength": 1},
-            "mode": {"type": "string", "enum": ["free-text", "single", "multi"],
-                     "default": "free-text"},
-            "options": {"type": "array", "items": {"type": "string", "minLength": 1},
-                        "minItems": 2, "uniqueItems": True},
+            "mode": {
+                "type": "string",
+                "enum": ["free-text", "single", "multi"],
+                "default": "free-text",
+            },
+            "options": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "minItems": 2,
+                "uniqueItems": True,
+            },
         },
         "required": ["question"],
         "additionalProperties": False,

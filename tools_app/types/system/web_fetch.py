@@ -38,7 +38,9 @@ OUTPUT_SCHEMA = {
 async def web_fetch(input: dict[str, Any], context: Any = None) -> dict[str, Any]:  # noqa: A002
     try:
         response = await net.fetch(
-            input["url"], deadline_seconds=DEADLINE_SECONDS, max_redirects=MAX_REDIRECTS,
+            input["url"],
+            deadline_seconds=DEADLINE_SECONDS,
+            max_redirects=MAX_REDIRECTS,
             max_bytes=MAX_BYTES,
         )
     except (net.BlockedURL, net.FetchError) as exc:
