@@ -1,4 +1,4 @@
-"""The websocket of a thread: `/ws/threads/<id>/?after=<seq>` (agents_core/runtime/PROTOCOL.md).
+"""The websocket of a thread: `/ws/threads/<id>/?after=<seq>` (docs/protocol.md).
 
 On connect it joins the thread's group first and then replays the stored events after
 `after`, so nothing published meanwhile is missed; from then on it forwards live events

@@ -297,7 +297,7 @@ STUDIO_RUN_GC_THRESHOLDS = tuple(
 # finds the writer idle goes at once (agents_core/runtime/events.py, StreamWriter). 60, not
 # 30: at one chat of 30 deltas a second, 30 wrote each delta alone and the studio's CPU per
 # delta was 1.1-1.3x litellm's for the same chunks; 60 writes two at a time, 0.6-0.95x, for
-# about 30 ms more latency (bench.streaming; README, "Benchmarks").
+# about 30 ms more latency (bench.streaming; docs/benchmarks.md).
 STUDIO_STREAM_BATCH_MS = envint("STUDIO_STREAM_BATCH_MS", 60)
 
 # --- Tools --------------------------------------------------------------------------------

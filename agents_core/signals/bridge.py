@@ -1,7 +1,7 @@
 """The few places signals meets the run loop (agents_core/runtime, services/runs.py):
 start a run, publish an event on the thread's stream, the thread's group, abort.
 
-Kept in one module so that the contract (agents_core/runtime/PROTOCOL.md, "Requests from
+Kept in one module so that the contract (docs/protocol.md, "Requests from
 signals") has one counterpart here.
 """
 

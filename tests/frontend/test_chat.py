@@ -84,7 +84,7 @@ def open_chat(browser, server: str, path: str):
 
 def warm_up(page) -> None:
     """Run one message on a scratch thread, then delete it. The first run of a fresh server
-    imports litellm, which holds the server's event loop for seconds (see PROTOCOL.md,
+    imports litellm, which holds the server's event loop for seconds (see docs/protocol.md,
     "Requests from chat-ui"): tests that assert what is visible *while* a run streams do
     this first, so that the stream they watch runs at the offline model's pace."""
     page.evaluate(
