@@ -14,6 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from tests.tools_app.engine.conftest import LocalServer
 from tools_app import net
 from tools_app.checks import private_networks_check
+from tools_app.execution import tool_execute
 
 
 @pytest.fixture
@@ -68,8 +69,6 @@ def test_without_the_seam_the_first_hop_is_refused(local_server):
 
 
 def test_the_web_fetch_tool_has_no_way_to_pass_the_seam(system_tool, owner):
-    from tools_app.execution import tool_execute
-
     run = tool_execute(
         tool=system_tool("web_fetch"),
         input={"url": "http://127.0.0.1:9/", "allow": ["127.0.0.1", 9]},
