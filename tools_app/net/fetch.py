@@ -106,8 +106,9 @@ async def fetch(
 ) -> FetchResult:
     """One guarded request, following redirects; raises BlockedURL or FetchError.
 
-    `allow=(ip, port)` lets that one address and port through the guard for this call
-    (tests reach their local servers with it); every other hop is judged as usual.
+    `allow=(ip, port)` lets that one address and port through the guard for this call,
+    on any hop (tests reach their local servers with it); a redirect to any other address
+    or port is judged as usual.
     """
     try:
         return await asyncio.wait_for(
