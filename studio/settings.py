@@ -301,8 +301,11 @@ STUDIO_RUN_GC_THRESHOLDS = tuple(
 STUDIO_STREAM_BATCH_MS = envint("STUDIO_STREAM_BATCH_MS", 60)
 
 # --- Tools --------------------------------------------------------------------------------
-# Test-only: lets web_fetch and outbound tool calls reach servers on 127.0.0.1.
-STUDIO_ALLOW_LOOPBACK_FETCH = False
+# Private networks that outbound requests (web_fetch, HTTP and OpenAPI tools, MCP and A2A
+# sources) may reach although the address guard refuses them otherwise: comma-separated
+# CIDRs or addresses (every port) and host:port entries (that port only; a name listed
+# this way also passes the name rules). Empty: only public addresses (tools_app/net/).
+STUDIO_PRIVATE_NETWORKS = envlist("STUDIO_PRIVATE_NETWORKS", [])
 STUDIO_PYTHON_EXECUTABLE = os.environ.get("STUDIO_PYTHON_EXECUTABLE", "/usr/bin/python3")
 STUDIO_SANDBOX_URL = os.environ.get("STUDIO_SANDBOX_URL", "")
 

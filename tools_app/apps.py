@@ -9,4 +9,5 @@ class ToolsAppConfig(AppConfig):
     verbose_name = "Tools"
 
     def ready(self) -> None:
+        import tools_app.checks  # noqa: F401 - registers the system checks
         import tools_app.types.builtin  # noqa: F401 - registers the built-in tool types

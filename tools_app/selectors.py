@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from tools_app.models import Tool
+from tools_app.models import Tool, ToolSource
 
 
 def tool_list(*, user) -> QuerySet[Tool]:
@@ -13,3 +13,28 @@ def tool_list(*, user) -> QuerySet[Tool]:
 
 def tool_get(*, user, name: str) -> Tool | None:
     return tool_list(user=user).filter(name=name).first()
+
+
+def tool_outbound_urls(*, tool: Tool) -> list[str]:
+    """The URLs the tool sends requests to, as configured (templates left as written).
+
+    HTTP tools: their URL; OpenAPI operations: their base URL; MCP and A2A tools: the
+    endpoint of their source, read only from a source of the tool's own owner.
+    """
+    config = tool.config or {}
+    if tool.kind in ("http", "openapi"):
+        url = config.get("url" if tool.kind == "http" else "base_url")
+        return [url] if isinstance(url, str) and url else []
+    if tool.kind not in ("mcp", "a2a"):
+        return []
+    source = ToolSource.objects.filter(
+        pk=config.get("source_id"), kind=tool.kind, owner_id=tool.owner_id
+    ).first()
+    if source is None:
+        return []
+    if tool.kind == "mcp":
+        return [source.url] if source.url else []
+    card = source.document or {}
+    urls = [i.get("url") for i in card.get("supportedInterfaces") or [] if isinstance(i, dict)]
+    urls.append(card.get("url"))
+    return [url for url in dict.fromkeys(urls) if isinstance(url, str) and url]

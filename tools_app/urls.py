@@ -48,3 +48,11 @@ urlpatterns += [
     path("sources/<int:source_id>/mcp/pick", sources.McpPickApi.as_view(), name="mcp-pick"),
     path("sources/a2a/", sources.A2AAddApi.as_view(), name="a2a-add"),
 ]
+
+# The address guard's verdict on a URL, for the forms and the tool page.
+from tools_app.api import net as net_api  # noqa: E402
+
+urlpatterns += [
+    path("url-check", net_api.UrlCheckApi.as_view(), name="url-check"),
+    path("tools/<str:name>/network", net_api.ToolNetworkApi.as_view(), name="tool-network"),
+]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -17,3 +18,18 @@ def tool_types() -> Iterator[None]:
     types.TYPE_MODULES.clear()
     types.TYPE_MODULES.update(before)
     types.get_type.cache_clear()
+
+
+@pytest.fixture
+def private_network(settings) -> Callable[[str], str]:
+    """`allow(url)`: put the URL's exact host:port on the operator's allow-list
+    (settings.STUDIO_PRIVATE_NETWORKS), so the address guard lets requests reach that one
+    test server on 127.0.0.1; returns the URL. Other ports stay refused."""
+
+    def allow(url: str) -> str:
+        parts = urlsplit(url)
+        entry = f"{parts.hostname}:{parts.port}"
+        settings.STUDIO_PRIVATE_NETWORKS = [*settings.STUDIO_PRIVATE_NETWORKS, entry]
+        return url
+
+    return allow

@@ -50,14 +50,14 @@ async def pinned_client(urls: list[str], **kwargs: Any) -> Any:
     name cannot swap in a private address after the check)."""
     import httpx
 
-    from tools_app.net import _PinnedBackend, _PinnedTransport, parse_target, resolve_checked
+    from tools_app.net import PinnedBackend, PinnedTransport, parse_target, resolve_checked
 
-    backend = _PinnedBackend()
+    backend = PinnedBackend()
     for url in urls:
         target = parse_target(url)
         backend.pins[(target.host, target.port)] = await resolve_checked(target)
     return httpx.AsyncClient(
-        transport=_PinnedTransport(backend), trust_env=False, follow_redirects=False, **kwargs
+        transport=PinnedTransport(backend), trust_env=False, follow_redirects=False, **kwargs
     )
 
 

@@ -203,7 +203,7 @@ function renderPreview(preview, payload) {
     el("div", { class: "preview-head" },
       el("h3", {}, preview.title, " ", el("span", { class: "muted" }, `OpenAPI ${preview.version}`)),
       el("label", { class: "inline" }, "Base URL ",
-        el("input", { id: "base-url", class: "code", value: preview.base_url, list: "server-urls", title: serverHint(preview) }),
+        el("input", { id: "base-url", class: "code", value: preview.base_url, list: "server-urls", title: serverHint(preview), "data-url-check": true }),
         el("datalist", { id: "server-urls" }, (preview.servers || []).map((url) => el("option", { value: url }))),
         (preview.servers || []).length > 1 ? el("span", { class: "muted", id: "server-count" }, ` ${preview.servers.length} servers declared: pick one or type another`) : null)),
     el("table", { class: "ops" },

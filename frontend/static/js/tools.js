@@ -6,6 +6,7 @@ import { api, ApiError, listOf } from "./lib/api.js";
 import { fill, h, kindLabel, orderSchema, pretty } from "./lib/tool_dom.js";
 import { openConsole } from "./tools_console.js";
 import { renderToolForm } from "./tools_form.js";
+import { verdictLine } from "./lib/url_check.js";
 
 const app = document.getElementById("tools-app");
 const main = document.getElementById("tool-main");
@@ -185,9 +186,28 @@ function renderDetail(tool) {
       schemaCard("Output schema", tool.output_schema, "output-schema-view")),
     tool.config && Object.keys(tool.config).length && tool.kind !== "code" ? configView(tool.config) : null,
   );
-  main.querySelector(".facts").after(usedBy);
+  const network = h("section", { class: "network-access", id: "network-access", hidden: true });
+  main.querySelector(".facts").after(network, usedBy);
+  if (NETWORK_KINDS.has(tool.kind)) showNetwork(tool, network);
   showUsedBy(tool, usedBy);
   if (location.hash === "#test") toggleConsole(tool, consoleSlot, testButton);
+}
+
+// Where the tool sends requests, as the address guard judges it now: refused (with the
+// reason), or reaching a private network the operator allows.
+const NETWORK_KINDS = new Set(["http", "openapi", "mcp", "a2a"]);
+
+async function showNetwork(tool, box) {
+  let urls;
+  try {
+    ({ urls } = await api(`/api/tools/${encodeURIComponent(tool.name)}/network`));
+  } catch {
+    return;
+  }
+  const shown = urls.filter((v) => v.status !== "allowed" || v.private_network);
+  if (!shown.length) return;
+  fill(box, h("h3", {}, "Network access"), shown.map((v) => verdictLine(v, { withUrl: true })));
+  box.hidden = false;
 }
 
 // Which agents use the tool, and under which key the model sees it.

@@ -7,6 +7,7 @@ import { api, ApiError, flattenMessages, listOf } from "./lib/api.js";
 import { mountSchemaForm } from "./lib/schema_form.js";
 import { parseJson, schemaProblems, TOOL_NAME_RE, toSnakeCase } from "./lib/schema_json.js";
 import { fill, h, kindLabel, orderSchema, pretty } from "./lib/tool_dom.js";
+import { watchUrl } from "./lib/url_check.js";
 
 const NAME_HINT = "snake_case: lowercase letters, digits and _, starting with a letter. The model sees this name.";
 const DEFAULT_INPUT_SCHEMA = {
@@ -191,6 +192,8 @@ export function renderToolForm(main, { types, kind, tool = null, onSaved, onCanc
     if (tool && tool.kind === currentType.kind) configForm.setValue(tool.config || {});
     else if (STARTERS[currentType.kind]) configForm.setValue(STARTERS[currentType.kind]);
     if (currentType.kind === "agent") suggestAgents(configBox.querySelector("input[name='$.agent']"));
+    // The address guard's verdict under the URL: a refused URL can be saved, but says so.
+    if (currentType.kind === "http") watchUrl(configBox.querySelector("input[name='$.url']"));
   }
 
   // --- advanced --------------------------------------------------------------------------

@@ -172,8 +172,10 @@ def test_the_sweep_leaves_runs_that_are_still_within_their_timeout(python_tool, 
     assert status_of(run.id) == "running"
 
 
-def test_delivering_the_task_twice_executes_the_tool_once(make_tool, owner, local_server, settings):
-    settings.STUDIO_ALLOW_LOOPBACK_FETCH = True
+def test_delivering_the_task_twice_executes_the_tool_once(
+    make_tool, owner, local_server, private_network
+):
+    private_network(local_server.url)
     local_server.route("/hit", body={"ok": True})
     tool = make_tool(
         kind="http", owner=owner, config={"url": f"{local_server.url}/hit"}, execution_mode="async"

@@ -80,7 +80,7 @@ def test_web_fetch_prints_its_iserror_object_and_exits_1(system_tool):
     code, out, _ = tool_cli("web_fetch", '{"url": "http://169.254.169.254/"}')
 
     assert code == 1
-    assert out["isError"] is True and "link-local" in out["error"]
+    assert out["isError"] is True and "Link Local (169.254.0.0/16, RFC 3927)" in out["error"]
 
 
 def test_schema_prints_the_input_schema(doubler):

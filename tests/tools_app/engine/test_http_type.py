@@ -1,4 +1,5 @@
-"""HTTP request tools against a real local server (through the loopback allowance)."""
+"""HTTP request tools against a real local server (its exact 127.0.0.1:port on the
+operator's allow-list, through the `private_network` fixture)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,16 @@ import base64
 import json
 
 import pytest
-from django.test import override_settings
 
 from tools_app.crypto import credentials_set
 from tools_app.execution import tool_execute
 from tools_app.types import ConfigError, get_type
 
-allow_loopback = override_settings(STUDIO_ALLOW_LOOPBACK_FETCH=True)
+
+@pytest.fixture
+def server(local_server, private_network):
+    private_network(local_server.url)
+    return local_server
 
 
 @pytest.fixture
@@ -24,13 +28,12 @@ def http_tool(make_tool, owner):
     return make
 
 
-@allow_loopback
-def test_url_headers_and_json_body_are_filled_from_the_input(http_tool, owner, local_server):
-    local_server.route("/cities/New%20York/report", body={"temp": 8})
+def test_url_headers_and_json_body_are_filled_from_the_input(http_tool, owner, server):
+    server.route("/cities/New%20York/report", body={"temp": 8})
     tool = http_tool(
         {
             "method": "POST",
-            "url": f"{local_server.url}/cities/{{city}}/report?units={{units}}",
+            "url": f"{server.url}/cities/{{city}}/report?units={{units}}",
             "headers": {"X-Trace": "trace-{trace.id}"},
             "body": '{"query": {"days": "{days}", "label": "city {city}"}}',
         }
@@ -45,24 +48,22 @@ def test_url_headers_and_json_body_are_filled_from_the_input(http_tool, owner, l
     assert run.status == "completed", run.error
     assert run.output["status"] == 200
     assert run.output["body"] == {"temp": 8}
-    request = local_server.requests[-1]
+    request = server.requests[-1]
     assert request["method"] == "POST"
     assert request["path"] == "/cities/New%20York/report?units=si"
     assert request["headers"]["x-trace"] == "trace-t1"
     assert json.loads(request["body"]) == {"query": {"days": 3, "label": "city New York"}}
 
 
-@allow_loopback
-def test_without_a_body_template_a_post_sends_the_input(http_tool, owner, local_server):
-    local_server.route("/echo", body="ok")
-    tool = http_tool({"method": "POST", "url": f"{local_server.url}/echo"})
+def test_without_a_body_template_a_post_sends_the_input(http_tool, owner, server):
+    server.route("/echo", body="ok")
+    tool = http_tool({"method": "POST", "url": f"{server.url}/echo"})
 
     tool_execute(tool=tool, input={"a": [1, 2]}, user=owner)
 
-    assert json.loads(local_server.requests[-1]["body"]) == {"a": [1, 2]}
+    assert json.loads(server.requests[-1]["body"]) == {"a": [1, 2]}
 
 
-@allow_loopback
 @pytest.mark.parametrize(
     ("auth", "credentials", "header", "expected"),
     [
@@ -77,30 +78,31 @@ def test_without_a_body_template_a_post_sends_the_input(http_tool, owner, local_
     ],
 )
 def test_credentials_are_sent_as_the_configured_auth(
-    http_tool, owner, local_server, auth, credentials, header, expected
+    http_tool, owner, server, auth, credentials, header, expected
 ):
-    local_server.route("/private", body={"ok": True})
-    tool = http_tool({"url": f"{local_server.url}/private", "auth": auth})
+    server.route("/private", body={"ok": True})
+    tool = http_tool({"url": f"{server.url}/private", "auth": auth})
     credentials_set(tool, credentials)
 
     run = tool_execute(tool=tool, input={}, user=owner)
 
-    assert local_server.requests[-1]["headers"][header] == expected
+    assert server.requests[-1]["headers"][header] == expected
     assert run.status == "completed"
     assert expected not in json.dumps([run.input, run.output, run.logs, run.error])
 
 
-@allow_loopback
 def test_credentials_are_not_carried_across_a_redirect_to_another_origin(
-    http_tool, owner, local_server
+    http_tool, owner, server, private_network
 ):
     from tests.tools_app.engine.conftest import LocalServer
 
     other = LocalServer()
     try:
         other.route("/landing", body="ok")
-        local_server.route("/start", status=302, Location=f"http://localhost:{other.port}/landing")
-        tool = http_tool({"url": f"{local_server.url}/start", "auth": {"type": "bearer"}})
+        # "localhost" passes the name rules only because its exact host:port is listed.
+        landing = private_network(f"http://localhost:{other.port}/landing")
+        server.route("/start", status=302, Location=landing)
+        tool = http_tool({"url": f"{server.url}/start", "auth": {"type": "bearer"}})
         credentials_set(tool, {"token": "tok-stays-home"})
 
         run = tool_execute(tool=tool, input={}, user=owner)
@@ -108,14 +110,13 @@ def test_credentials_are_not_carried_across_a_redirect_to_another_origin(
         other.stop()
 
     assert run.status == "completed"
-    assert local_server.requests[-1]["headers"]["authorization"] == "Bearer tok-stays-home"
+    assert server.requests[-1]["headers"]["authorization"] == "Bearer tok-stays-home"
     assert "authorization" not in other.requests[-1]["headers"]
 
 
-@allow_loopback
-def test_a_non_2xx_answer_is_a_tool_error_with_status_and_body(http_tool, owner, local_server):
-    local_server.route("/broken", status=503, body="upstream down")
-    tool = http_tool({"url": f"{local_server.url}/broken"})
+def test_a_non_2xx_answer_is_a_tool_error_with_status_and_body(http_tool, owner, server):
+    server.route("/broken", status=503, body="upstream down")
+    tool = http_tool({"url": f"{server.url}/broken"})
 
     run = tool_execute(tool=tool, input={}, user=owner)
 
@@ -130,7 +131,7 @@ def test_an_http_tool_cannot_reach_internal_addresses(http_tool, owner, listener
     run = tool_execute(tool=tool, input={"path": "admin"}, user=owner)
 
     assert run.status == "failed"
-    assert "loopback" in run.error
+    assert "Loopback (127.0.0.0/8" in run.error
     assert listener.connections() == 0
 
 

@@ -1,6 +1,6 @@
 """web_fetch and the address guard (tools_app.net), against servers on 127.0.0.1 only:
-the allowance STUDIO_ALLOW_LOOPBACK_FETCH lets tests reach them; without it every
-internal spelling is refused before any connection is made."""
+the operator's allow-list (the `private_network` fixture: one exact 127.0.0.1:port) lets
+tests reach them; without it every internal spelling is refused before any connection."""
 
 from __future__ import annotations
 
@@ -10,13 +10,17 @@ import socket
 import httpcore
 import pytest
 from asgiref.sync import async_to_sync
-from django.test import override_settings
 
 from tools_app import net
 from tools_app.execution import tool_execute
 from tools_app.types.system.web_fetch import web_fetch
 
-allow_loopback = override_settings(STUDIO_ALLOW_LOOPBACK_FETCH=True)
+
+@pytest.fixture
+def server(local_server, private_network):
+    """The local HTTP server, on the operator's allow-list by its exact 127.0.0.1:port."""
+    private_network(local_server.url)
+    return local_server
 
 
 def fetch(url: str) -> dict:
@@ -86,20 +90,48 @@ def test_internal_addresses_are_refused_however_spelled(spelling, listener):
     assert listener.connections() == 0
 
 
-def test_a_name_that_resolves_to_loopback_is_refused_after_resolution(listener):
-    # This machine's own name resolves (through /etc/hosts, no DNS traffic) to loopback.
-    name = socket.gethostname()
-    assert any(info[4][0].startswith("127.") for info in socket.getaddrinfo(name, 80))
+@pytest.fixture
+def hostile_dns(monkeypatch):
+    """Answers for names under .example.org as a hostile DNS server would (tests never
+    leave 127.0.0.1, so the resolver's answer is the one part played here)."""
+    answers: dict[str, list[str]] = {}
+    real = socket.getaddrinfo
 
-    result = fetch(f"http://{name}:{listener.port}/")
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host in answers:
+            return [
+                (
+                    socket.AF_INET6 if ":" in a else socket.AF_INET,
+                    socket.SOCK_STREAM,
+                    6,
+                    "",
+                    (a, port),
+                )
+                for a in answers[host]
+            ]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return answers
+
+
+@pytest.mark.parametrize(
+    "addresses",
+    [["127.0.0.1"], ["93.184.215.14", "10.0.0.7"], ["2606:4700::1", "::1"], ["169.254.169.254"]],
+)
+def test_a_name_is_refused_when_any_of_its_addresses_is_special(listener, hostile_dns, addresses):
+    hostile_dns["rebind.example.org"] = addresses
+
+    result = fetch(f"http://rebind.example.org:{listener.port}/")
 
     assert result["isError"] is True
-    assert "resolves to 127." in result["error"]
+    assert "rebind.example.org resolves to " in result["error"]
+    assert "special-purpose range" in result["error"]
     assert listener.connections() == 0
 
 
 def test_the_pinned_backend_never_connects_to_an_unchecked_host():
-    backend = net._PinnedBackend()
+    backend = net.PinnedBackend()
 
     with pytest.raises(httpcore.ConnectError):
         async_to_sync(backend.connect_tcp)("example.com", 80)
@@ -114,11 +146,10 @@ def test_public_addresses_pass_the_guard(address):
     assert net.address_blocked_reason(ipaddress.ip_address(address)) is None
 
 
-@allow_loopback
-def test_a_page_is_fetched_with_the_documented_result_shape(local_server):
-    local_server.route("/page", body="<h1>Hello</h1>", Content_Type="text/html; charset=utf-8")
+def test_a_page_is_fetched_with_the_documented_result_shape(server):
+    server.route("/page", body="<h1>Hello</h1>", Content_Type="text/html; charset=utf-8")
 
-    result = fetch(f"{local_server.url}/page")
+    result = fetch(f"{server.url}/page")
 
     assert result == {
         "content": "<h1>Hello</h1>",
@@ -126,57 +157,52 @@ def test_a_page_is_fetched_with_the_documented_result_shape(local_server):
         "status": 200,
         "statusText": "OK",
         "contentType": "text/html; charset=utf-8",
-        "url": f"{local_server.url}/page",
+        "url": f"{server.url}/page",
         "ok": True,
     }
 
 
-@allow_loopback
-def test_a_non_2xx_answer_is_a_result_with_ok_false(local_server):
-    local_server.route("/missing", status=404, body="nope")
+def test_a_non_2xx_answer_is_a_result_with_ok_false(server):
+    server.route("/missing", status=404, body="nope")
 
-    result = fetch(f"{local_server.url}/missing")
+    result = fetch(f"{server.url}/missing")
 
     assert result["status"] == 404 and result["ok"] is False and result["content"] == "nope"
 
 
-@allow_loopback
-def test_the_text_is_cut_at_100000_characters(local_server):
-    local_server.route("/big", body="é" * 150_000)
+def test_the_text_is_cut_at_100000_characters(server):
+    server.route("/big", body="é" * 150_000)
 
-    result = fetch(f"{local_server.url}/big")
+    result = fetch(f"{server.url}/big")
 
     assert result["truncated"] is True
     assert len(result["content"]) == 100_000
     assert set(result["content"]) == {"é"}
 
 
-@allow_loopback
-def test_redirects_are_followed_up_to_five(local_server):
+def test_redirects_are_followed_up_to_five(server):
     for hop in range(1, 6):
-        local_server.route(f"/r{hop}", status=302, Location=f"/r{hop + 1}")
-    local_server.route("/r6", body="arrived")
+        server.route(f"/r{hop}", status=302, Location=f"/r{hop + 1}")
+    server.route("/r6", body="arrived")
 
-    result = fetch(f"{local_server.url}/r1")
+    result = fetch(f"{server.url}/r1")
 
     assert result["content"] == "arrived"
-    assert result["url"] == f"{local_server.url}/r6"
+    assert result["url"] == f"{server.url}/r6"
 
 
-@allow_loopback
-def test_a_sixth_redirect_is_refused(local_server):
+def test_a_sixth_redirect_is_refused(server):
     for hop in range(1, 7):
-        local_server.route(f"/r{hop}", status=302, Location=f"/r{hop + 1}")
-    local_server.route("/r7", body="too far")
+        server.route(f"/r{hop}", status=302, Location=f"/r{hop + 1}")
+    server.route("/r7", body="too far")
 
-    result = fetch(f"{local_server.url}/r1")
+    result = fetch(f"{server.url}/r1")
 
     assert result["isError"] is True
     assert "Too many redirects" in result["error"]
-    assert "/r7" not in [r["path"] for r in local_server.requests]
+    assert "/r7" not in [r["path"] for r in server.requests]
 
 
-@allow_loopback
 @pytest.mark.parametrize(
     "target",
     [
@@ -186,27 +212,30 @@ def test_a_sixth_redirect_is_refused(local_server):
         "file:///etc/passwd",
     ],
 )
-def test_a_redirect_to_an_internal_address_is_refused(local_server, target):
-    local_server.route("/go", status=301, Location=target)
+def test_a_redirect_to_an_internal_address_is_refused(server, target):
+    server.route("/go", status=301, Location=target)
 
-    result = fetch(f"{local_server.url}/go")
+    result = fetch(f"{server.url}/go")
 
     assert result["isError"] is True
     assert result["error"]
 
 
-@allow_loopback
-def test_the_allowance_covers_loopback_only(listener):
-    result = fetch(f"http://10.0.0.1:{listener.port}/")
+def test_the_allow_list_entry_covers_its_exact_port_only(server, listener):
+    result = fetch(f"http://127.0.0.1:{listener.port}/")
 
-    assert result["isError"] is True and "private" in result["error"]
+    assert result["isError"] is True and "Loopback" in result["error"]
+    assert listener.connections() == 0
 
 
-@allow_loopback
 def test_a_server_slower_than_the_deadline_is_an_error(listener):
     # The listener accepts nothing, so no response ever comes.
     with pytest.raises(net.FetchError, match="No complete response within 0.5 s"):
-        async_to_sync(net.fetch)(f"http://127.0.0.1:{listener.port}/", deadline_seconds=0.5)
+        async_to_sync(net.fetch)(
+            f"http://127.0.0.1:{listener.port}/",
+            deadline_seconds=0.5,
+            allow=("127.0.0.1", listener.port),
+        )
 
 
 def test_the_web_fetch_tool_records_an_iserror_result_as_a_failed_run(system_tool, owner):
@@ -215,16 +244,19 @@ def test_the_web_fetch_tool_records_an_iserror_result_as_a_failed_run(system_too
     run = tool_execute(tool=tool, input={"url": "http://0x7f.1/"}, user=owner)
 
     assert run.status == "failed"
-    assert run.output == {"isError": True, "error": "Refused: 127.0.0.1 is a loopback address."}
-    assert run.error == "Refused: 127.0.0.1 is a loopback address."
+    reason = (
+        "Refused: 127.0.0.1 is in a special-purpose range: "
+        "Loopback (127.0.0.0/8, RFC 1122, section 3.2.1.3)."
+    )
+    assert run.output == {"isError": True, "error": reason}
+    assert run.error == reason
 
 
-@allow_loopback
-def test_the_web_fetch_tool_completes_through_the_pipeline(system_tool, owner, local_server):
-    local_server.route("/data", body={"a": 1})
+def test_the_web_fetch_tool_completes_through_the_pipeline(system_tool, owner, server):
+    server.route("/data", body={"a": 1})
 
     run = tool_execute(
-        tool=system_tool("web_fetch"), input={"url": f"{local_server.url}/data"}, user=owner
+        tool=system_tool("web_fetch"), input={"url": f"{server.url}/data"}, user=owner
     )
 
     assert run.status == "completed"
@@ -304,15 +336,14 @@ def tls_server(tmp_path):
     httpd.server_close()
 
 
-@allow_loopback
-def test_https_certificates_are_verified(tls_server):
-    result = fetch(f"https://localhost:{tls_server}/")
+def test_https_certificates_are_verified(tls_server, private_network):
+    # "localhost" passes the name rules only because its exact host:port is listed.
+    result = fetch(private_network(f"https://localhost:{tls_server}/"))
 
     assert result["isError"] is True
     assert "CERTIFICATE_VERIFY_FAILED" in result["error"]
 
 
-@allow_loopback
 @pytest.mark.parametrize(
     "spelling",
     [
@@ -322,11 +353,11 @@ def test_https_certificates_are_verified(tls_server):
         "http://[::ffff:7f00:1]:{port}/p",
     ],
 )
-def test_odd_spellings_of_an_allowed_address_reach_it_as_checked(local_server, spelling):
-    local_server.route("/p", body="reached")
+def test_odd_spellings_of_an_allowed_address_reach_it_as_checked(server, spelling):
+    server.route("/p", body="reached")
 
-    result = fetch(spelling.format(port=local_server.port))
+    result = fetch(spelling.format(port=server.port))
 
     assert result.get("content") == "reached", result
-    host = local_server.requests[-1]["headers"]["host"]
+    host = server.requests[-1]["headers"]["host"]
     assert host.split(":")[0] in ("127.0.0.1", "[") and "0x" not in host

@@ -8,12 +8,12 @@ from tests.tools_app.sources.servers import pets_app, serve
 
 
 @pytest.fixture
-def loopback(settings) -> None:
-    """Let the address guard reach the test servers on 127.0.0.1 (test-only setting)."""
-    settings.STUDIO_ALLOW_LOOPBACK_FETCH = True
-
-
-@pytest.fixture
 def pets_api() -> Iterator[str]:
     with serve(pets_app()) as url:
         yield url
+
+
+@pytest.fixture
+def pets_api_reachable(pets_api, private_network) -> str:
+    """The Pets API with its exact 127.0.0.1:port on the operator's allow-list."""
+    return private_network(pets_api)

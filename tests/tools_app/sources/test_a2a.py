@@ -20,9 +20,9 @@ AUTH = {"Authorization": f"Bearer {A2A_TOKEN}"}
 
 
 @pytest.fixture
-def agent_base(loopback):
+def agent_base(private_network):
     with serve_a2a_agent() as base:
-        yield base
+        yield private_network(base)
 
 
 def _add(api, base, **extra):
@@ -71,18 +71,18 @@ def test_a_task_past_the_timeout_is_a_tool_error(api, owner, agent_base):
     assert "1 s" in run.error
 
 
-def test_an_agent_that_is_down_is_a_tool_error(api, owner, agent_base):
+def test_an_agent_that_is_down_is_a_tool_error(api, owner, agent_base, private_network):
     _add(api, agent_base, name="echo")
     source = ToolSource.objects.get(kind="a2a")
     card = source.document
-    card["supportedInterfaces"][0]["url"] = f"http://127.0.0.1:{free_port()}/"
+    card["supportedInterfaces"][0]["url"] = private_network(f"http://127.0.0.1:{free_port()}/")
     source.save()
     run = tool_execute(tool=Tool.objects.get(name="echo"), input={"message": "hi"}, user=owner)
     assert run.status == "failed"
     assert "Echo Agent" in run.error
 
 
-def test_a_card_url_that_is_not_a_card_is_refused(api, agent_base, pets_api):
+def test_a_card_url_that_is_not_a_card_is_refused(api, agent_base, pets_api, pets_api_reachable):
     response = api.post(
         "/api/sources/a2a/", {"card_url": f"{pets_api}/openapi.json"}, format="json"
     )
@@ -90,8 +90,7 @@ def test_a_card_url_that_is_not_a_card_is_refused(api, agent_base, pets_api):
     assert response.json()["code"] == "invalid_card"
 
 
-def test_the_card_fetch_obeys_the_address_guard(api, settings):
-    settings.STUDIO_ALLOW_LOOPBACK_FETCH = False
+def test_the_card_fetch_obeys_the_address_guard(api):
     response = api.post(
         "/api/sources/a2a/",
         {"card_url": "http://127.0.0.1:9/.well-known/agent-card.json"},
@@ -116,7 +115,8 @@ def _studio_agent(owner) -> Agent:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_studio_agent_answers_an_a2a_client(owner, studio_server, loopback):
+def test_a_studio_agent_answers_an_a2a_client(owner, studio_server, private_network):
+    private_network(studio_server)
     _studio_agent(owner)
     token = Token.objects.create(user=owner).key
     headers = {"Authorization": f"Token {token}"}
@@ -131,7 +131,8 @@ def test_a_studio_agent_answers_an_a2a_client(owner, studio_server, loopback):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_studio_adds_its_own_agent_as_an_a2a_tool(api, owner, studio_server, loopback):
+def test_the_studio_adds_its_own_agent_as_an_a2a_tool(api, owner, studio_server, private_network):
+    private_network(studio_server)
     _studio_agent(owner)
     token = Token.objects.create(user=owner).key
     response = api.post(

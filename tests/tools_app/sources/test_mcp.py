@@ -23,15 +23,15 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def mcp_url(loopback):
+def mcp_url(private_network):
     with serve(mcp_http_app()) as url:
-        yield f"{url}/mcp"
+        yield f"{private_network(url)}/mcp"
 
 
 @pytest.fixture
-def sse_url(loopback):
+def sse_url(private_network):
     with serve(mcp_sse_app()) as url:
-        yield f"{url}/sse"
+        yield f"{private_network(url)}/sse"
 
 
 def _register(api, url, **extra):
@@ -104,19 +104,19 @@ def test_an_is_error_result_is_a_tool_error_with_the_servers_message(api, owner,
     assert run.error == "Error executing tool explode: exploded: boom"
 
 
-def test_a_server_that_is_down_is_a_tool_error(api, owner, mcp_url):
+def test_a_server_that_is_down_is_a_tool_error(api, owner, mcp_url, private_network):
     data = _register(api, mcp_url)
     _pick(api, data["id"], "add")
-    ToolSource.objects.filter(pk=data["id"]).update(url=f"http://127.0.0.1:{free_port()}/mcp")
+    down = private_network(f"http://127.0.0.1:{free_port()}/mcp")
+    ToolSource.objects.filter(pk=data["id"]).update(url=down)
     run = tool_execute(tool=Tool.objects.get(name="add"), input={"a": 1, "b": 1}, user=owner)
     assert run.status == "failed"
     assert "ConnectError" in run.error
 
 
-def test_registering_a_server_that_is_down_answers_400(api, loopback):
-    response = api.post(
-        "/api/sources/mcp/", {"url": f"http://127.0.0.1:{free_port()}/mcp"}, format="json"
-    )
+def test_registering_a_server_that_is_down_answers_400(api, private_network):
+    down = private_network(f"http://127.0.0.1:{free_port()}/mcp")
+    response = api.post("/api/sources/mcp/", {"url": down}, format="json")
     assert response.status_code == 400
     assert response.json()["code"] == "mcp_unreachable"
 
@@ -291,7 +291,9 @@ def test_a_tool_pointing_at_another_users_server_cannot_borrow_its_headers(api, 
     assert "not yours" in run.error
 
 
-def test_an_endpoint_that_does_not_speak_mcp_is_a_protocol_error(api, owner, mcp_url, pets_api):
+def test_an_endpoint_that_does_not_speak_mcp_is_a_protocol_error(
+    api, owner, mcp_url, pets_api, pets_api_reachable
+):
     data = _register(api, mcp_url)
     _pick(api, data["id"], "add")
     ToolSource.objects.filter(pk=data["id"]).update(url=f"{pets_api}/api/not-mcp")
@@ -309,4 +311,4 @@ def test_registering_a_loopback_server_is_refused_by_the_address_guard(api):
         response = api.post("/api/sources/mcp/", {"url": f"{url}/mcp"}, format="json")
     assert response.status_code == 400
     assert "not allowed" in response.json()["detail"]
-    assert "loopback" in response.json()["detail"]
+    assert "Loopback (127.0.0.0/8" in response.json()["detail"]

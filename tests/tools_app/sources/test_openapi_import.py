@@ -47,14 +47,14 @@ def test_preview_lists_operations_with_suggested_names(api, pets_api):
     assert data["servers"] == [data["base_url"]]
 
 
-def test_preview_by_url_fetches_the_spec_through_the_guard(api, pets_api, loopback):
+def test_preview_by_url_fetches_the_spec_through_the_guard(api, pets_api, pets_api_reachable):
     response = api.post(PREVIEW, {"url": f"{pets_api}/openapi.json"}, format="json")
     assert response.status_code == 200, response.json()
     # The spec's relative server URL is resolved against where it was fetched from.
     assert response.json()["base_url"] == f"{pets_api}/api"
 
 
-def test_preview_by_url_refuses_loopback_without_the_test_allowance(api, pets_api):
+def test_preview_by_url_refuses_loopback_without_an_allow_list_entry(api, pets_api):
     response = api.post(PREVIEW, {"url": f"{pets_api}/openapi.json"}, format="json")
     assert response.status_code == 400
     assert response.json()["code"] == "blocked_url"
@@ -139,7 +139,9 @@ def test_a_name_already_taken_is_refused(api, pets_api):
     assert "already exists" in response.json()["errors"][0]["message"]
 
 
-def test_query_arrays_and_the_api_key_header_reach_the_api(api, owner, pets_api, loopback):
+def test_query_arrays_and_the_api_key_header_reach_the_api(
+    api, owner, pets_api, pets_api_reachable
+):
     _import(api, pets_api, [{"key": "GET /pets"}], credentials={"api_key": API_KEY})
     run = _run(owner, "list_pets", {"query": {"tags": ["good", "old"]}})
     assert run.status == "completed", run.error
@@ -147,7 +149,7 @@ def test_query_arrays_and_the_api_key_header_reach_the_api(api, owner, pets_api,
     assert [p["name"] for p in run.output["body"]] == ["Rex"]
 
 
-def test_a_nested_json_body_is_sent_as_json(api, owner, pets_api, loopback):
+def test_a_nested_json_body_is_sent_as_json(api, owner, pets_api, pets_api_reachable):
     _import(api, pets_api, [{"key": "POST /pets"}], credentials={"api_key": API_KEY})
     body = {
         "name": "Kit",
@@ -161,7 +163,9 @@ def test_a_nested_json_body_is_sent_as_json(api, owner, pets_api, loopback):
     assert run.output["body"]["owner"]["address"]["city"] == "Oslo"
 
 
-def test_a_missing_api_key_is_the_apis_401_as_a_tool_error(api, owner, pets_api, loopback):
+def test_a_missing_api_key_is_the_apis_401_as_a_tool_error(
+    api, owner, pets_api, pets_api_reachable
+):
     _import(api, pets_api, [{"key": "GET /pets"}], credentials={"api_key": "wrong"})
     run = _run(owner, "list_pets", {})
     assert run.status == "failed"
@@ -169,7 +173,7 @@ def test_a_missing_api_key_is_the_apis_401_as_a_tool_error(api, owner, pets_api,
     assert "HTTP 401" in run.error
 
 
-def test_a_404_is_a_tool_error_with_status_and_body(api, owner, pets_api, loopback):
+def test_a_404_is_a_tool_error_with_status_and_body(api, owner, pets_api, pets_api_reachable):
     _import(api, pets_api, [{"key": "GET /pets/{petId}"}], credentials={"api_key": API_KEY})
     run = _run(owner, "get_pet", {"path": {"petId": "99"}})
     assert run.status == "failed"
@@ -181,7 +185,7 @@ def test_a_404_is_a_tool_error_with_status_and_body(api, owner, pets_api, loopba
     assert "HTTP 404" in run.error and "no pet 99" in run.error
 
 
-def test_a_500_is_a_tool_error_with_the_text_body(api, owner, pets_api, loopback):
+def test_a_500_is_a_tool_error_with_the_text_body(api, owner, pets_api, pets_api_reachable):
     _import(api, pets_api, [{"key": "GET /boom"}])
     run = _run(owner, "boom", {})
     assert run.status == "failed"
@@ -189,14 +193,16 @@ def test_a_500_is_a_tool_error_with_the_text_body(api, owner, pets_api, loopback
     assert run.output["body"] == "database on fire"
 
 
-def test_path_values_are_escaped_so_they_cannot_leave_their_segment(api, owner, pets_api, loopback):
+def test_path_values_are_escaped_so_they_cannot_leave_their_segment(
+    api, owner, pets_api, pets_api_reachable
+):
     _import(api, pets_api, [{"key": "GET /pets/{petId}"}], credentials={"api_key": API_KEY})
     run = _run(owner, "get_pet", {"path": {"petId": "../search?x=1"}})
     assert run.status == "failed"
     assert run.output["body"] == {"error": "no pet ../search?x=1"}
 
 
-def test_query_styles_and_headers_follow_the_spec(api, owner, pets_api, loopback):
+def test_query_styles_and_headers_follow_the_spec(api, owner, pets_api, pets_api_reachable):
     _import(api, pets_api, [{"key": "GET /search"}])
     run = _run(
         owner,
@@ -211,7 +217,7 @@ def test_query_styles_and_headers_follow_the_spec(api, owner, pets_api, loopback
     assert run.output["body"]["trace"] == "t-1"
 
 
-def test_basic_auth_comes_from_the_encrypted_credentials(api, owner, pets_api, loopback):
+def test_basic_auth_comes_from_the_encrypted_credentials(api, owner, pets_api, pets_api_reachable):
     _import(
         api, pets_api, [{"key": "GET /whoami"}], credentials={"username": "ann", "password": "pw"}
     )
@@ -222,7 +228,9 @@ def test_basic_auth_comes_from_the_encrypted_credentials(api, owner, pets_api, l
     assert run.output["body"] == {"user": "ann"}
 
 
-def test_redirects_are_not_followed_unless_the_config_allows(api, owner, pets_api, loopback):
+def test_redirects_are_not_followed_unless_the_config_allows(
+    api, owner, pets_api, pets_api_reachable
+):
     _import(api, pets_api, [{"key": "GET /moved"}])
     run = _run(owner, "moved", {})
     assert run.status == "failed"
@@ -234,7 +242,7 @@ def test_redirects_are_not_followed_unless_the_config_allows(api, owner, pets_ap
     assert run.status == "completed", run.error
 
 
-def test_a_slow_api_past_the_timeout_is_a_tool_error(api, owner, pets_api, loopback):
+def test_a_slow_api_past_the_timeout_is_a_tool_error(api, owner, pets_api, pets_api_reachable):
     _import(api, pets_api, [{"key": "GET /slow"}])
     Tool.objects.filter(name="slow").update(timeout_seconds=1)
     run = _run(owner, "slow", {})
@@ -242,10 +250,10 @@ def test_a_slow_api_past_the_timeout_is_a_tool_error(api, owner, pets_api, loopb
     assert "1 s" in run.error
 
 
-def test_an_api_that_is_down_is_a_tool_error(api, owner, loopback):
+def test_an_api_that_is_down_is_a_tool_error(api, owner, private_network):
     from tests.conftest import free_port
 
-    _import(api, f"http://127.0.0.1:{free_port()}", [{"key": "GET /boom"}])
+    _import(api, private_network(f"http://127.0.0.1:{free_port()}"), [{"key": "GET /boom"}])
     run = _run(owner, "boom", {})
     assert run.status == "failed"
     assert "failed" in run.error.lower()

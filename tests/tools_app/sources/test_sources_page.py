@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -29,11 +30,11 @@ def shot(page, name: str) -> None:
         page.screenshot(path=os.path.join(SHOTS, f"{name}.png"), full_page=True)
 
 
-@pytest.fixture
-def loopback_server(transactional_db):
-    """The studio, allowed to call the test servers on 127.0.0.1 (test-only settings)."""
-    with daphne_process(DJANGO_SETTINGS_MODULE="tests.tools_app.sources.settings_loopback") as url:
-        yield url
+def studio_reaching(*urls: str):
+    """The studio, with the exact 127.0.0.1:port of each test server on the operator's
+    allow-list (STUDIO_PRIVATE_NETWORKS in the Daphne process's environment)."""
+    entries = ",".join(urlsplit(url).netloc for url in urls)
+    return daphne_process(STUDIO_PRIVATE_NETWORKS=entries)
 
 
 @pytest.fixture
@@ -42,11 +43,29 @@ def mcp_base():
         yield url
 
 
+@pytest.fixture
+def a2a_base():
+    with serve_a2a_agent() as url:
+        yield url
+
+
+@pytest.fixture
+def pets_studio(transactional_db, pets_api):
+    with studio_reaching(pets_api) as url:
+        yield url
+
+
+@pytest.fixture
+def remote_studio(transactional_db, mcp_base, a2a_base):
+    with studio_reaching(mcp_base, a2a_base) as url:
+        yield url
+
+
 def test_import_a_spec_pick_two_operations_and_test_one_in_the_console(
-    browser, owner, pets_api, loopback_server
+    browser, owner, pets_api, pets_studio
 ):
-    page = browser_login(browser, loopback_server, "owner")
-    page.goto(f"{loopback_server}/sources/")
+    page = browser_login(browser, pets_studio, "owner")
+    page.goto(f"{pets_studio}/sources/")
     page.wait_for_selector("#sources-app[data-ready='1']")
     spec = pets_spec(f"{pets_api}/api")
     spec["servers"].append({"url": "https://pets.example/v1"})
@@ -79,7 +98,7 @@ def test_import_a_spec_pick_two_operations_and_test_one_in_the_console(
     assert Tool.objects.filter(owner=owner, kind="openapi").count() == 2
 
     page.click(".success .tool-chip:text('fetch_pet')")
-    page.wait_for_url(f"{loopback_server}/tools/fetch_pet/")
+    page.wait_for_url(f"{pets_studio}/tools/fetch_pet/")
     page.wait_for_selector("#tools-app[data-ready='1']")
     page.click("#test-tool")
     page.wait_for_selector("#test-console")
@@ -109,10 +128,10 @@ def test_a_malformed_spec_shows_each_error_with_its_place(browser, owner, studio
 
 
 def test_register_an_mcp_server_pick_a_tool_and_add_an_a2a_agent(
-    browser, owner, mcp_base, loopback_server
+    browser, owner, mcp_base, a2a_base, remote_studio
 ):
-    page = browser_login(browser, loopback_server, "owner")
-    page.goto(f"{loopback_server}/sources/")
+    page = browser_login(browser, remote_studio, "owner")
+    page.goto(f"{remote_studio}/sources/")
     page.wait_for_selector("#sources-app[data-ready='1']")
     page.click(".tab[data-tab='mcp']")
     page.fill("#mcp-form input[name=url]", f"{mcp_base}/mcp")
@@ -129,12 +148,11 @@ def test_register_an_mcp_server_pick_a_tool_and_add_an_a2a_agent(
     assert Tool.objects.get(name="calc_add").kind == "mcp"
     assert MCP_TOKEN not in page.content()
 
-    with serve_a2a_agent() as agent:
-        page.click(".tab[data-tab='a2a']")
-        page.fill("#a2a-form input[name=card_url]", f"{agent}/.well-known/agent-card.json")
-        page.fill("#a2a-form textarea[name=headers]", f"Authorization: Bearer {A2A_TOKEN}")
-        page.click("#a2a-form button[type=submit]")
-        page.wait_for_selector("#a2a-done .tool-chip")
+    page.click(".tab[data-tab='a2a']")
+    page.fill("#a2a-form input[name=card_url]", f"{a2a_base}/.well-known/agent-card.json")
+    page.fill("#a2a-form textarea[name=headers]", f"Authorization: Bearer {A2A_TOKEN}")
+    page.click("#a2a-form button[type=submit]")
+    page.wait_for_selector("#a2a-done .tool-chip")
     assert page.locator("#a2a-done .tool-chip").inner_text() == "echo_agent"
     # The list of sources reloads after the success message: wait for the second card.
     page.wait_for_function("document.querySelectorAll('.source-card').length === 2")

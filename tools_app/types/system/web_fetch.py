@@ -1,4 +1,4 @@
-"""web_fetch (DESIGN.md section 8): GET an http(s) URL through the address guard of
+"""web_fetch: GET an http(s) URL through the address guard of
 tools_app.net. Never raises: failures are `{"isError": true, "error": reason}`."""
 
 from __future__ import annotations
