@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from celery.signals import worker_ready, worker_shutdown
+from celery.signals import worker_process_init, worker_ready, worker_shutdown
 from django.apps import AppConfig
 
 
@@ -14,5 +14,6 @@ class ToolsAppConfig(AppConfig):
         from tools_app import recovery
 
         # Every Celery worker recovers async tool runs whose worker died (not only beat).
+        worker_process_init.connect(recovery.recovery_start, dispatch_uid="tools_app.recovery")
         worker_ready.connect(recovery.recovery_start, dispatch_uid="tools_app.recovery")
         worker_shutdown.connect(recovery.recovery_stop, dispatch_uid="tools_app.recovery")

@@ -1,17 +1,20 @@
-"""The Celery worker's side of tool-run recovery: a thread in every worker process that
-runs the sweep (tools_app.services.runs.tool_runs_sweep) when the worker is ready and
-then every STUDIO_TOOL_RUN_RECOVER_SECONDS, so a run whose worker died is taken back
-within about the lease plus that period, whether or not beat is running.
+"""The Celery worker's side of tool-run recovery: a thread that runs the sweep
+(tools_app.services.runs.tool_runs_sweep) as soon as the worker starts and then every
+STUDIO_TOOL_RUN_RECOVER_SECONDS, so a run whose worker died is taken back within about
+the lease plus that period, whether or not beat is running.
 
-Connected to Celery's worker_ready / worker_shutdown signals (ToolsAppConfig.ready). The
-thread lives in the worker's main process, which outlives the pool's children: a worker
-whose child was killed recovers that child's run itself. Every worker sweeping at once
-is safe: each move of a run is a conditional update.
+The thread lives in each process that executes tasks: a prefork pool's children and a
+solo worker (worker_process_init), a threads-pool worker such as the embedded one
+(worker_ready). Never in a prefork pool's parent: the children it forks later (after
+one was killed) would inherit its pooled database connections. The surviving children
+of a worker, the replacement of a killed child and every other worker sweep, and each
+move of a run is a conditional update, so sweeping from many processes at once is safe.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from typing import Any
 
@@ -22,14 +25,18 @@ from tools_app.services.runs import tool_runs_sweep
 
 logger = logging.getLogger(__name__)
 
-_state: dict[str, threading.Event] = {}
+_state: dict[str, Any] = {}
 
 
-def recovery_start(**_: Any) -> None:
-    """worker_ready: start the sweeping thread (once per process)."""
-    if "stop" in _state:
+def recovery_start(sender: Any = None, **_: Any) -> None:
+    """worker_process_init / worker_ready: start the sweeping thread (once per process)."""
+    pool = getattr(sender, "pool", None)  # worker_ready's sender is the worker's consumer
+    if pool is not None and type(pool).__module__.endswith(".prefork"):
+        return  # its children sweep
+    if _state.get("pid") == os.getpid():
         return
-    stop = _state["stop"] = threading.Event()
+    stop = threading.Event()
+    _state.update(pid=os.getpid(), stop=stop)
     threading.Thread(
         target=_sweep_until, args=(stop,), name="tool-run-recovery", daemon=True
     ).start()
@@ -37,9 +44,9 @@ def recovery_start(**_: Any) -> None:
 
 def recovery_stop(**_: Any) -> None:
     """worker_shutdown: let the thread end."""
-    stop = _state.pop("stop", None)
-    if stop is not None:
-        stop.set()
+    if _state.get("pid") == os.getpid():
+        _state.pop("pid")
+        _state.pop("stop").set()
 
 
 def _sweep_until(stop: threading.Event) -> None:

@@ -25,7 +25,7 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
@@ -45,6 +45,7 @@ from tools_app.services.leases import (
     LeaseKeeper,
     expired_runs,
     lease_expired,
+    lease_renew,
     tool_run_claim,
     worker_name,
 )
@@ -177,6 +178,13 @@ async def _execute_held(run: ToolRun, worker: str) -> ToolOutcome:
         idempotency_key=tool_run_idempotency_key(run),
         attempt=run.attempts,
     )
+    # Renewed once more right before the tool starts: a process that stalled since its
+    # claim (long enough for its run to be taken back) must not start the tool at all.
+    if not await sync_to_async(lease_renew)(run_id=run.id, attempt=run.attempts, worker=worker):
+        return ToolOutcome(
+            status=ToolRunStatus.FAILED,
+            error=f"Attempt {run.attempts} did not start: the run was taken back first.",
+        )
     keeper.start()
     try:
         outcome = await run_tool(run.tool, run.input, context)

@@ -71,18 +71,50 @@ def test_a_killed_workers_run_is_finished_by_another_worker_without_beat(
 
 @pytest.mark.celery_worker
 @pytest.mark.django_db(transaction=True)
+def test_a_killed_prefork_childs_run_is_recovered_inside_the_same_worker(
+    journal_tool, owner, tmp_path
+):
+    """The production pool: the worker's main process replaces the killed child and
+    redelivers its message at once (reject_on_worker_lost); that delivery finds the run
+    held and does nothing, and a child takes the run back once the lease expires."""
+    journal = str(tmp_path / "journal")
+    env = {
+        "STUDIO_CODE_MODULES": CODE_MODULES,
+        "STUDIO_TOOL_RUN_LEASE_SECONDS": "5",
+        "STUDIO_TOOL_RUN_RECOVER_SECONDS": "1",
+    }
+    with celery_worker_process("--pool=prefork", "--concurrency=2", **env) as worker:
+        run = tool_execute(
+            tool=journal_tool, input={"journal": journal, "sleep": 2}, user=owner, mode="async"
+        )
+        [started] = wait_until(lambda: journal_entries(journal), within=BOUND)
+        assert started["pid"] != worker.pid  # a child of the pool executes it
+        os.kill(started["pid"], signal.SIGKILL)
+        wait_until(lambda: status_of(run.id) in ("completed", "failed"), within=BOUND)
+        assert worker.poll() is None
+
+    run.refresh_from_db()
+    assert run.status == "completed", run.error
+    assert run.attempts == 2
+    assert [entry["attempt"] for entry in journal_entries(journal)] == [1, 2]
+    assert {entry["key"] for entry in journal_entries(journal)} == {str(run.id)}
+
+
+@pytest.mark.celery_worker
+@pytest.mark.django_db(transaction=True)
 def test_a_run_is_never_executed_twice_while_its_worker_lives(journal_tool, owner, tmp_path):
-    """The tool sleeps four leases long while a second worker sweeps every second and a
-    duplicate of the task message is delivered: the live worker's renewals keep the run."""
+    """The tool sleeps more than two leases long while a second worker sweeps every
+    second and a duplicate of the task message is delivered: the live worker's renewals
+    keep the run its own."""
     journal = str(tmp_path / "journal")
     short = {
         "STUDIO_CODE_MODULES": CODE_MODULES,
-        "STUDIO_TOOL_RUN_LEASE_SECONDS": "2",
+        "STUDIO_TOOL_RUN_LEASE_SECONDS": "5",
         "STUDIO_TOOL_RUN_RECOVER_SECONDS": "1",
     }
     with celery_worker_process(**short), celery_worker_process(**short):
         run = tool_execute(
-            tool=journal_tool, input={"journal": journal, "sleep": 8}, user=owner, mode="async"
+            tool=journal_tool, input={"journal": journal, "sleep": 12}, user=owner, mode="async"
         )
         wait_until(lambda: journal_entries(journal), within=BOUND)
         tool_run_execute.delay(str(run.id))  # a second delivery of the same run
@@ -147,6 +179,49 @@ def test_a_process_that_lost_its_lease_stops_its_tool_and_records_nothing(
     run.refresh_from_db()
     assert (run.status, run.attempts, run.output) == ("pending", 1, None)
     assert returned[0].status == "pending"
+
+
+def test_a_process_that_stalled_after_its_claim_does_not_start_the_tool(
+    code_tool, owner, monkeypatch
+):
+    """Between the claim and the tool's start the process stalls for longer than its
+    lease, and the run is taken back meanwhile: the tool never starts there."""
+    from agents_core.definitions import create_tool
+    from tools_app.services import runs
+
+    calls = []
+    tool = code_tool(
+        create_tool(
+            id="rec_counts",
+            description="Counts its calls.",
+            execution_mode="async",
+            execute=lambda data, context: calls.append(context.attempt) or {"ok": True},
+        )
+    )
+    run = ToolRun.objects.create(
+        tool=tool, status="pending", mode="async", input={}, created_by=owner
+    )
+    claim = runs.tool_run_claim
+
+    def claim_then_stall(**kwargs):
+        claimed = claim(**kwargs)
+        # What happens while this process stalls: its lease expires, recovery takes the
+        # run back and another process claims it (attempt 2).
+        ToolRun.objects.filter(id=run.id).update(attempts=2, worker="other-host:2")
+        return claimed
+
+    monkeypatch.setattr(runs, "tool_run_claim", claim_then_stall)
+
+    tool_run_process(run_id=run.id)
+
+    assert calls == []
+    run.refresh_from_db()
+    assert (run.status, run.attempts, run.worker, run.output) == (
+        "running",
+        2,
+        "other-host:2",
+        None,
+    )
 
 
 @pytest.mark.django_db(transaction=True)
