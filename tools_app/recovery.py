@@ -4,11 +4,12 @@ STUDIO_TOOL_RUN_RECOVER_SECONDS, so a run whose worker died is taken back within
 the lease plus that period, whether or not beat is running.
 
 The thread lives in each process that executes tasks: a prefork pool's children and a
-solo worker (worker_process_init), a threads-pool worker such as the embedded one
-(worker_ready). Never in a prefork pool's parent: the children it forks later (after
-one was killed) would inherit its pooled database connections. The surviving children
-of a worker, the replacement of a killed child and every other worker sweep, and each
-move of a run is a conditional update, so sweeping from many processes at once is safe.
+solo worker (worker_process_init), a threads-pool worker (worker_ready), the embedded
+studio's worker (studio/embedded.py starts it). Never in a prefork pool's parent: the
+children it forks later (after one was killed) would inherit its pooled database
+connections. The surviving children of a worker, the replacement of a killed child and
+every other worker sweep, and each move of a run is a conditional update, so sweeping
+from many processes at once is safe.
 """
 
 from __future__ import annotations
