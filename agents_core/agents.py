@@ -43,9 +43,8 @@ if getattr(settings, "STUDIO_LOAD_DEMO", True):
         default_options={"maxSteps": 6},
     )
 
-# The runtime's task tools (system tools the registry syncs) and its Celery tasks, which
-# a worker must have registered (this module is imported at start-up by the registry).
-from agents_core.runtime import tasks as _runtime_tasks  # noqa: E402,F401
+# The runtime's task tools (system tools the registry syncs; this module is imported at
+# start-up by the registry).
 from agents_core.runtime.task_tools import (  # noqa: E402,F401
     task_check,
     task_complete,

@@ -10,5 +10,9 @@ class AgentsCoreConfig(AppConfig):
 
     def ready(self) -> None:
         from agents_core import registry
+        from agents_core.services.async_tools import tool_run_finished_receiver
+        from tools_app.signals import tool_run_finished
 
         registry.connect_sync_on_migrate()
+        # An async tool call of a chat completes with its ToolRun, in the same transaction.
+        tool_run_finished.connect(tool_run_finished_receiver, dispatch_uid="agents_core.async")

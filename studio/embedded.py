@@ -12,6 +12,7 @@ import threading
 from celery.beat import EmbeddedService
 
 from studio.celery import app
+from tools_app.recovery import recovery_start
 
 
 def start_embedded_worker() -> threading.Thread:
@@ -28,4 +29,7 @@ def start_embedded_worker() -> threading.Thread:
     thread = threading.Thread(target=worker.start, name="celery-embedded", daemon=True)
     thread.start()
     EmbeddedService(app, thread=True).start()
+    # A bare WorkController sends neither worker_ready nor worker_process_init: async tool
+    # runs left running by a studio that was killed are taken back from here.
+    recovery_start()
     return thread

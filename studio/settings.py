@@ -213,6 +213,24 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILI
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE: dict = {}
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+# Async tool runs (tools_app/services/leases.py): the process executing a run holds a
+# lease on it and renews it every third of STUDIO_TOOL_RUN_LEASE_SECONDS; every Celery
+# worker, at start-up and every STUDIO_TOOL_RUN_RECOVER_SECONDS, puts a run whose lease
+# expired (its process died) back in the queue, or fails it after
+# STUDIO_TOOL_RUN_MAX_ATTEMPTS attempts. A dead worker's run is recovered within about
+# lease + recover seconds without beat; beat's sweep below is a safety net.
+STUDIO_TOOL_RUN_LEASE_SECONDS = envint("STUDIO_TOOL_RUN_LEASE_SECONDS", 15)
+STUDIO_TOOL_RUN_RECOVER_SECONDS = envint("STUDIO_TOOL_RUN_RECOVER_SECONDS", 5)
+STUDIO_TOOL_RUN_MAX_ATTEMPTS = envint("STUDIO_TOOL_RUN_MAX_ATTEMPTS", 3)
+if (
+    STUDIO_TOOL_RUN_LEASE_SECONDS < 2
+    or STUDIO_TOOL_RUN_RECOVER_SECONDS < 1
+    or STUDIO_TOOL_RUN_MAX_ATTEMPTS < 1
+):
+    raise ImproperlyConfigured(
+        "STUDIO_TOOL_RUN_LEASE_SECONDS must be at least 2, STUDIO_TOOL_RUN_RECOVER_SECONDS "
+        "and STUDIO_TOOL_RUN_MAX_ATTEMPTS at least 1."
+    )
 CELERY_BEAT_SCHEDULE["tool-runs-sweep"] = {"task": "tools_app.tool_runs_sweep", "schedule": 60.0}
 # Notification digests (agents_core.signals.digest): how often beat runs the job, how long
 # a digested notification waits in the inbox, and how many failed deliveries mark it failed.

@@ -144,7 +144,10 @@ def celery_worker_process(*extra_args: str, **env: str) -> Iterator[subprocess.P
 
     app.control.purge()
     (ROOT / ".studio").mkdir(exist_ok=True)
-    log = open(ROOT / ".studio" / f"test-worker-{os.getpid()}.log", "wb")  # noqa: SIM115
+    # Its own name, so that the ping below waits for this worker, not for any other one
+    # already running (tests may start several).
+    name = f"test-{os.getpid()}-{time.monotonic_ns()}@{socket.gethostname()}"
+    log = open(ROOT / ".studio" / f"test-worker-{name.split('@')[0]}.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -158,7 +161,7 @@ def celery_worker_process(*extra_args: str, **env: str) -> Iterator[subprocess.P
             "--without-gossip",
             "--without-mingle",
             "--loglevel=INFO",
-            f"--hostname=test-{os.getpid()}-{time.monotonic_ns()}@%h",
+            f"--hostname={name}",
             *extra_args,
         ],
         cwd=ROOT,
@@ -171,7 +174,7 @@ def celery_worker_process(*extra_args: str, **env: str) -> Iterator[subprocess.P
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 raise RuntimeError(f"celery worker exited with {proc.returncode}; see {log.name}")
-            if app.control.ping(timeout=0.5):
+            if app.control.ping(destination=[name], timeout=0.5):
                 break
         else:
             raise TimeoutError("celery worker did not answer a ping within 60s")

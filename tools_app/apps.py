@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from celery.signals import worker_process_init, worker_ready, worker_shutdown
 from django.apps import AppConfig
 
 
@@ -11,3 +12,9 @@ class ToolsAppConfig(AppConfig):
     def ready(self) -> None:
         import tools_app.checks  # noqa: F401 - registers the system checks
         import tools_app.types.builtin  # noqa: F401 - registers the built-in tool types
+        from tools_app import recovery
+
+        # Every Celery worker recovers async tool runs whose worker died (not only beat).
+        worker_process_init.connect(recovery.recovery_start, dispatch_uid="tools_app.recovery")
+        worker_ready.connect(recovery.recovery_start, dispatch_uid="tools_app.recovery")
+        worker_shutdown.connect(recovery.recovery_stop, dispatch_uid="tools_app.recovery")

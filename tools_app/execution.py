@@ -34,7 +34,6 @@ import asyncio
 import inspect
 import json
 import re
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -91,6 +90,11 @@ class ExecutionContext:
     # fields (HTTP) call it; Python code tools never do.
     credentials: Callable[[Tool], dict[str, Any]] | None = None
     resume_payload: Any = None
+    # Async runs: the same key for every attempt of the run (a run is retried after its
+    # worker died), so a tool with side effects can recognise a repeat; `attempt` counts
+    # from 1. None / 1 for runs that are never retried.
+    idempotency_key: str | None = None
+    attempt: int = 1
     record: bool = False
     logs: list[str] = field(default_factory=list)
     isolation: str | None = None
@@ -317,48 +321,6 @@ async def _with_limits(coro: Any, timeout: float, abort: asyncio.Event | None) -
 def _crash_message(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-async def call_maybe_async(fn: Callable[..., Any], *args: Any) -> Any:
-    """Await async callables; run sync ones in a worker thread so timeouts still apply
-    (a sync function that never returns keeps its thread, not the event loop)."""
-    if inspect.iscoroutinefunction(fn):
-        return await fn(*args)
-    result = await _in_own_thread(fn, *args)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
-
-
-def _in_own_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
-    """Run `fn` in a daemon thread of its own. Not the loop's default executor: closing
-    an event loop waits for that executor, so a runaway sync tool would hold the caller
-    (async_to_sync) after its timeout fired."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-
-    def settle(ok: bool, value: Any) -> None:
-        if not future.done():
-            future.set_result(value) if ok else future.set_exception(value)
-
-    def target() -> None:
-        try:
-            value, ok = fn(*args), True
-        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
-            value, ok = exc, False
-        finally:
-            from django.db import connection
-
-            connection.close()  # the thread ends; its database connection must not leak
-        try:
-            loop.call_soon_threadsafe(settle, ok, value)
-        except RuntimeError:
-            pass  # the loop is gone: the caller stopped waiting (timeout or abort)
-
-    threading.Thread(
-        target=target, name=f"tool-{getattr(fn, '__name__', 'fn')}", daemon=True
-    ).start()
-    return future
 
 
 # --- the sync service ---------------------------------------------------------------------

@@ -99,6 +99,14 @@ class ToolRun(models.Model):
     logs = models.TextField(blank=True)
     duration_ms = models.FloatField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    # An async run being executed: the process that holds it (`host:pid`) and until when
+    # its lease runs; the process renews the lease while the tool runs, and any Celery
+    # worker puts a run whose lease expired back in the queue (tools_app/services/leases.py).
+    worker = models.CharField(max_length=200, blank=True, default="")
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # When the run was last handed to the broker (pending runs nobody claimed are
+    # handed again after a while: a lost message).
+    enqueued_at = models.DateTimeField(null=True, blank=True)
     # The agent run's tool call this execution serves, when it came from a chat.
     tool_call = models.ForeignKey(
         "agents_core.ToolCall",

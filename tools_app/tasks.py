@@ -9,7 +9,8 @@ from tools_app.services import runs
 
 
 # Retried only for a database that is briefly unreachable; a tool's own failure is a
-# recorded failed run, and a dead worker is handled by acks_late plus the sweep below.
+# recorded failed run, and a dead worker's run is taken back by the lease recovery
+# (tools_app/recovery.py), so the message is acked late but need not be redelivered.
 @shared_task(
     name="tools_app.tool_run_execute",
     bind=True,
@@ -23,6 +24,7 @@ def tool_run_execute(self, tool_run_id: str) -> None:  # noqa: ANN001
     runs.tool_run_process(run_id=tool_run_id)
 
 
+# Beat runs it every minute as a safety net; every worker runs the same recovery itself.
 @shared_task(name="tools_app.tool_runs_sweep")
 def tool_runs_sweep() -> None:
     runs.tool_runs_sweep()

@@ -774,7 +774,7 @@ class Runner:
         await self.sink.emit("task-list", tasks=tasks)
 
     async def _enqueue_async(self, call: CallState) -> None:
-        from agents_core.services.runs import tool_call_enqueue_async
+        from agents_core.services.async_tools import tool_call_enqueue_async
 
         pending = {"status": "pending"}
         await db(

@@ -1,4 +1,5 @@
-"""Notifications: the inbox record first (durable), merge or combine, then the policy."""
+"""Notifications: the inbox record (a pending duplicate merged, related ones combined) and
+the policy's delivery, in one transaction under the thread's inbox lock."""
 
 from __future__ import annotations
 
@@ -119,6 +120,39 @@ def _pending_match(thread: Thread, **key: str) -> NotificationRecord | None:
     )
 
 
+def _merge_or_create(
+    thread: Thread,
+    *,
+    source: str,
+    dedupe_key: str,
+    coalesce_key: str,
+    user,
+    **fields: Any,  # noqa: ANN001
+) -> tuple[NotificationRecord, str]:
+    """The pending record this notification merges into (locked), or a new one."""
+    if dedupe_key and (record := _pending_match(thread, source=source, dedupe_key=dedupe_key)):
+        _merge(record, coalesce=False, **fields)
+        return record, "dedupe"
+    if coalesce_key and (record := _pending_match(thread, coalesce_key=coalesce_key)):
+        _merge(record, coalesce=True, **fields)
+        return record, "coalesce"
+    payload, metadata = fields["payload"], fields["metadata"]
+    record = NotificationRecord(
+        thread=thread,
+        source=source,
+        kind=fields["kind"],
+        summary=fields["summary"],
+        priority=fields["priority"],
+        payload=payload if payload is not None else {},
+        attributes=fields["attributes"],
+        metadata=dict(metadata or {}),
+        dedupe_key=dedupe_key or "",
+        coalesce_key=coalesce_key or "",
+        created_by=user,
+    )
+    return record, ""
+
+
 def send_notification_signal(
     *,
     thread: Thread,
@@ -153,40 +187,28 @@ def send_notification_signal(
         attributes=attributes,
         metadata=metadata,
     )
+    # One transaction under the thread's inbox lock, the lock a digest takes before it
+    # claims: the merge and the policy decision see the record in one state, so a digest
+    # delivers it either before the merge looks for a pending match (the merge then makes
+    # a new record) or after the decision is committed, never in between.
     with transaction.atomic():
         thread_lock(thread.id, "inbox")
-        merged = ""
-        record = None
-        if dedupe_key:
-            record = _pending_match(thread, source=source, dedupe_key=dedupe_key)
-        if record is not None:
-            _merge(record, coalesce=False, **fields)
-            merged = "dedupe"
-        elif coalesce_key and (record := _pending_match(thread, coalesce_key=coalesce_key)):
-            _merge(record, coalesce=True, **fields)
-            merged = "coalesce"
-        else:
-            record = NotificationRecord(
-                thread=thread,
-                source=source,
-                kind=kind or "",
-                summary=summary,
-                priority=priority,
-                payload=payload if payload is not None else {},
-                attributes=attributes,
-                metadata=dict(metadata or {}),
-                dedupe_key=dedupe_key or "",
-                coalesce_key=coalesce_key or "",
-                created_by=user,
-            )
+        record, merged = _merge_or_create(
+            thread,
+            source=source,
+            dedupe_key=dedupe_key,
+            coalesce_key=coalesce_key,
+            user=user,
+            **fields,
+        )
         record.save()
-    # The record is committed before any delivery: a delivery that fails leaves it in the
-    # inbox for the digest job (which retries a bounded number of times), never lost.
-    try:
-        with transaction.atomic():
-            result = notification_apply_policy(record)
-    except DELIVERY_ERRORS as exc:
-        result = _defer_to_digest(record, exc)
+        # A savepoint: a delivery that fails rolls back alone and the record stays in the
+        # inbox for the digest job (which retries a bounded number of times), never lost.
+        try:
+            with transaction.atomic():
+                result = notification_apply_policy(record)
+        except DELIVERY_ERRORS as exc:
+            result = _defer_to_digest(record, exc)
     result.merged = merged
     record.refresh_from_db()
     result.notification = record

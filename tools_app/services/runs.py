@@ -1,22 +1,35 @@
-"""Tool runs: the async path (enqueue, claim, complete, sweep), the push to the owner's
-browsers, and the reads the API needs.
+"""Tool runs: the async path (enqueue, claim under a lease, complete, recover), the push
+to the owner's browsers, and the reads the API needs.
 
-Async runs survive a dead worker: the task is acks_late (redelivered if the worker dies),
-the row is claimed with a conditional update (pending -> running, attempts + 1; a second
-delivery finds it claimed and does nothing), completion only writes a row still running
-(idempotent), and `tool_runs_sweep` (Celery beat, every minute) re-queues a run stuck in
-running past its timeout, or fails it visibly after MAX_ATTEMPTS.
+Delivery: a tool of an async run runs at least once, its result is recorded exactly once.
+- The Celery task is acks_late, and the row is claimed with a conditional update that
+  takes a lease (tools_app/services/leases.py): a second delivery of the message finds
+  the run claimed and does nothing; the executing process renews the lease while the
+  tool runs, so no other process takes the run while that one lives.
+- A process that dies stops renewing; every Celery worker, at start-up and every
+  STUDIO_TOOL_RUN_RECOVER_SECONDS (tools_app/recovery.py, not beat), puts a run whose
+  lease expired back in the queue, or fails it visibly after STUDIO_TOOL_RUN_MAX_ATTEMPTS.
+  The tool then runs again: `context.idempotency_key` (the run's id, the same for every
+  attempt) lets it recognise a repeat, and HTTP and OpenAPI tools send it as the
+  `Idempotency-Key` header.
+- Completion writes only the attempt that holds the run, and sends `tool_run_finished`
+  in the same transaction, so a chat's tool call is completed with it, once.
+- Beat's `tool_runs_sweep` runs the same recovery, and also hands the broker again a
+  pending run nobody claimed for UNCLAIMED_SECONDS (a lost message).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import datetime, timedelta
 from typing import Any
 
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
+from django.conf import settings
 from django.db import transaction
-from django.db.models import F, QuerySet
+from django.db.models import QuerySet
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from studio.layers import group_send_sync
@@ -28,13 +41,19 @@ from tools_app.execution import (
     run_tool,
 )
 from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
+from tools_app.services.leases import (
+    LeaseKeeper,
+    expired_runs,
+    lease_expired,
+    lease_renew,
+    tool_run_claim,
+    worker_name,
+)
+from tools_app.signals import tool_run_finished
 
 logger = logging.getLogger(__name__)
 
-MAX_ATTEMPTS = 3
-# A running run is presumed lost when its tool's timeout plus this margin has passed.
-STUCK_GRACE_SECONDS = 30.0
-# A pending run nobody claimed for this long is enqueued again (a lost message).
+# A pending run nobody claimed for this long is handed to the broker again (a lost message).
 UNCLAIMED_SECONDS = 600.0
 
 
@@ -82,13 +101,23 @@ def _iso(value: datetime | None) -> str | None:
 
 
 # --- the async path -----------------------------------------------------------------------
-def tool_run_enqueue(*, tool: Tool, input: Any, user: Any) -> ToolRun:  # noqa: A002
+def tool_run_enqueue(
+    *,
+    tool: Tool,
+    input: Any,  # noqa: A002
+    user: Any,
+    tool_call: Any = None,
+) -> ToolRun:
+    """A pending async run, handed to a Celery worker once the caller's transaction
+    commits. `tool_call`: the chat's tool call it serves (completed with it)."""
     run = ToolRun.objects.create(
         tool=tool,
         status=ToolRunStatus.PENDING,
         mode=ExecutionMode.ASYNC,
         input=input,
+        tool_call=tool_call,
         created_by=user if getattr(user, "is_authenticated", False) else None,
+        enqueued_at=timezone.now(),
     )
     _enqueue_on_commit(run.id)
     return run
@@ -104,49 +133,96 @@ def _enqueue(run_id: Any) -> None:
     try:
         tool_run_execute.delay(str(run_id))
     except Exception:  # noqa: BLE001 - the broker is down: the row stays pending, visibly
-        # The caller still gets its pending run; the sweep enqueues it again later.
+        # The caller still gets its pending run; the sweep hands it to the broker later.
         logger.exception("Could not enqueue tool run %s; the sweep will retry", run_id)
 
 
-def tool_run_claim(*, run_id: Any) -> bool:
-    """pending -> running for exactly one worker; False when someone got there first."""
-    claimed = ToolRun.objects.filter(id=run_id, status=ToolRunStatus.PENDING).update(
-        status=ToolRunStatus.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now()
-    )
-    return claimed == 1
+def tool_run_idempotency_key(run: ToolRun) -> str:
+    """The same for every attempt of a run, different for every run: its id."""
+    return str(run.id)
 
 
 def tool_run_process(*, run_id: Any) -> ToolRun | None:
-    """What the Celery task does: claim, execute, complete. No-op if already claimed."""
-    if not tool_run_claim(run_id=run_id):
+    """What the Celery task does: claim, execute under the lease, complete. No-op if the
+    run is not pending (claimed by another process, or finished)."""
+    worker = worker_name()
+    run = tool_run_claim(run_id=run_id, worker=worker)
+    if run is None:
         return None
-    run = ToolRun.objects.select_related("tool", "created_by").get(id=run_id)
-    outcome = async_to_sync(run_tool)(run.tool, run.input, ExecutionContext(user=run.created_by))
-    tool_run_complete(run=run, outcome=outcome)
+    outcome = async_to_sync(_execute_held)(run, worker)
+    if not tool_run_complete(run=run, outcome=outcome):
+        logger.warning(
+            "Tool run %s attempt %s was not recorded: %s",
+            run.id,
+            run.attempts,
+            outcome.error or "the run is no longer held by this attempt",
+        )
     run.refresh_from_db()
     return run
 
 
+async def _execute_held(run: ToolRun, worker: str) -> ToolOutcome:
+    """Run the tool while a thread renews the lease; a lost lease aborts the tool."""
+    loop = asyncio.get_running_loop()
+    abort = asyncio.Event()
+    keeper = LeaseKeeper(
+        run_id=run.id,
+        attempt=run.attempts,
+        worker=worker,
+        on_lost=lambda reason: loop.call_soon_threadsafe(abort.set),
+    )
+    context = ExecutionContext(
+        user=run.created_by,
+        tool_call=run.tool_call_id,
+        abort=abort,
+        idempotency_key=tool_run_idempotency_key(run),
+        attempt=run.attempts,
+    )
+    # Renewed once more right before the tool starts: a process that stalled since its
+    # claim (long enough for its run to be taken back) must not start the tool at all.
+    if not await sync_to_async(lease_renew)(run_id=run.id, attempt=run.attempts, worker=worker):
+        return ToolOutcome(
+            status=ToolRunStatus.FAILED,
+            error=f"Attempt {run.attempts} did not start: the run was taken back first.",
+        )
+    keeper.start()
+    try:
+        outcome = await run_tool(run.tool, run.input, context)
+    finally:
+        keeper.stop()
+    if keeper.lost:
+        outcome.error = f"Attempt {run.attempts} was stopped: {keeper.lost}."
+    return outcome
+
+
 def tool_run_complete(*, run: ToolRun, outcome: ToolOutcome) -> bool:
-    """Write the outcome once: only a row still running is updated."""
+    """Write the outcome once: only the attempt that holds the run updates it."""
     status, output, error = outcome.status, outcome.output, outcome.error
     if status == "suspended":
         status, output = ToolRunStatus.FAILED, outcome.suspend_payload
         error = "This tool waits for a person's answer; it completes in the preview chat."
+    return _finish(
+        ToolRun.objects.filter(id=run.id, status=ToolRunStatus.RUNNING, attempts=run.attempts),
+        run_id=run.id,
+        status=status,
+        output=output,
+        model_output=outcome.model_output,
+        error=error,
+        errors=outcome.errors,
+        logs=logs_with_isolation(outcome),
+        duration_ms=outcome.duration_ms,
+    )
+
+
+def _finish(held: QuerySet[ToolRun], *, run_id: Any, **fields: Any) -> bool:
+    """The one way a running async run ends: a conditional update, `tool_run_finished`
+    in the same transaction, the push to the owner after commit."""
     with transaction.atomic():
-        done = ToolRun.objects.filter(id=run.id, status=ToolRunStatus.RUNNING).update(
-            status=status,
-            output=output,
-            model_output=outcome.model_output,
-            error=error,
-            errors=outcome.errors,
-            logs=logs_with_isolation(outcome),
-            duration_ms=outcome.duration_ms,
-            finished_at=timezone.now(),
-        )
-        if done:
-            transaction.on_commit(lambda: tool_run_notify(run_id=run.id))
-    return done == 1
+        if held.update(**fields, lease_expires_at=None, finished_at=timezone.now()) != 1:
+            return False
+        tool_run_finished.send(sender=ToolRun, run_id=run_id)
+        transaction.on_commit(lambda: tool_run_notify(run_id=run_id))
+    return True
 
 
 def tool_run_notify(*, run_id: Any) -> None:
@@ -159,40 +235,61 @@ def tool_run_notify(*, run_id: Any) -> None:
     )
 
 
-def tool_runs_sweep(
-    *, now: datetime | None = None, grace: float = STUCK_GRACE_SECONDS
-) -> dict[str, list[str]]:
-    """Re-queue runs whose worker died (or fail them after MAX_ATTEMPTS); re-enqueue
-    pending runs nobody claimed for long. Safe to run concurrently: every move is a
-    conditional update."""
-    now = now or timezone.now()
-    report: dict[str, list[str]] = {"requeued": [], "failed": [], "reenqueued": []}
-    running = ToolRun.objects.filter(status=ToolRunStatus.RUNNING, mode=ExecutionMode.ASYNC)
-    for run in running.select_related("tool"):
-        started = run.started_at or run.created_at
-        if started + timedelta(seconds=run.tool.timeout_seconds + grace) > now:
-            continue
+# --- recovery -----------------------------------------------------------------------------
+def tool_runs_recover() -> dict[str, list[str]]:
+    """Runs whose lease expired (their process died): back to pending and to the broker,
+    or failed visibly after STUDIO_TOOL_RUN_MAX_ATTEMPTS attempts. Safe to run from every
+    worker at once: each move is an UPDATE conditional on the lease still being expired
+    and the attempt being the one read."""
+    report: dict[str, list[str]] = {"requeued": [], "failed": []}
+    limit = settings.STUDIO_TOOL_RUN_MAX_ATTEMPTS
+    for run_id, attempts, worker in expired_runs().values_list("id", "attempts", "worker"):
         same = ToolRun.objects.filter(
-            id=run.id, status=ToolRunStatus.RUNNING, attempts=run.attempts
+            lease_expired(), id=run_id, status=ToolRunStatus.RUNNING, attempts=attempts
         )
-        if run.attempts < MAX_ATTEMPTS:
-            if same.update(status=ToolRunStatus.PENDING):
-                _enqueue_on_commit(run.id)
-                report["requeued"].append(str(run.id))
-        elif same.update(
+        if attempts < limit:
+            with transaction.atomic():
+                if same.update(
+                    status=ToolRunStatus.PENDING,
+                    worker="",
+                    lease_expires_at=None,
+                    enqueued_at=timezone.now(),
+                ):
+                    _enqueue_on_commit(run_id)
+                    report["requeued"].append(str(run_id))
+        elif _finish(
+            same,
+            run_id=run_id,
             status=ToolRunStatus.FAILED,
-            finished_at=now,
-            error=f"The worker running this tool stopped (crashed or was killed) "
-            f"{run.attempts} times; the run was given up after {MAX_ATTEMPTS} attempts.",
+            error=f"The worker running this tool ({worker or 'unknown'}) stopped (crashed "
+            f"or was killed) during attempt {attempts}; the run was given up after "
+            f"{limit} attempts.",
         ):
-            transaction.on_commit(lambda run_id=run.id: tool_run_notify(run_id=run_id))
-            report["failed"].append(str(run.id))
-    unclaimed = ToolRun.objects.filter(
-        status=ToolRunStatus.PENDING,
-        mode=ExecutionMode.ASYNC,
-        created_at__lt=now - timedelta(seconds=UNCLAIMED_SECONDS),
+            report["failed"].append(str(run_id))
+    if report["requeued"] or report["failed"]:
+        logger.warning("Tool runs recovered from dead workers: %s", report)
+    return report
+
+
+def tool_runs_sweep(*, now: datetime | None = None) -> dict[str, list[str]]:
+    """Recovery, plus: a pending run nobody claimed for UNCLAIMED_SECONDS is handed to the
+    broker again (its message was lost), at most once per period whoever sweeps."""
+    report = tool_runs_recover()
+    cutoff = (now or timezone.now()) - timedelta(seconds=UNCLAIMED_SECONDS)
+    unclaimed = ToolRun.objects.annotate(queued=Coalesce("enqueued_at", "created_at")).filter(
+        status=ToolRunStatus.PENDING, mode=ExecutionMode.ASYNC, queued__lt=cutoff
     )
-    for run_id in unclaimed.values_list("id", flat=True):
-        _enqueue_on_commit(run_id)
-        report["reenqueued"].append(str(run_id))
+    report["reenqueued"] = []
+    for run_id, enqueued_at in unclaimed.values_list("id", "enqueued_at"):
+        # Conditional on the time read: of several sweeps at once, one hands it over.
+        same = ToolRun.objects.filter(id=run_id, status=ToolRunStatus.PENDING)
+        same = (
+            same.filter(enqueued_at__isnull=True)
+            if enqueued_at is None
+            else same.filter(enqueued_at=enqueued_at)
+        )
+        with transaction.atomic():
+            if same.update(enqueued_at=timezone.now()):
+                _enqueue_on_commit(run_id)
+                report["reenqueued"].append(str(run_id))
     return report

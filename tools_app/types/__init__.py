@@ -56,6 +56,18 @@ class ToolType:
         raise NotImplementedError
 
 
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+
+
+def add_idempotency_header(headers: dict[str, str], context: Any) -> None:
+    """HTTP-based types send an async run's idempotency key (the same on every attempt of
+    the run) as `Idempotency-Key`, the header the IETF httpapi draft names, so the API
+    called can recognise a repeat; a header of that name the tool sets itself wins."""
+    key = getattr(context, "idempotency_key", None)
+    if key and not any(name.lower() == IDEMPOTENCY_HEADER.lower() for name in headers):
+        headers[IDEMPOTENCY_HEADER] = key
+
+
 # kind -> module path of its subpackage; each module defines `tool_type`.
 TYPE_MODULES: dict[str, str] = {}
 

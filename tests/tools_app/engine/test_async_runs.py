@@ -1,5 +1,6 @@
 """Async tool runs in a real Celery worker against Redis: completion, the push to the
-owner's websocket, a worker killed mid-task, idempotent claims and completion."""
+owner's websocket, a worker killed mid-task, idempotent claims and completion.
+(Leases, recovery by the workers themselves and the idempotency key: test_recovery.py.)"""
 
 from __future__ import annotations
 
@@ -22,16 +23,19 @@ from tools_app.consumers import ToolRunConsumer
 from tools_app.execution import tool_execute
 from tools_app.models import ToolRun
 from tools_app.services.runs import (
-    MAX_ATTEMPTS,
     tool_run_notify,
     tool_run_process,
     tool_runs_sweep,
 )
 from tools_app.tasks import tool_run_execute
 
+# The prefix the worker processes use (studio/settings_test.py), so that their pushes
+# reach this process.
 REDIS_LAYER = {
     "default": redis_channel_layer(
-        settings.REDIS_URL, kind=settings.STUDIO_CHANNEL_LAYER, prefix="studio-test"
+        settings.REDIS_URL,
+        kind=settings.STUDIO_CHANNEL_LAYER,
+        prefix=os.environ.get("STUDIO_CHANNEL_PREFIX", "studio-test"),
     )
 }
 
@@ -113,9 +117,9 @@ def test_a_run_whose_worker_was_killed_is_retried_and_completes(python_tool, own
     run.refresh_from_db()
     assert (run.status, run.attempts) == ("running", 1)
 
+    # No beat and no sweep called here: the new worker takes the run back once its lease
+    # has expired.
     with celery_worker_process():
-        # The sweep re-queues it once the tool's timeout has passed since it started.
-        wait_until(lambda: tool_runs_sweep(grace=0)["requeued"])
         wait_until(lambda: status_of(run.id) in ("completed", "failed"))
 
     run.refresh_from_db()
@@ -125,16 +129,18 @@ def test_a_run_whose_worker_was_killed_is_retried_and_completes(python_tool, own
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_run_lost_too_many_times_is_failed_visibly_and_pushed(python_tool, owner):
+def test_a_run_lost_too_many_times_is_failed_visibly_and_pushed(python_tool, owner, settings):
     tool = python_tool("return 1", timeout_seconds=5)
-    long_ago = timezone.now() - timedelta(minutes=10)
+    limit = settings.STUDIO_TOOL_RUN_MAX_ATTEMPTS
     run = ToolRun.objects.create(
         tool=tool,
         status="running",
         mode="async",
         input={},
-        attempts=MAX_ATTEMPTS,
-        started_at=long_ago,
+        attempts=limit,
+        started_at=timezone.now() - timedelta(minutes=10),
+        lease_expires_at=timezone.now() - timedelta(minutes=9),
+        worker="gone-host:4242",
         created_by=owner,
     )
 
@@ -150,19 +156,22 @@ def test_a_run_lost_too_many_times_is_failed_visibly_and_pushed(python_tool, own
     assert report["failed"] == [str(run.id)]
     run.refresh_from_db()
     assert run.status == "failed"
-    assert f"given up after {MAX_ATTEMPTS} attempts" in run.error
+    assert f"given up after {limit} attempts" in run.error
+    assert "gone-host:4242" in run.error
+    assert run.lease_expires_at is None and run.finished_at is not None
     assert message["id"] == str(run.id) and message["status"] == "failed"
 
 
-def test_the_sweep_leaves_runs_that_are_still_within_their_timeout(python_tool, owner):
-    tool = python_tool("return 1", timeout_seconds=600)
+def test_the_sweep_leaves_runs_whose_lease_is_live(python_tool, owner):
+    tool = python_tool("return 1", timeout_seconds=5)
     run = ToolRun.objects.create(
         tool=tool,
         status="running",
         mode="async",
         input={},
         attempts=1,
-        started_at=timezone.now(),
+        started_at=timezone.now() - timedelta(minutes=10),
+        lease_expires_at=timezone.now() + timedelta(minutes=1),
         created_by=owner,
     )
 

@@ -1,10 +1,18 @@
 """Tools defined in Python code (agents_core.definitions.create_tool): the registry's
 ToolDefinition.execute(input, context) runs in the server process (it is the project's
-own code, not user input). Sync callables run in a worker thread, async ones are awaited."""
+own code, not user input). Sync callables run in a thread of their own, async ones are
+awaited. The context is tools_app.execution.ExecutionContext: user, run, thread, abort,
+log, write and, for async runs, idempotency_key and attempt."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import threading
+from collections.abc import Callable
 from typing import Any, ClassVar
+
+from django.db import connection
 
 from tools_app.types import ToolType
 
@@ -25,10 +33,48 @@ def definition_for(tool: Any) -> Any:
 
 
 async def execute_definition(tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
-    from tools_app.execution import call_maybe_async
-
     definition = definition_for(tool)
     return await call_maybe_async(definition.execute, input, context)
+
+
+async def call_maybe_async(fn: Callable[..., Any], *args: Any) -> Any:
+    """Await async callables; run sync ones in a worker thread so timeouts still apply
+    (a sync function that never returns keeps its thread, not the event loop)."""
+    if inspect.iscoroutinefunction(fn):
+        return await fn(*args)
+    result = await _in_own_thread(fn, *args)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _in_own_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+    """Run `fn` in a daemon thread of its own. Not the loop's default executor: closing
+    an event loop waits for that executor, so a runaway sync tool would hold the caller
+    (async_to_sync) after its timeout fired."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            future.set_result(value) if ok else future.set_exception(value)
+
+    def target() -> None:
+        try:
+            value, ok = fn(*args), True
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
+            value, ok = exc, False
+        finally:
+            connection.close()  # the thread ends; its database connection must not leak
+        try:
+            loop.call_soon_threadsafe(settle, ok, value)
+        except RuntimeError:
+            pass  # the loop is gone: the caller stopped waiting (timeout or abort)
+
+    threading.Thread(
+        target=target, name=f"tool-{getattr(fn, '__name__', 'fn')}", daemon=True
+    ).start()
+    return future
 
 
 class CodeToolType(ToolType):

@@ -7,7 +7,8 @@ percent-encoded; in headers they are inserted as text (no newlines); in a JSON b
 string that is exactly "{field}" becomes the input value itself (any JSON type), other
 placeholders inside strings become text. Without a body template, POST/PUT/PATCH send
 the whole input as JSON. Result: {status, headers, body} (body parsed when JSON); a
-non-2xx answer is a tool error carrying the status and the body.
+non-2xx answer is a tool error carrying the status and the body. The requests of an
+async run carry its `Idempotency-Key` (tools_app.types.add_idempotency_header).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import re
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from tools_app.types import ConfigError, ToolType
+from tools_app.types import ConfigError, ToolType, add_idempotency_header
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\}")
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]
@@ -166,6 +167,7 @@ class HttpToolType(ToolType):
             request = build_request(tool.config, input, credentials)
         except (TemplateError, ValueError, KeyError) as exc:
             raise ToolError(f"Cannot build the request: {exc}") from None
+        add_idempotency_header(request["headers"], context)
         try:
             response = await net.fetch(
                 request["url"],

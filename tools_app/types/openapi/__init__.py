@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from tools_app.types import ToolType
+from tools_app.types import ToolType, add_idempotency_header
 
 
 class OpenApiToolType(ToolType):
@@ -64,6 +64,7 @@ class OpenApiToolType(ToolType):
         request = build_request(config, input or {})
         if config.get("auth"):
             apply_auth(request, config["auth"], await _secrets(tool, context))
+        add_idempotency_header(request["headers"], context)
         follow = bool(config.get("follow_redirects"))
         try:
             result = await fetch(
