@@ -263,11 +263,10 @@ def test_recovery_requeues_an_expired_run_once_and_fails_it_after_the_last_attem
 
 
 def test_an_async_http_tool_sends_the_runs_idempotency_key(
-    make_tool, owner, local_server, settings
+    make_tool, owner, local_server, private_network
 ):
-    settings.STUDIO_ALLOW_LOOPBACK_FETCH = True
     local_server.route("/charge", body={"ok": True})
-    url = f"{local_server.url}/charge"
+    url = private_network(f"{local_server.url}/charge")
     plain = make_tool(kind="http", config={"url": url, "method": "POST"}, execution_mode="async")
     own = make_tool(
         kind="http",
