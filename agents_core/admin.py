@@ -43,7 +43,7 @@ from agents_core.serializers import (
     SUBAGENT_KEY_MESSAGE,
     default_options_problems,
 )
-from agents_core.services.agents import subagent_path
+from agents_core.services.binding_rules import subagent_path
 
 
 class RecordAdmin(admin.ModelAdmin):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from agents_core import overrides
 from agents_core.models import Agent, EditLock, Revision
@@ -69,7 +70,7 @@ def test_opening_the_page_takes_the_lock_and_shows_it(code_agent, admin_editor):
     lock = EditLock.objects.get(agent=code_agent, ended_at__isnull=True)
     assert lock.holder == admin_editor
     html = response.content.decode()
-    assert "Locked by <strong>owner</strong> (you)" in html
+    assert "Locked by <strong>owner</strong> (you, in this page)" in html
     assert f"data-lock-id='{lock.pk}'" in html
     assert "editor-break-lock" not in html  # nobody breaks their own lock
     assert "agents_core/admin_editor.js" in response.content.decode()
@@ -130,11 +131,17 @@ def test_a_stale_admin_save_is_refused_with_the_current_text(
 ):
     client = client_for(admin_editor)
     page = client.get(change_url(code_agent))
-    # Someone else saves through the API meanwhile (the lock is an aid, not the guarantee).
-    from agents_core.editor import services
+    # The page's lock expires (the laptop slept) and someone else saves meanwhile: the
+    # version check refuses the page's save when it comes back.
+    from agents_core.editor.services import revisions
 
-    services.override_save(
-        agent=code_agent, user=second_editor, version=1, data={"instructions": "Teammate's text."}
+    EditLock.objects.filter(holder=admin_editor).update(expires_at=timezone.now())
+    revisions.override_save(
+        lock_id=None,
+        agent=code_agent,
+        user=second_editor,
+        version=1,
+        data={"instructions": "Teammate's text."},
     )
     response = client.post(
         change_url(code_agent), form_data(page, editor_instructions="Owner's text.")

@@ -244,7 +244,9 @@ def test_a_private_tool_cannot_be_added_to_a_shared_code_agent(code_agent, edito
 
 def test_delete_with_a_lock_id_releases_only_that_session(code_agent, editor_api):
     old = editor_api.post(url(code_agent, "lock/")).json()["lock"]
-    new = editor_api.post(url(code_agent, "lock/")).json()["lock"]
+    new = editor_api.post(url(code_agent, "lock/"), {"take_over": True}, format="json").json()[
+        "lock"
+    ]
     assert editor_api.delete(url(code_agent, f"lock/?lock={old['id']}")).status_code == 204
     assert editor_api.get(url(code_agent, "lock/")).json()["lock"]["id"] == new["id"]
 
