@@ -22,7 +22,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from agents_core.admin_editor_form import (
     LOCK_FIELD,
@@ -194,9 +194,13 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
     def editor_lock_status(self, obj: Agent) -> str:
         request = _request.get()
         lock = selectors.lock_current(agent=obj)
-        url = reverse("agent-lock", kwargs={"slug": obj.slug})
+        data = {
+            "lock-url": reverse("agent-lock", kwargs={"slug": obj.slug}),
+            "username": request.user.get_username() if request else "",
+            "heartbeat-ms": max(1, locks.lock_seconds() // 3) * 1000,
+        }
         if lock is None:
-            return format_html("<span id='editor-lock' data-lock-url='{}'>Not locked.</span>", url)
+            return self._badge(data, "Not locked.")
         holder = lock.holder.get_username()
         since = format_html(
             "<time datetime='{}' data-ago>{}</time>",
@@ -204,27 +208,22 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
             human_time(lock.acquired_at),
         )
         if lock.pk == getattr(request, "editor_session", None):
-            return format_html(
-                "<span id='editor-lock' data-lock-url='{}' data-lock-id='{}' data-holder='{}'>"
-                "Locked by <strong>{}</strong> (you, in this page) since {}. It renews while "
-                "this page is open.</span>",
-                url,
-                lock.pk,
-                holder,
-                holder,
-                since,
-            )
+            text = "Locked by <strong>{}</strong> (you, in this page) since {}. It renews while "
+            text += "this page is open."
+            return self._badge({**data, "lock-id": lock.pk}, format_html(text, holder, since))
         yours = request is not None and lock.holder_id == request.user.pk
+        if yours:
+            data["other-id"] = lock.pk
         expired = " (expired)" if lock.expires_at <= timezone.now() else ""
-        html = format_html(
-            "<span id='editor-lock' data-lock-url='{}'>Locked by <strong>{}</strong> since "
-            "{}{}.</span>",
-            url,
-            "you, in another tab or window" if yours else holder,
-            since,
-            expired,
+        who = "you, in another tab or window" if yours else holder
+        text = format_html("Locked by <strong>{}</strong> since {}{}.", who, since, expired)
+        return format_html(
+            "{} {}", self._badge(data, text), self._lock_buttons(request, obj, yours=yours)
         )
-        return format_html("{} {}", html, self._lock_buttons(request, obj, yours=yours))
+
+    def _badge(self, data: dict[str, Any], inner: str) -> str:
+        attrs = format_html_join(" ", "data-{}='{}'", data.items())
+        return format_html("<span id='editor-lock' {}>{}</span>", attrs, inner)
 
     def _lock_buttons(self, request: HttpRequest | None, obj: Agent, *, yours: bool) -> str:
         info = self.opts.app_label, self.opts.model_name
