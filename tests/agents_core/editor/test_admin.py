@@ -426,3 +426,53 @@ def test_times_on_the_change_page_are_in_words(code_agent, admin_editor, second_
     messages = " ".join(re.findall(r'<li class="warning">(.*?)</li>', html, re.S))
     assert "owner is editing this agent (lock taken just now" in messages.lower()
     assert not re.search(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d", messages)
+
+
+def test_the_bindings_own_admin_pages_never_write_a_code_agents_bindings(code_agent, admin_editor):
+    from agents_core.models import AgentTool
+    from tools_app.models import Tool
+
+    user = staff(admin_editor, "add_agenttool", "change_agenttool", "delete_agenttool")
+    extra = Tool.objects.get(name="editor_test_extra")
+    binding = AgentTool.objects.create(agent=code_agent, tool=extra, key="extra")
+    client = client_for(user)
+    url = f"/admin/agents_core/agenttool/{binding.pk}/change/"
+    assert 'name="_save"' not in client.get(url).content.decode()
+    data = {"agent": code_agent.pk, "tool": extra.pk, "key": "extra", "position": 0}
+    refused = client.post(url, {**data, "description_override": "Around the editor."})
+    assert refused.status_code == 403
+    added = client.post("/admin/agents_core/agenttool/add/", {**data, "key": "more"})
+    assert added.status_code == 200
+    assert "agent" in added.context["adminform"].form.errors
+    deleted = client.post(f"/admin/agents_core/agenttool/{binding.pk}/delete/", {"post": "yes"})
+    assert deleted.status_code == 403
+    assert list(AgentTool.objects.filter(agent=code_agent, source="studio")) == [binding]
+    assert AgentTool.objects.get(pk=binding.pk).description_override == ""
+    assert Agent.objects.get(pk=code_agent.pk).version == 1
+
+
+def test_a_studio_agents_binding_page_is_refused_while_another_session_holds_the_lock(
+    code_agent, owner
+):
+    from agents_core.models import AgentTool
+    from tools_app.models import Tool
+
+    user = staff(owner, "add_agenttool", "change_agenttool", "view_agenttool")
+    agent = Agent.objects.create(
+        slug="studio-bound", name="Bound", model="studio/scripted", instructions=".", owner=user
+    )
+    extra = Tool.objects.get(name="editor_test_extra")
+    binding = AgentTool.objects.create(agent=agent, tool=extra, key="extra")
+    client = client_for(user)
+    client.get(change_url(agent))  # the owner's agent page holds the lock
+    url = f"/admin/agents_core/agenttool/{binding.pk}/change/"
+    data = {"agent": agent.pk, "tool": extra.pk, "key": "extra", "position": 0}
+    response = client.post(url, {**data, "description_override": "From another page."})
+    assert response.status_code == 200
+    assert "another tab or window" in " ".join(
+        response.context["adminform"].form.non_field_errors()
+    )
+    assert AgentTool.objects.get(pk=binding.pk).description_override == ""
+    EditLock.objects.update(ended_at=timezone.now())
+    assert client.post(url, {**data, "description_override": "Now."}).status_code == 302
+    assert AgentTool.objects.get(pk=binding.pk).description_override == "Now."
