@@ -51,6 +51,13 @@ function start() {
   let held = false;
   if (badge.dataset.lockId) {
     session.adopt({ id: Number(badge.dataset.lockId), holder: badge.dataset.username });
+    // A URL naming the session (after a take-over or a refused save) is this page's alone:
+    // a copy of it opened in another tab must start its own session, not share this one.
+    const url = new URL(window.location.href);
+    if (url.searchParams.has("editor_lock")) {
+      url.searchParams.delete("editor_lock");
+      history.replaceState(null, "", url);
+    }
   } else if (badge.dataset.otherId && session.wasMine({ id: badge.dataset.otherId })) {
     // The lock is held by this tab's previous page (a reload): continue here.
     document.getElementById("editor-take-over")?.click();

@@ -160,3 +160,40 @@ def test_a_tab_that_saves_after_losing_the_lock_is_refused_and_a_reload_keeps_th
     agent = Agent.objects.get(pk=code_agent.pk)
     assert (agent.version, overrides.effective_instructions(agent)) == (1, INSTRUCTIONS)
     first.context.close()
+
+
+def test_the_admin_asks_before_resetting_to_code_and_takes_over_from_a_second_tab(
+    studio_server, browser, code_agent, editor
+):
+    staff(editor)
+    url = f"{studio_server}/admin/agents_core/agent/{code_agent.pk}/change/"
+    page = browser_login(browser, studio_server, "owner")
+    page.goto(url)
+    page.fill("textarea[name=editor_instructions]", "Overridden in the admin.")
+    page.click("input[name=_continue]")
+    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    page.check("input[name=editor_instructions_reset]")
+    page.click("input[name=_continue]")
+    expect(page.locator("input[name=editor_instructions_reset]")).to_be_checked()
+    assert asked and "Reset the instructions to the code value?" in asked[0]
+    assert Agent.objects.get(pk=code_agent.pk).version == 2
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("input[name=_continue]")
+    expect(page.locator("textarea[name=editor_instructions]")).to_have_value(INSTRUCTIONS)
+    assert Agent.objects.get(pk=code_agent.pk).version == 3
+
+    # A second tab of the same user is read-only and takes the lock over.
+    second = page.context.new_page()
+    second.goto(url)
+    expect(second.locator("#editor-lock")).to_contain_text("you, in another tab or window")
+    expect(second.locator("textarea[name=editor_instructions]")).to_be_disabled()
+    second.click("#editor-take-over")
+    expect(second.locator("#editor-lock")).to_contain_text("(you, in this page)")
+    expect(second.locator("textarea[name=editor_instructions]")).to_be_enabled()
+    assert "editor_lock" not in second.url  # the session stays this tab's own
+    replaced = EditLock.objects.get(end_reason="replaced")
+    assert replaced.ended_by == editor
+    page.context.close()
