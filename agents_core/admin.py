@@ -16,11 +16,11 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
+from agents_core.admin_bindings import AgentToolInline, SubAgentInline
 from agents_core.admin_editor import AgentEditorAdminMixin
 from agents_core.definitions import SLUG, DefinitionError, validate_instructions
 from agents_core.models import (
     Agent,
-    AgentTool,
     EditLock,
     EditorOverride,
     Message,
@@ -31,19 +31,11 @@ from agents_core.models import (
     Signal,
     Source,
     StreamEvent,
-    SubAgent,
     TaskItem,
     Thread,
     ToolCall,
 )
-from agents_core.serializers import (
-    BINDING_KEY,
-    BINDING_KEY_MESSAGE,
-    SUBAGENT_KEY,
-    SUBAGENT_KEY_MESSAGE,
-    default_options_problems,
-)
-from agents_core.services.agents import subagent_path
+from agents_core.serializers import default_options_problems
 
 
 class RecordAdmin(admin.ModelAdmin):
@@ -116,80 +108,6 @@ class AgentAdminForm(forms.ModelForm):
         if problems:
             raise ValidationError(problems)
         return options
-
-
-class AgentToolInlineForm(forms.ModelForm):
-    class Meta:
-        model = AgentTool
-        fields = ("agent", "tool", "key", "description_override", "requires_approval", "position")
-
-    def clean_key(self) -> str:
-        key = self.cleaned_data["key"]
-        if not BINDING_KEY.match(key):
-            raise ValidationError(BINDING_KEY_MESSAGE)
-        return key
-
-
-class SubAgentInlineForm(forms.ModelForm):
-    class Meta:
-        model = SubAgent
-        fields = ("parent", "child", "key", "description_override", "position")
-
-    def clean_key(self) -> str:
-        key = self.cleaned_data["key"]
-        if not SUBAGENT_KEY.match(key):
-            raise ValidationError(SUBAGENT_KEY_MESSAGE)
-        return key
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
-        # Inline on the agent page the parent is the page's agent; on its own page a field.
-        parent = cleaned.get("parent") or getattr(self.instance, "parent", None)
-        child = cleaned.get("child")
-        if parent is None or parent.pk is None or child is None or parent.pk == child.pk:
-            return cleaned  # "not itself" is the model's own check constraint
-        if subagent_path(child, parent) is not None:
-            raise ValidationError(
-                {"child": f"{child.slug} already reaches {parent.slug}: that would be a cycle."}
-            )
-        return cleaned
-
-
-class BindingInlineMixin:
-    """Bindings of a code agent follow the code: shown, not edited, here."""
-
-    def _code_agent(self, obj: Agent | None) -> bool:
-        return obj is not None and obj.source == Source.CODE
-
-    def has_add_permission(self, request: HttpRequest, obj: Agent | None = None) -> bool:
-        return not self._code_agent(obj) and super().has_add_permission(request, obj)  # type: ignore[misc]
-
-    def has_change_permission(self, request: HttpRequest, obj: Agent | None = None) -> bool:
-        return not self._code_agent(obj) and super().has_change_permission(request, obj)  # type: ignore[misc]
-
-    def has_delete_permission(self, request: HttpRequest, obj: Agent | None = None) -> bool:
-        return not self._code_agent(obj) and super().has_delete_permission(request, obj)  # type: ignore[misc]
-
-
-class AgentToolInline(BindingInlineMixin, admin.TabularInline):
-    model = AgentTool
-    form = AgentToolInlineForm
-    fk_name = "agent"
-    extra = 0
-    fields = ("position", "key", "tool", "description_override", "requires_approval", "source")
-    readonly_fields = ("source",)
-    autocomplete_fields = ("tool",)
-
-
-class SubAgentInline(BindingInlineMixin, admin.TabularInline):
-    model = SubAgent
-    form = SubAgentInlineForm
-    fk_name = "parent"
-    extra = 0
-    fields = ("position", "key", "child", "description_override", "source")
-    readonly_fields = ("source",)
-    autocomplete_fields = ("child",)
-    verbose_name = "sub-agent"
 
 
 @admin.register(Agent)
@@ -266,43 +184,6 @@ class AgentAdmin(AgentEditorAdminMixin, admin.ModelAdmin):
         if not change and obj.owner_id is None and obj.source == Source.STUDIO:
             obj.owner = request.user  # a studio agent nobody owns would be visible to no one
         super().save_model(request, obj, form, change)
-
-
-class BindingAdmin(admin.ModelAdmin):
-    """Code-owned bindings are read-only; studio ones may be edited or removed."""
-
-    list_filter = ("source",)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return (obj is None or obj.source != Source.CODE) and super().has_change_permission(
-            request, obj
-        )
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return (obj is None or obj.source != Source.CODE) and super().has_delete_permission(
-            request, obj
-        )
-
-
-@admin.register(AgentTool)
-class AgentToolAdmin(BindingAdmin):
-    form = AgentToolInlineForm
-    list_display = ("key", "agent", "tool", "source", "requires_approval", "position", "created_at")
-    list_filter = ("source", "requires_approval", "tool__kind")
-    search_fields = ("key", "agent__slug", "tool__name")
-    list_select_related = ("agent", "tool")
-    autocomplete_fields = ("agent", "tool")
-    readonly_fields = ("source", "created_at")
-
-
-@admin.register(SubAgent)
-class SubAgentAdmin(BindingAdmin):
-    form = SubAgentInlineForm
-    list_display = ("key", "parent", "child", "source", "position", "created_at")
-    search_fields = ("key", "parent__slug", "child__slug")
-    list_select_related = ("parent", "child")
-    autocomplete_fields = ("parent", "child")
-    readonly_fields = ("source", "created_at")
 
 
 # --- conversations and runs ---------------------------------------------------------------

@@ -2,213 +2,111 @@
 
 Instructions and tool descriptions are edited through agents_core.editor.services, so the
 admin obeys the same policy, versions, revisions and locks as the studio page and the
-API: code-owned fields are read-only, opening the page takes the edit lock (renewed by a
-small heartbeat script), and a save that started from an old version is refused with the
+API. Opening the page starts an edit lock session (renewed by admin_editor.js); the page
+names it in a hidden field and every save from the page names it to the editor. While
+another session holds the live lock (another user, or the same user's other tab) the
+page is read-only: editor fields disabled, Save disabled, and a POST is refused whole,
+so nothing of it is written. A save that started from an old version is refused with the
 current text, the user's own text kept in the form.
 """
 
 from __future__ import annotations
 
-import json
 from contextvars import ContextVar
 from typing import Any
 
-from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F
+from django.forms import Script
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
-from agents_core.definitions import DefinitionError, validate_instructions
-from agents_core.editor import selectors, services
+from agents_core.admin_editor_form import (
+    LOCK_FIELD,
+    PREFIX,
+    STUDIO_ROW_FIELDS,
+    EditorFormMixin,
+    editor_fields,
+)
+from agents_core.editor import selectors
 from agents_core.editor.diff import as_text
+from agents_core.editor.humanize import human_time
 from agents_core.editor.policy import field_ownership
-from agents_core.models import Agent
+from agents_core.editor.services import documents, locks, permissions, revisions
+from agents_core.models import Agent, EditLock
 from studio.exceptions import ApplicationError
 
-PREFIX = "editor_"
-# Who is viewing the change page, for the read-only lock display (it gets no request).
-_viewer: ContextVar[Any] = ContextVar("admin_editor_viewer", default=None)
-# Row fields a studio agent edits through the editor (versioned, with revisions).
-STUDIO_ROW_FIELDS = ("name", "description", "model", "instructions")
+# The request being rendered, for the read-only lock display (it gets no request).
+_request: ContextVar[HttpRequest | None] = ContextVar("admin_editor_request", default=None)
 
 
-def _tool_field(key: str) -> str:
-    return f"{PREFIX}tool__{key}"
-
-
-def instructions_from_text(text: str, fmt: str) -> Any:
-    """The form's text back into an instructions value; JSON when the value was not a str."""
-    value: Any = text.replace("\r\n", "\n")
-    if fmt == "json":
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}).") from exc
-    try:
-        return validate_instructions(value)
-    except DefinitionError as exc:
-        raise ValidationError(str(exc)) from exc
-
-
-class EditorFormMixin:
-    """Added to the admin's ModelForm: turns the editor fields into one versioned change."""
-
-    editor_state: dict[str, Any]
-    editor_agent: Agent
-
-    def _initial(self, name: str) -> str:
-        value = self.get_initial_for_field(self.fields[name], name)
-        return str(value or "").replace("\r\n", "\n")
-
-    def _posted(self, name: str) -> str:
-        return str(self.cleaned_data.get(name) or "").replace("\r\n", "\n")
-
-    def editor_changes(self) -> dict[str, Any]:
-        data, state, changes = self.cleaned_data, self.editor_state, {}
-        agent = self.editor_agent
-        fmt = data.get(f"{PREFIX}instructions_format") or "text"
-        if not self.fields[f"{PREFIX}instructions"].disabled:
-            if data.get(f"{PREFIX}instructions_reset"):
-                changes["instructions"] = None
-            elif self._posted(f"{PREFIX}instructions") != self._initial(f"{PREFIX}instructions"):
-                changes["instructions"] = instructions_from_text(
-                    self._posted(f"{PREFIX}instructions"), fmt
-                )
-        if not agent.is_code:
-            for name in ("name", "description", "model"):
-                field = f"{PREFIX}{name}"
-                if field in self.fields and self._posted(field) != self._initial(field):
-                    changes[name] = self._posted(field)
-        descriptions = {}
-        for tool in state["tools"]:
-            field = _tool_field(tool["key"])
-            if field in self.fields and not self.fields[field].disabled:
-                text = self._posted(field).strip()
-                if text != self._initial(field).strip():
-                    same_as_code = text == tool["code_description"].strip()
-                    descriptions[tool["key"]] = None if (not text or same_as_code) else text
-        if descriptions:
-            changes["tool_descriptions"] = descriptions
-        return changes
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
-        try:
-            self.editor_pending = self.editor_changes()
-        except ValidationError as exc:
-            self.add_error(f"{PREFIX}instructions", exc)
-            return cleaned
-        current = Agent.objects.get(pk=self.editor_agent.pk)
-        started = cleaned.get(f"{PREFIX}version")
-        if self.editor_pending and started != current.version:
-            state = selectors.editor_state(agent=current)
-            last = state["last_change"] or {}
-            # Let the next submit go on top of what is there now: the user has seen it.
-            self.data = self.data.copy()
-            self.data[f"{PREFIX}version"] = str(current.version)
-            raise ValidationError(
-                format_html(
-                    "Not saved: {} changed this agent at {} (version {}, you started from "
-                    "version {}). Current instructions:<pre class='editor-current'>{}</pre>"
-                    "Your text is still in the form: re-apply your change on top of the "
-                    "current text and save again.",
-                    last.get("by") or "someone",
-                    last.get("at", "?"),
-                    current.version,
-                    started,
-                    as_text(state["instructions"]["effective"]),
-                ),
-                code="stale_version",
-            )
-        return cleaned
+def _named_session(raw: str, request: HttpRequest, agent: Agent, **open_only: bool) -> int | None:
+    """The lock session a request names, if it is one of this user's on this agent."""
+    sessions = EditLock.objects.filter(agent=agent, holder=request.user, **open_only)
+    return int(raw) if raw.isdigit() and sessions.filter(pk=int(raw)).exists() else None
 
 
 class AgentEditorAdminMixin(admin.ModelAdmin):
     """Mix into AgentAdmin (before admin.ModelAdmin) to edit agents under the editor policy."""
 
     class Media:
-        js = ("agents_core/admin_editor.js",)
+        # An ES module: it imports the studio's relative-time formatter (js/lib/format.js).
+        js = (Script("agents_core/admin_editor.js", type="module"),)
+
+    # --- the lock session of this request -------------------------------------------------
+    def _editor_session(self, request: HttpRequest, agent: Agent) -> None:
+        """Set request.editor_session (the lock id this page holds) and
+        request.editor_blocked (the Locked error while another session holds the lock).
+
+        A GET starts a session, or continues the one its URL names (after a take-over, a
+        break or a refused save). A POST names its session in the form; without one, or
+        with another session holding the live lock, the page was read-only.
+        """
+        request.editor_session, request.editor_blocked = None, None
+        if not permissions.can_edit(user=request.user, agent=agent):
+            return
+        if request.method == "POST":
+            request.editor_session = _named_session(
+                request.POST.get(LOCK_FIELD, ""), request, agent
+            )
+            blocking = locks.lock_blocking(
+                agent=agent, user=request.user, lock_id=request.editor_session
+            )
+            if blocking is not None:
+                request.editor_blocked = locks.locked_error(
+                    blocking, user=request.user, writing=True
+                )
+            return
+        named = request.GET.get(LOCK_FIELD, "")
+        request.editor_session = _named_session(named, request, agent, ended_at__isnull=True)
+        if request.editor_session is None:
+            try:
+                request.editor_session = locks.lock_take(agent=agent, user=request.user).pk
+            except locks.Locked as exc:
+                request.editor_blocked = exc
+
+    def _editable_now(self, request: HttpRequest) -> bool:
+        return getattr(request, "editor_session", None) is not None and not getattr(
+            request, "editor_blocked", None
+        )
 
     # --- the form -------------------------------------------------------------------------
-    def _editable_now(self, request: HttpRequest, agent: Agent) -> bool:
-        held_by_other = getattr(request, "_editor_locked_by", None)
-        return services.can_edit(user=request.user, agent=agent) and not held_by_other
-
-    def _editor_fields(self, request: HttpRequest, agent: Agent, state: dict) -> dict:
-        editable = set(state["editable"]) if self._editable_now(request, agent) else set()
-        effective = state["instructions"]["effective"]
-        fields: dict[str, forms.Field] = {
-            f"{PREFIX}version": forms.IntegerField(
-                widget=forms.HiddenInput, initial=state["version"]
-            ),
-            f"{PREFIX}instructions_format": forms.CharField(
-                widget=forms.HiddenInput,
-                required=False,
-                initial="text" if isinstance(effective, str) else "json",
-            ),
-            f"{PREFIX}instructions": forms.CharField(
-                label="Instructions",
-                required=False,
-                strip=False,
-                initial=as_text(effective),
-                disabled="instructions" not in editable,
-                widget=forms.Textarea(attrs={"rows": 12, "class": "vLargeTextField"}),
-                help_text="Overridden: the code value is shown below."
-                if state["instructions"]["overridden"]
-                else "",
-            ),
-        }
-        if agent.is_code and state["instructions"]["overridden"] and "instructions" in editable:
-            fields[f"{PREFIX}instructions_reset"] = forms.BooleanField(
-                label="Reset instructions to code", required=False
-            )
-        if not agent.is_code:
-            for name in ("name", "description", "model"):
-                widget = forms.Textarea(attrs={"rows": 3}) if name == "description" else None
-                fields[f"{PREFIX}{name}"] = forms.CharField(
-                    label=name.capitalize(),
-                    initial=state[name],
-                    required=name != "description",
-                    disabled=name not in editable,
-                    widget=widget,
-                )
-        # A studio agent's tool bindings (and their descriptions) are edited in the inline.
-        for tool in state["tools"] if agent.is_code else []:
-            if not tool["active"]:
-                continue
-            fields[_tool_field(tool["key"])] = forms.CharField(
-                label=f"Tool “{tool['key']}” description",
-                required=False,
-                initial=tool["description"],
-                disabled="tool_descriptions" not in editable,
-                widget=forms.Textarea(attrs={"rows": 2, "class": "vLargeTextField"}),
-                help_text=(
-                    f"Overridden. Code: {tool['code_description']}"
-                    if tool["overridden"]
-                    else "Empty = the tool's own description."
-                ),
-            )
-        return fields
-
     def get_form(
         self, request: HttpRequest, obj: Agent | None = None, change: bool = False, **kwargs: Any
     ):
         if obj is None:
             return super().get_form(request, obj, change=change, **kwargs)
         state = selectors.editor_state(agent=obj)
-        declared = self._editor_fields(request, obj, state)
-        for field in declared.values():
-            if field.disabled:  # the admin's stylesheet draws disabled inputs like live ones
-                field.widget.attrs["style"] = (
-                    "background: var(--darkened-bg); color: var(--body-quiet-color); "
-                    "cursor: not-allowed"
-                )
+        declared = editor_fields(
+            obj,
+            state,
+            editable=self._editable_now(request),
+            session=getattr(request, "editor_session", None),
+        )
+        blocked = getattr(request, "editor_blocked", None)
         base = kwargs.get("form", self.form)
         form = type(
             "AgentEditorForm",
@@ -217,6 +115,7 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
                 **declared,
                 "editor_state": state,
                 "editor_agent": obj,
+                "editor_refusal": blocked.message if blocked and request.method == "POST" else None,
             },
         )
         kwargs["form"] = form
@@ -238,8 +137,9 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
             ]
             if fields:
                 cleaned.append((name, {**options, "fields": fields}))
-        state_fields = self._editor_fields(request, obj, selectors.editor_state(agent=obj))
-        ordered = ["editor_lock", *state_fields]
+        state = selectors.editor_state(agent=obj)
+        names = list(editor_fields(obj, state, editable=self._editable_now(request), session=None))
+        ordered = ["editor_lock_status", *names]
         if obj.is_code:
             ordered.insert(ordered.index(f"{PREFIX}instructions") + 1, "editor_code_instructions")
         return [("Editor", {"fields": ordered, "description": self._policy_text(obj)}), *cleaned]
@@ -248,7 +148,7 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
         readonly = list(super().get_readonly_fields(request, obj))
         if obj is None:
             return readonly
-        readonly += ["editor_lock", "editor_code_instructions"]
+        readonly += ["editor_lock_status", "editor_code_instructions"]
         if obj.is_code:
             # Code owns the row of a code agent; editors change it only through overrides.
             readonly += [
@@ -262,12 +162,14 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
             "tool_descriptions": "tool descriptions",
         }
         editable = [labels.get(f, f) for f, o in field_ownership(agent).items() if o == "editor"]
-        last = selectors.last_change(agent=agent)
-        version = (
-            f"Version {agent.version}, last changed by {last['by'] or 'someone'} ({last['kind']})."
-            if last
-            else f"Version {agent.version}, never edited."
-        )
+        last = agent.revisions.select_related("author").first()
+        version = f"Version {agent.version}, never edited."
+        if last is not None:
+            by = last.author.get_username() if last.author else "someone"
+            version = (
+                f"Version {agent.version}, last changed by {by} "
+                f"({last.kind}, {human_time(last.created_at)})."
+            )
         page = reverse("frontend:agent-edit", kwargs={"slug": agent.slug})
         if not agent.is_code:
             text = f"A studio agent: its owner edits every field but its id. {version}"
@@ -289,48 +191,60 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
         )
 
     @admin.display(description="Edit lock")
-    def editor_lock(self, obj: Agent) -> str:
+    def editor_lock_status(self, obj: Agent) -> str:
+        request = _request.get()
         lock = selectors.lock_current(agent=obj)
-        url = reverse("agent-lock", kwargs={"slug": obj.slug})
+        data = {
+            "lock-url": reverse("agent-lock", kwargs={"slug": obj.slug}),
+            "username": request.user.get_username() if request else "",
+            "heartbeat-ms": max(1, locks.lock_seconds() // 3) * 1000,
+        }
         if lock is None:
-            return format_html("<span id='editor-lock' data-lock-url='{}'>Not locked.</span>", url)
-        since = timezone.localtime(lock.acquired_at).strftime("%Y-%m-%d %H:%M")
-        expired = " (expired)" if lock.expires_at <= timezone.now() else ""
-        viewer = _viewer.get()
+            return self._badge(data, "Not locked.")
         holder = lock.holder.get_username()
-        if viewer is not None and lock.holder_id == viewer.pk:
-            return format_html(
-                "<span id='editor-lock' data-lock-url='{}' data-lock-id='{}' data-holder='{}'>"
-                "Locked by <strong>{}</strong> (you) since {}{}. It renews while this page is open."
-                "</span>",
-                url,
-                lock.pk,
-                holder,
-                holder,
-                since,
-                expired,
-            )
-        html = format_html(
-            "<span id='editor-lock' data-lock-url='{}'>Locked by <strong>{}</strong> since "
-            "{}{}.</span>",
-            url,
-            holder,
-            since,
-            expired,
+        since = format_html(
+            "<time datetime='{}' data-ago>{}</time>",
+            lock.acquired_at.isoformat(),
+            human_time(lock.acquired_at),
         )
-        if viewer is None or not services.can_break_lock(user=viewer):
-            return html
-        break_url = reverse(
-            f"admin:{obj._meta.app_label}_{obj._meta.model_name}_break_lock", args=[obj.pk]
-        )
+        if lock.pk == getattr(request, "editor_session", None):
+            text = "Locked by <strong>{}</strong> (you, in this page) since {}. It renews while "
+            text += "this page is open."
+            return self._badge({**data, "lock-id": lock.pk}, format_html(text, holder, since))
+        yours = request is not None and lock.holder_id == request.user.pk
+        if yours:
+            data["other-id"] = lock.pk
+        expired = " (expired)" if lock.expires_at <= timezone.now() else ""
+        who = "you, in another tab or window" if yours else holder
+        text = format_html("Locked by <strong>{}</strong> since {}{}.", who, since, expired)
         return format_html(
-            "{} <button type='submit' class='button' formaction='{}' formnovalidate "
-            "id='editor-break-lock'>Break lock</button>",
-            html,
-            break_url,
+            "{} {}", self._badge(data, text), self._lock_buttons(request, obj, yours=yours)
         )
 
-    # --- the lock, taken when the page opens ----------------------------------------------
+    def _badge(self, data: dict[str, Any], inner: str) -> str:
+        attrs = format_html_join(" ", "data-{}='{}'", data.items())
+        return format_html("<span id='editor-lock' {}>{}</span>", attrs, inner)
+
+    def _lock_buttons(self, request: HttpRequest | None, obj: Agent, *, yours: bool) -> str:
+        info = self.opts.app_label, self.opts.model_name
+        if request is None or not permissions.can_edit(user=request.user, agent=obj):
+            return ""
+        if yours:
+            name, label, button = "take_over", "Take over here", "editor-take-over"
+        elif permissions.can_break_lock(user=request.user):
+            name, label, button = "break_lock", "Break lock", "editor-break-lock"
+        else:
+            return ""
+        action = reverse("admin:{}_{}_{}".format(*info, name), args=[obj.pk])
+        return format_html(
+            "<button type='submit' class='button' formaction='{}' formnovalidate id='{}'>"
+            "{}</button>",
+            action,
+            button,
+            label,
+        )
+
+    # --- the page -------------------------------------------------------------------------
     def change_view(
         self,
         request: HttpRequest,
@@ -339,34 +253,41 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
         extra_context: dict | None = None,
     ) -> HttpResponse:
         agent = Agent.objects.filter(pk=object_id).first() if object_id.isdigit() else None
-        if request.method == "GET" and agent and services.can_edit(user=request.user, agent=agent):
-            try:
-                services.lock_take(agent=agent, user=request.user)
-            except services.Locked as exc:
-                request._editor_locked_by = exc.extra["lock"]
-                messages.warning(request, f"{exc.message} The editor is read-only.")
-        token = _viewer.set(request.user)
+        if agent is not None:
+            self._editor_session(request, agent)
+            blocked = request.editor_blocked
+            if blocked is not None:
+                extra_context = {**(extra_context or {}), "editor_read_only": blocked.message}
+                if request.method == "GET":
+                    messages.warning(request, f"{blocked.message} The editor is read-only.")
+        token = _request.set(request)
         try:
             response = super().change_view(request, object_id, form_url, extra_context)
-            # Render now, while the viewer is known (a TemplateResponse renders later).
+            # Render now, while the request is known (a TemplateResponse renders later).
             if hasattr(response, "render") and not getattr(response, "is_rendered", True):
                 response.render()
             return response
         finally:
-            _viewer.reset(token)
+            _request.reset(token)
 
     def get_urls(self):
         info = self.opts.app_label, self.opts.model_name
+        view = self.admin_site.admin_view
         return [
             path(
                 "<path:object_id>/editor/break-lock/",
-                self.admin_site.admin_view(self.break_lock_view),
+                view(self.break_lock_view),
                 name="{}_{}_break_lock".format(*info),
+            ),
+            path(
+                "<path:object_id>/editor/take-over/",
+                view(self.take_over_view),
+                name="{}_{}_take_over".format(*info),
             ),
             *super().get_urls(),
         ]
 
-    def break_lock_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+    def _lock_view(self, request: HttpRequest, object_id: str, take: Any, done: str):
         agent = get_object_or_404(Agent, pk=object_id)
         change_url = reverse(
             f"admin:{self.opts.app_label}_{self.opts.model_name}_change", args=[agent.pk]
@@ -374,38 +295,48 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
         if request.method != "POST":
             return HttpResponseRedirect(change_url)
         try:
-            services.lock_break(agent=agent, user=request.user)
-            messages.success(request, "You broke the lock and now hold it.")
+            lock = take(agent=agent, user=request.user)
         except ApplicationError as exc:
             messages.error(request, exc.message)
-        return HttpResponseRedirect(change_url)
+            return HttpResponseRedirect(change_url)
+        messages.success(request, done)
+        # The page that opens next continues this session instead of starting another.
+        return HttpResponseRedirect(f"{change_url}?{LOCK_FIELD}={lock.pk}")
+
+    def break_lock_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        return self._lock_view(
+            request, object_id, locks.lock_break, "You broke the lock and now hold it."
+        )
+
+    def take_over_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        def take(**kwargs: Any) -> EditLock:
+            return locks.lock_take(take_over=True, **kwargs)
+
+        return self._lock_view(
+            request, object_id, take, "You took the lock over: edit here, not in your other tab."
+        )
 
     # --- saving ---------------------------------------------------------------------------
     def save_model(self, request: HttpRequest, obj: Agent, form, change: bool) -> None:
-        if change:
-            # Never write back the version read when the request started: only the
-            # editor service moves it, with its check.
-            obj.version = F("version")
-        if not change or obj.is_code:
-            super().save_model(request, obj, form, change)
-        # A studio agent's other row fields are saved with its inlines (save_related), as
-        # one recorded change after the editor's.
         if not change:
+            super().save_model(request, obj, form, change)
             return
-        obj.refresh_from_db(fields=["version"])
+        # Code owns a code agent's row, and only the editor moves the version (with its
+        # check): the row is never written back from what the request read.
         pending = getattr(form, "editor_pending", None)
         if not pending:
             return
         try:
-            result = services.override_save(
+            result = revisions.override_save(
                 agent=obj,
                 user=request.user,
                 data=pending,
                 version=form.cleaned_data[f"{PREFIX}version"],
+                lock_id=request.editor_session,
             )
         except ApplicationError as exc:
             transaction.set_rollback(True)
-            request._editor_error = exc
+            request.editor_error = exc
             return
         if result.stripped:
             messages.warning(
@@ -415,7 +346,7 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
 
     def save_related(self, request: HttpRequest, form, formsets, change: bool) -> None:
         obj = form.instance
-        if not change or obj.is_code or getattr(request, "_editor_error", None) is not None:
+        if not change or obj.is_code or getattr(request, "editor_error", None) is not None:
             super().save_related(request, form, formsets, change)
             return
         changed = [
@@ -425,10 +356,8 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
         ]
         # What a revision records of the row is saved inside the recorded change; the rest
         # (the owner) outside it, where "nothing to record" cannot undo it.
-        recorded = [name for name in changed if name in services.STUDIO_RECORDED_FIELDS]
-        other = [name for name in changed if name not in services.STUDIO_RECORDED_FIELDS]
-        if other:
-            obj.save(update_fields=other)
+        recorded = [name for name in changed if name in documents.STUDIO_RECORDED_FIELDS]
+        other = [name for name in changed if name not in documents.STUDIO_RECORDED_FIELDS]
 
         def apply() -> None:
             if recorded:
@@ -436,16 +365,31 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
             super(AgentEditorAdminMixin, self).save_related(request, form, formsets, change)
 
         # Settings and bindings changed here are a revision too (before and after), like
-        # the same changes through the REST API.
-        services.tracked_change(agent=obj, user=request.user, apply=apply)
+        # the same changes through the REST API, and pass the same lock guard.
+        try:
+            revisions.tracked_change(
+                agent=obj, user=request.user, lock_id=request.editor_session, apply=apply
+            )
+        except ApplicationError as exc:
+            transaction.set_rollback(True)
+            request.editor_error = exc
+            return
+        if other:
+            obj.save(update_fields=other)
 
     def response_change(self, request: HttpRequest, obj: Agent) -> HttpResponse:
-        error = getattr(request, "_editor_error", None)
+        error = getattr(request, "editor_error", None)
         if error is None:
+            # The page is left: its lock session ends here (the next page starts its own).
+            if request.editor_session is not None:
+                locks.lock_release(agent=obj, user=request.user, lock_id=request.editor_session)
             return super().response_change(request, obj)
         current = error.extra.get("current") if isinstance(error.extra, dict) else None
         text = as_text(current["instructions"]["effective"]) if current else ""
-        messages.error(
-            request, format_html("{} Current instructions:<pre>{}</pre>", error.message, text)
+        detail = format_html(" Current instructions:<pre>{}</pre>", text) if current else ""
+        messages.error(request, format_html("{}{}", error.message, detail))
+        # The page that opens next continues this page's lock session.
+        session = request.editor_session
+        return HttpResponseRedirect(
+            f"{request.path}?{LOCK_FIELD}={session}" if session else request.path
         )
-        return HttpResponseRedirect(request.path)

@@ -60,6 +60,8 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    # naturaltime: lock and revision times read "2 minutes ago" in messages and the admin.
+    "django.contrib.humanize",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -275,6 +277,11 @@ STUDIO_OFFLINE_MODEL = "studio/scripted"
 STUDIO_DEFAULT_MODEL = os.environ.get("STUDIO_DEFAULT_MODEL") or STUDIO_OFFLINE_MODEL
 STUDIO_LOAD_DEMO = envbool("STUDIO_LOAD_DEMO", True)
 STUDIO_CODE_MODULES = envlist("STUDIO_CODE_MODULES", [])
+
+# --- Editor ---------------------------------------------------------------------------------
+# How long an edit lock lives without a renewal; the editor pages renew it every third of
+# this while they are open (agents_core/editor/services/locks.py).
+STUDIO_EDITLOCK_SECONDS = envint("STUDIO_EDITLOCK_SECONDS", 90)
 
 # --- Runs ---------------------------------------------------------------------------------
 # Where runs execute: "inline" (default) in the web process that starts them; "worker" in

@@ -12,7 +12,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents_core.api.editor import IF_MATCH, WRITE_RESPONSES, run_versioned
+from agents_core.api.editor import (
+    EDIT_LOCK,
+    IF_MATCH,
+    WRITE_RESPONSES,
+    lock_session,
+    run_versioned,
+)
 from agents_core.models import Agent, AgentTool, SubAgent
 from agents_core.selectors import agent_get, agent_list
 from agents_core.serializers import (
@@ -50,7 +56,8 @@ AGENT_WRITE_DOC = (
     "predate versions, but it is still serialised on the agent's row, bumps the version and "
     "is recorded as a revision, so no change is lost without a trace; name the version to be "
     "told about a concurrent change instead of overwriting it. The response carries the new "
-    "version as ETag."
+    "version as ETag. While another session holds the agent's live edit lock a save is "
+    "refused with 423 (name yours with `X-Edit-Lock: <lock id>`)."
 )
 AGENT_WRITE_RESPONSES = {code: r for code, r in WRITE_RESPONSES.items() if code != 428}
 
@@ -113,7 +120,7 @@ class AgentDetailApi(APIView):
     @extend_schema(
         request=AgentUpdateInputSerializer,
         description=AGENT_WRITE_DOC,
-        parameters=[IF_MATCH],
+        parameters=[IF_MATCH, EDIT_LOCK],
         responses={**AGENT_WRITE_RESPONSES, 200: AgentOutputSerializer},
     )
     def put(self, request: Request, slug: str) -> Response:
@@ -122,7 +129,7 @@ class AgentDetailApi(APIView):
     @extend_schema(
         request=AgentUpdateInputSerializer(partial=True),
         description=AGENT_WRITE_DOC,
-        parameters=[IF_MATCH],
+        parameters=[IF_MATCH, EDIT_LOCK],
         responses={**AGENT_WRITE_RESPONSES, 200: AgentOutputSerializer},
     )
     def patch(self, request: Request, slug: str) -> Response:
@@ -142,7 +149,11 @@ class AgentDetailApi(APIView):
         agent = run_versioned(
             request,
             lambda version: agent_update(
-                agent=agent, user=request.user, data=serializer.validated_data, version=version
+                agent=agent,
+                user=request.user,
+                data=serializer.validated_data,
+                version=version,
+                lock_id=lock_session(request),
             ),
             required=False,
         )
@@ -162,7 +173,12 @@ class AgentToolListApi(APIView):
         agent = agent_or_404(request, slug)
         serializer = ToolBindingInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        binding = binding_create(agent=agent, user=request.user, **serializer.validated_data)
+        binding = binding_create(
+            agent=agent,
+            user=request.user,
+            lock_id=lock_session(request),
+            **serializer.validated_data,
+        )
         return Response(ToolBindingOutputSerializer(binding).data, status=status.HTTP_201_CREATED)
 
 
@@ -186,7 +202,9 @@ class AgentToolDetailApi(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, slug: str, key: str) -> Response:
         binding_delete(
-            binding=tool_binding_or_404(agent_or_404(request, slug), key), user=request.user
+            binding=tool_binding_or_404(agent_or_404(request, slug), key),
+            user=request.user,
+            lock_id=lock_session(request),
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -195,7 +213,12 @@ class AgentToolDetailApi(APIView):
         binding_ensure_editable(binding)
         serializer = ToolBindingInputSerializer(data=request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
-        binding = binding_update(binding=binding, user=request.user, data=serializer.validated_data)
+        binding = binding_update(
+            binding=binding,
+            user=request.user,
+            data=serializer.validated_data,
+            lock_id=lock_session(request),
+        )
         return Response(ToolBindingOutputSerializer(binding).data)
 
 
@@ -212,7 +235,12 @@ class AgentSubAgentListApi(APIView):
         parent = agent_or_404(request, slug)
         serializer = SubAgentInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        binding = subagent_create(parent=parent, user=request.user, **serializer.validated_data)
+        binding = subagent_create(
+            parent=parent,
+            user=request.user,
+            lock_id=lock_session(request),
+            **serializer.validated_data,
+        )
         return Response(SubAgentOutputSerializer(binding).data, status=status.HTTP_201_CREATED)
 
 
@@ -236,7 +264,9 @@ class AgentSubAgentDetailApi(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, slug: str, key: str) -> Response:
         subagent_delete(
-            binding=subagent_or_404(agent_or_404(request, slug), key), user=request.user
+            binding=subagent_or_404(agent_or_404(request, slug), key),
+            user=request.user,
+            lock_id=lock_session(request),
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -246,6 +276,9 @@ class AgentSubAgentDetailApi(APIView):
         serializer = SubAgentInputSerializer(data=request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
         binding = subagent_update(
-            binding=binding, user=request.user, data=serializer.validated_data
+            binding=binding,
+            user=request.user,
+            data=serializer.validated_data,
+            lock_id=lock_session(request),
         )
         return Response(SubAgentOutputSerializer(binding).data)

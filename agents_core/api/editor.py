@@ -2,7 +2,11 @@
 
 A write names the version it started from, either as `If-Match: "<version>"` (a stale one
 gets 412) or as `version` in the body (a stale one gets 409 with the current values);
-a write naming neither gets 428.
+a write naming neither gets 428. A write also names the edit lock session it comes from
+as `X-Edit-Lock: <lock id>`: while a live lock is held by any other session (another
+user, or the same user's other tab or client) it gets 423 with who holds the lock, since
+and until when; with no live lock a write without the header goes on, guarded by the
+version check.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents_core.editor import selectors, services
+from agents_core.editor import selectors
+from agents_core.editor.services import locks, permissions, revisions
 from agents_core.models import Agent, Revision
 from agents_core.selectors import agent_get
 from studio.exceptions import ApplicationError, Conflict, NotFound
@@ -47,6 +52,20 @@ def _if_match(request: Request) -> int | None:
             code="precondition_required",
         )
     return int(value)
+
+
+def lock_session(request: Request) -> int | None:
+    """The lock session a write names (`X-Edit-Lock: <lock id>`), or None."""
+    header = request.headers.get(locks.LOCK_HEADER)
+    if header is None or header.strip() == "":
+        return None
+    if not header.strip().isdigit():
+        raise ApplicationError(
+            f"{locks.LOCK_HEADER} must be the id of your edit lock, like {locks.LOCK_HEADER}: 12.",
+            code="invalid_lock_header",
+            extra={locks.LOCK_HEADER: ["Not a lock id."]},
+        )
+    return int(header)
 
 
 def write_version(request: Request, *, required: bool = True) -> tuple[int | None, bool]:
@@ -83,7 +102,7 @@ def run_versioned(request: Request, call, *, required: bool = True) -> Any:  # n
         raise
 
 
-def saved_response(result: services.SaveResult) -> Response:
+def saved_response(result: revisions.SaveResult) -> Response:
     body: dict[str, Any] = selectors.editor_state(agent=result.agent)
     body["stripped"] = result.stripped
     body["revision"] = selectors.revision_info(result.revision) if result.revision else None
@@ -131,18 +150,37 @@ IF_MATCH = OpenApiParameter(
     OpenApiParameter.HEADER,
     description='The version you started from, e.g. "3" (or send `version` in the body).',
 )
+EDIT_LOCK = OpenApiParameter(
+    locks.LOCK_HEADER,
+    OpenApiTypes.INT,
+    OpenApiParameter.HEADER,
+    description="Your edit lock session (the id POST .../lock/ returned). Without it a "
+    "write is refused (423) while anyone holds a live lock on the agent.",
+)
+LOCKED = OpenApiResponse(
+    OpenApiTypes.OBJECT,
+    description="Another session holds a live edit lock: `holder`, `since`, `expires` "
+    "(ISO times), `since_text`, `expires_text` (in words), `yours` (your other session).",
+)
 STATE = OpenApiResponse(OpenApiTypes.OBJECT, description="The editor state; ETag = version.")
 WRITE_RESPONSES = {
     200: STATE,
     409: OpenApiResponse(OpenApiTypes.OBJECT, description="Stale `version`: the current state."),
     412: OpenApiResponse(OpenApiTypes.OBJECT, description="Stale If-Match: the current state."),
+    423: LOCKED,
     428: OpenApiResponse(OpenApiTypes.OBJECT, description="No version named."),
 }
 LOCK = OpenApiResponse(OpenApiTypes.OBJECT, description='{"lock": {...} | null}')
-LOCK_RESPONSES = {200: LOCK, 423: OpenApiResponse(OpenApiTypes.OBJECT, description="Held.")}
+LOCK_RESPONSES = {200: LOCK, 423: LOCKED}
 write_schema = extend_schema(
-    request=OverridesWriteDoc, parameters=[IF_MATCH], responses=WRITE_RESPONSES
+    request=OverridesWriteDoc, parameters=[IF_MATCH, EDIT_LOCK], responses=WRITE_RESPONSES
 )
+
+
+class LockTakeDoc(serializers.Serializer):
+    take_over = serializers.BooleanField(
+        required=False, help_text="Move your own live lock from another session to this one."
+    )
 
 
 class EditorOverridesApi(APIView):
@@ -171,8 +209,13 @@ class EditorOverridesApi(APIView):
         data = _data(request)
         result = run_versioned(
             request,
-            lambda version: services.override_save(
-                agent=agent, user=request.user, data=data, version=version, partial=partial
+            lambda version: revisions.override_save(
+                agent=agent,
+                user=request.user,
+                data=data,
+                version=version,
+                lock_id=lock_session(request),
+                partial=partial,
             ),
         )
         return saved_response(result)
@@ -181,18 +224,19 @@ class EditorOverridesApi(APIView):
 class EditorResetApi(APIView):
     """POST {"field": "instructions" | "tool_descriptions" | "tools", "key"?: "<tool key>"}."""
 
-    @extend_schema(request=ResetDoc, parameters=[IF_MATCH], responses=WRITE_RESPONSES)
+    @extend_schema(request=ResetDoc, parameters=[IF_MATCH, EDIT_LOCK], responses=WRITE_RESPONSES)
     def post(self, request: Request, slug: str) -> Response:
         agent = _agent(request, slug)
         data = _data(request)
         result = run_versioned(
             request,
-            lambda version: services.override_reset(
+            lambda version: revisions.override_reset(
                 agent=agent,
                 user=request.user,
                 field=str(data.get("field", "")),
                 key=data.get("key"),
                 version=version,
+                lock_id=lock_session(request),
             ),
         )
         return saved_response(result)
@@ -204,14 +248,27 @@ class EditLockApi(APIView):
         lock = selectors.lock_current(agent=_agent(request, slug))
         return Response({"lock": selectors.lock_info(lock)})
 
-    @extend_schema(request=None, responses=LOCK_RESPONSES)
+    @extend_schema(request=LockTakeDoc, responses=LOCK_RESPONSES)
     def post(self, request: Request, slug: str) -> Response:
-        lock = services.lock_take(agent=_agent(request, slug), user=request.user)
+        take_over = isinstance(request.data, dict) and request.data.get("take_over") is True
+        lock = locks.lock_take(agent=_agent(request, slug), user=request.user, take_over=take_over)
         return Response({"lock": selectors.lock_info(lock)})
 
-    @extend_schema(request=None, responses={**LOCK_RESPONSES, 409: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=None,
+        parameters=[
+            EDIT_LOCK,
+            OpenApiParameter("lock", int, description="Renew only this lock session."),
+        ],
+        responses={**LOCK_RESPONSES, 409: OpenApiTypes.OBJECT},
+    )
     def put(self, request: Request, slug: str) -> Response:
-        lock = services.lock_renew(agent=_agent(request, slug), user=request.user)
+        session = request.query_params.get("lock", "")
+        lock = locks.lock_renew(
+            agent=_agent(request, slug),
+            user=request.user,
+            lock_id=int(session) if session.isdigit() else lock_session(request),
+        )
         return Response({"lock": selectors.lock_info(lock)})
 
     @extend_schema(
@@ -220,7 +277,7 @@ class EditLockApi(APIView):
     )
     def delete(self, request: Request, slug: str) -> Response:
         session = request.query_params.get("lock", "")
-        services.lock_release(
+        locks.lock_release(
             agent=_agent(request, slug),
             user=request.user,
             lock_id=int(session) if session.isdigit() else None,
@@ -231,14 +288,14 @@ class EditLockApi(APIView):
 class EditLockBreakApi(APIView):
     @extend_schema(request=None, responses={200: LOCK, 403: OpenApiTypes.OBJECT})
     def post(self, request: Request, slug: str) -> Response:
-        lock = services.lock_break(agent=_agent(request, slug), user=request.user)
+        lock = locks.lock_break(agent=_agent(request, slug), user=request.user)
         return Response({"lock": selectors.lock_info(lock)})
 
 
 def _readable_agent(request: Request, slug: str) -> Agent:
     agent = _agent(request, slug)
-    if not services.can_view_revisions(user=request.user, agent=agent):
-        raise services.Forbidden(
+    if not permissions.can_view_revisions(user=request.user, agent=agent):
+        raise permissions.Forbidden(
             "Reading revisions needs the view permission on agents.", code="permission_denied"
         )
     return agent
@@ -268,14 +325,17 @@ class RevisionDetailApi(APIView):
 
 
 class RevisionRestoreApi(APIView):
-    @extend_schema(request=VersionDoc, parameters=[IF_MATCH], responses=WRITE_RESPONSES)
+    @extend_schema(request=VersionDoc, parameters=[IF_MATCH, EDIT_LOCK], responses=WRITE_RESPONSES)
     def post(self, request: Request, slug: str, revision_id: int) -> Response:
         agent = _readable_agent(request, slug)
         revision = get_object_or_404(Revision, agent=agent, pk=revision_id)
         result = run_versioned(
             request,
-            lambda version: services.revision_restore(
-                revision=revision, user=request.user, version=version
+            lambda version: revisions.revision_restore(
+                revision=revision,
+                user=request.user,
+                version=version,
+                lock_id=lock_session(request),
             ),
         )
         return saved_response(result)

@@ -22,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents_core.api.editor import lock_session
 from agents_core.signals import services
 from agents_core.signals.agent_policy import (
     agent_notification_policy_set,
@@ -249,5 +250,7 @@ class AgentNotificationPolicyApi(APIView):
         agent = agent_visible(user=request.user, slug=slug)
         body = request.data
         policy = body.get("policy", body) if isinstance(body, dict) else body
-        agent = agent_notification_policy_set(agent=agent, user=request.user, policy=policy)
+        agent = agent_notification_policy_set(
+            agent=agent, user=request.user, policy=policy, lock_id=lock_session(request)
+        )
         return Response(agent_policy_json(agent=agent, user=request.user))

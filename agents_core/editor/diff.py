@@ -46,27 +46,51 @@ def line_diff(old: str, new: str, *, label: str = "") -> dict[str, Any]:
     return {"unified": unified, "lines": lines}
 
 
-def document_diff(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
-    """One entry per changed field; dict fields (tool descriptions) diff per key."""
+def document_diff(
+    before: dict[str, Any], after: dict[str, Any], *, code: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """One entry per changed field; dict fields (tool descriptions) diff per key.
+
+    `code` holds a code agent's code values ({"instructions", "tool_descriptions"}): an
+    override that appears is diffed against the code value it replaces, and one that goes
+    away against the code value that comes back, so the diff shows what the editor changed
+    rather than the whole text as new.
+    """
+    code = code or {}
+    code_descriptions = code.get("tool_descriptions") or {}
     entries = []
     for field in sorted(set(before) | set(after)):
         old, new = before.get(field), after.get(field)
         if old == new:
             continue
         if field == "tool_descriptions":
-            old, new = old or {}, new or {}
-            for key in sorted(set(old) | set(new)):
-                if old.get(key) != new.get(key):
-                    path = f"tool_descriptions.{key}"
-                    diff = line_diff(as_text(old.get(key)), as_text(new.get(key)), label=path)
-                    entry = {"field": path, **diff}
-                    if key not in old or key not in new:
-                        entry["note"] = "override added" if key not in old else "back to code"
-                    entries.append(entry)
+            entries += _description_entries(old or {}, new or {}, code_descriptions)
             continue
-        entry = {"field": field, **line_diff(as_text(old), as_text(new), label=field)}
+        note = None
         if field == "instructions" and (old is None or new is None):
             # A code agent's override appearing or going away, not text typed from nothing.
-            entry["note"] = "override added" if old is None else "override removed: back to code"
+            note = "override added" if old is None else "override removed: back to code"
+            old = code.get("instructions") if old is None else old
+            new = code.get("instructions") if new is None else new
+        entry = {"field": field, **line_diff(as_text(old), as_text(new), label=field)}
+        if note:
+            entry["note"] = note
+        entries.append(entry)
+    return entries
+
+
+def _description_entries(
+    old: dict[str, Any], new: dict[str, Any], code: dict[str, Any]
+) -> list[dict[str, Any]]:
+    entries = []
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) == new.get(key):
+            continue
+        path = f"tool_descriptions.{key}"
+        was = old[key] if key in old else code.get(key)
+        now = new[key] if key in new else code.get(key)
+        entry = {"field": path, **line_diff(as_text(was), as_text(now), label=path)}
+        if key not in old or key not in new:
+            entry["note"] = "override added" if key not in old else "back to code"
         entries.append(entry)
     return entries

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
+from django.urls import reverse
 from django.utils import timezone
 
 from agents_core import overrides
 from agents_core.editor.diff import document_diff
 from agents_core.editor.policy import field_ownership
+from agents_core.editor.services.documents import code_values, editable_keys, editor_document
+from agents_core.editor.services.permissions import (
+    Forbidden,
+    binding_write_check,
+    can_break_lock,
+    can_edit,
+    can_view_revisions,
+)
 from agents_core.models import Agent, AgentTool, EditLock, Revision
 
 
@@ -57,11 +67,16 @@ def revision_info(revision: Revision) -> dict[str, Any]:
 
 
 def revision_detail(revision: Revision) -> dict[str, Any]:
+    # An override that appears or goes away is diffed against the code value it replaced
+    # (recorded with the revision; older revisions have none: today's code values).
+    code = revision.code_values or code_values(
+        revision.agent, {**revision.before, **revision.after}
+    )
     return {
         **revision_info(revision),
         "before": revision.before,
         "after": revision.after,
-        "diff": document_diff(revision.before, revision.after),
+        "diff": document_diff(revision.before, revision.after, code=code),
     }
 
 
@@ -105,8 +120,6 @@ def _tools(agent: Agent, document: dict[str, Any]) -> list[dict[str, Any]]:
 
 def editor_state(*, agent: Agent) -> dict[str, Any]:
     """Everything an editor surface shows; the body of GET .../overrides/ and of a 409."""
-    from agents_core.editor.services import editable_keys, editor_document
-
     agent = Agent.objects.get(pk=agent.pk)  # fresh: version and the cached override
     document = editor_document(agent)
     effective = overrides.effective_instructions(agent)
@@ -138,13 +151,11 @@ def editor_state(*, agent: Agent) -> dict[str, Any]:
 def agents_open_to_tool_changes(*, user, agents) -> set[str]:
     """Slugs of the agents whose tools and sub-agents `user` may add and remove through the
     REST API: the same rule the API enforces (editor policy, then permission)."""
-    from agents_core.editor import services
-
     open_slugs = set()
     for agent in agents:
         try:
-            services.binding_write_check(user=user, agent=agent, fields={"tools"})
-        except services.Forbidden:
+            binding_write_check(user=user, agent=agent, fields={"tools"})
+        except Forbidden:
             continue
         open_slugs.add(agent.slug)
     return open_slugs
@@ -152,17 +163,13 @@ def agents_open_to_tool_changes(*, user, agents) -> set[str]:
 
 def editor_page_config(*, agent: Agent, user) -> dict[str, Any]:
     """What the studio's agent editor page needs to start (rendered as JSON in the page)."""
-    from django.urls import reverse
-
-    from agents_core.editor import services
-
-    seconds = services.lock_seconds()
+    seconds = settings.STUDIO_EDITLOCK_SECONDS
     return {
         "slug": agent.slug,
         "username": user.get_username(),
-        "canEdit": services.can_edit(user=user, agent=agent),
-        "canBreak": services.can_break_lock(user=user),
-        "canViewRevisions": services.can_view_revisions(user=user, agent=agent),
+        "canEdit": can_edit(user=user, agent=agent),
+        "canBreak": can_break_lock(user=user),
+        "canViewRevisions": can_view_revisions(user=user, agent=agent),
         # Renew well before expiry, so one late heartbeat does not lose the lock.
         "heartbeatMs": max(1, seconds // 3) * 1000,
         "pollMs": 10_000,

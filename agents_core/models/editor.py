@@ -74,6 +74,9 @@ class Revision(models.Model):
     after = models.JSONField(default=dict)
     # Fields the save asked for that code owns, removed before writing.
     stripped = models.JSONField(default=list, blank=True)
+    # A code agent's code values at the time of the save ({"instructions", "tool_descriptions":
+    # {key: text}}): what an override that appears or goes away is diffed against.
+    code_values = models.JSONField(default=dict, blank=True)
     restored_from = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -92,6 +95,8 @@ class LockEnd(models.TextChoices):
     RELEASED = "released", "Released"
     TAKEN_OVER = "taken_over", "Taken over after expiry"
     BROKEN = "broken", "Broken"
+    # The holder took the lock over in another editing session (another tab or window).
+    REPLACED = "replaced", "Taken over by another session of the holder"
 
 
 class EditLock(models.Model):

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.db import transaction
 
+from agents_core.editor.services.revisions import tracked_change
 from agents_core.models import Agent
 from agents_core.selectors import agent_get
 from agents_core.signals.policy import (
@@ -42,8 +43,15 @@ def agent_policy_json(*, agent: Agent, user) -> dict[str, Any]:  # noqa: ANN001
 
 
 @transaction.atomic
-def agent_notification_policy_set(*, agent: Agent, user, policy: Any) -> Agent:  # noqa: ANN001
-    """Replace a studio agent's policy (code agents take theirs from code)."""
+def agent_notification_policy_set(
+    *,
+    agent: Agent,
+    user,  # noqa: ANN001
+    policy: Any,
+    lock_id: int | None,
+) -> Agent:
+    """Replace a studio agent's policy (code agents take theirs from code); refused (423)
+    while another session holds the agent's edit lock."""
     if agent.is_code:
         raise ApplicationError(
             "This agent is defined in code; its notification policy is set in code.",
@@ -54,13 +62,12 @@ def agent_notification_policy_set(*, agent: Agent, user, policy: Any) -> Agent: 
         raise ApplicationError(
             "Only the agent's owner can change its policy.", status_code=403, code="forbidden"
         )
-    from agents_core.editor.services import tracked_change
-
     policy = policy_validate(policy)
     # A save like any other of the agent: the version moves and a revision records it.
     tracked_change(
         agent=agent,
         user=user,
+        lock_id=lock_id,
         apply=lambda: Agent.objects.filter(id=agent.id).update(notification_policy=policy),
     )
     agent.refresh_from_db()

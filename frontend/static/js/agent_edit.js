@@ -1,9 +1,14 @@
 // The agent editor page: instructions and tool descriptions under the agent's editor
-// policy, with the edit lock (heartbeat), versioned saves (a 409 shows the current text and
-// lets the user re-apply their change on top), reset to code, and revisions with diffs.
-// The server decides what is editable and refuses stale saves; this page only shows it.
+// policy, with the edit lock (a session of this tab, lib/edit_lock.js), versioned saves (a
+// 409 shows the current text and lets the user re-apply their change on top), reset to
+// code, and revisions with diffs. The server decides what is editable and refuses stale
+// saves and writes from any session but the lock's; this page only shows it.
 
-import { ApiError, api, csrfToken, listOf } from "./lib/api.js";
+import { ApiError, api, listOf } from "./lib/api.js";
+import { EditLockSession } from "./lib/edit_lock.js";
+import { fullTime, timeAgo } from "./lib/format.js";
+import { lineDiff } from "./lib/line_diff.js";
+import { merge3 } from "./lib/merge.js";
 
 const config = JSON.parse(document.getElementById("editor-config").textContent);
 const $ = (id) => document.getElementById(id);
@@ -13,29 +18,30 @@ let pending = {}; // tools the user is adding: {key: {tool, description}}
 let toolCatalog = null; // tools that may be added, from /api/tools/
 let state = null; // the last editor state from the server (GET .../overrides/)
 let base = null; // the form values that state corresponds to (to tell what the user changed)
-let lock = { mine: false, info: null };
-let heartbeat = null;
 let poll = null;
+const lock = new EditLockSession({
+  url: config.urls.lock, username: config.username, heartbeatMs: config.heartbeatMs, onChange: lockChanged,
+});
+let heldBefore = false; // whether this tab held the lock at the last change
 
 // --- HTTP ---------------------------------------------------------------------------------
 // Every answer as {ok, status, data}: refusals (409, 423, ...) carry the data this page shows.
+// Writes name this tab's lock session; a 423 means another session holds the lock now.
 async function call(url, { method = "GET", body } = {}) {
   try {
-    return { ok: true, status: 200, data: await api(url, { method, body }) };
+    const headers = method === "GET" ? {} : lock.headers();
+    return { ok: true, status: 200, data: await api(url, { method, body, headers }) };
   } catch (err) {
-    if (err instanceof ApiError) return { ok: false, status: err.status, data: err.body || { detail: err.message } };
-    throw err;
+    if (!(err instanceof ApiError)) throw err;
+    const res = { ok: false, status: err.status, data: err.body || { detail: err.message } };
+    if (res.status === 423 && method !== "GET") lock.lose(res.data.lock);
+    return res;
   }
-}
-
-function releaseOnLeave() {
-  // keepalive lets the request outlive the page; api() has no such option.
-  fetch(`${config.urls.lock}?lock=${lock.info.id}`, { method: "DELETE", keepalive: true, credentials: "same-origin", headers: { "X-CSRFToken": csrfToken() } });
 }
 
 // --- values -------------------------------------------------------------------------------
 const asText = (value) => (value == null ? "" : typeof value === "string" ? value : JSON.stringify(value, null, 2));
-const when = (iso) => (iso ? new Date(iso).toLocaleString([], { dateStyle: "medium", timeStyle: "short" }) : "");
+const ago = (iso) => (iso ? timeAgo(iso) : "");
 const editable = (field) => state.ownership[field] === "editor";
 
 function valuesOf(s) {
@@ -172,7 +178,8 @@ function render() {
   renderTools();
   const last = state.last_change;
   $("version-text").textContent = `Version ${state.version}` +
-    (last ? ` · last changed by ${last.by || "someone"}, ${when(last.at)}` : " · never edited");
+    (last ? ` · last changed by ${last.by || "someone"}, ${ago(last.at)}` : " · never edited");
+  $("version-text").title = last ? fullTime(last.at) : "";
 }
 
 function setBadge(el, text, cls) {
@@ -309,7 +316,7 @@ function showConflict(body, mine) {
   panel.hidden = false;
   $("stale-note").hidden = true;
   $("conflict-detail").textContent =
-    `${last.by || "Someone"} saved version ${current.version} ${last.at ? "at " + when(last.at) : ""} ` +
+    `${last.by || "Someone"} saved version ${current.version}${last.at ? ` ${ago(last.at)}` : ""}, ` +
     `after you opened this page (you started from version ${body.your_version}). Nothing was overwritten.`;
   $("conflict-version").textContent = current.version;
   const currentText = asText(current.instructions.effective);
@@ -339,55 +346,9 @@ function showConflict(body, mine) {
   panel.scrollIntoView({ block: "start" });
 }
 
-// A line-level three-way merge: the edits base->mine and base->theirs, applied together.
-// Returns null when they touch the same lines.
-function merge3(baseText, mineText, theirsText) {
-  const baseLines = baseText.split("\n");
-  const hunks = [...hunksOf(baseText, mineText), ...hunksOf(baseText, theirsText)]
-    .sort((a, b) => a.start - b.start || a.end - b.end);
-  for (let k = 1; k < hunks.length; k++) {
-    const [a, b] = [hunks[k - 1], hunks[k]];
-    const same = a.start === b.start && a.end === b.end && a.lines.join("\n") === b.lines.join("\n");
-    if (!same && (b.start < a.end || (a.start === b.start))) return null;
-  }
-  const out = [];
-  let at = 0;
-  let previous = null;
-  for (const hunk of hunks) {
-    if (previous && hunk.start === previous.start && hunk.end === previous.end) continue; // both made it
-    out.push(...baseLines.slice(at, hunk.start), ...hunk.lines);
-    at = hunk.end;
-    previous = hunk;
-  }
-  out.push(...baseLines.slice(at));
-  return out.join("\n");
-}
-
-function hunksOf(oldText, newText) {
-  const hunks = [];
-  let current = null;
-  let at = 0; // index in the old lines
-  for (const line of lineDiff(oldText, newText)) {
-    if (line.op === "equal") {
-      current = null;
-      at += 1;
-      continue;
-    }
-    if (!current) {
-      current = { start: at, end: at, lines: [] };
-      hunks.push(current);
-    }
-    if (line.op === "delete") {
-      at += 1;
-      current.end = at;
-    } else {
-      current.lines.push(line.text);
-    }
-  }
-  return hunks;
-}
-
 async function resetField(field, key) {
+  const what = field === "instructions" ? "the instructions" : `the description of ${key}`;
+  if (!confirm(`Reset ${what} to the code value? The override is dropped (the revisions keep it).`)) return;
   const keep = formValues();
   const res = await call(config.urls.reset, { method: "POST", body: { field, key, version: state.version } });
   if (res.ok) {
@@ -401,27 +362,6 @@ async function resetField(field, key) {
   } else {
     setStatus(res.data?.detail || `Reset refused (HTTP ${res.status}).`, "error");
   }
-}
-
-// --- a line diff (LCS), for the conflict view; revisions use the server's diff ------------
-function lineDiff(oldText, newText) {
-  const a = oldText.split("\n");
-  const b = newText.split("\n");
-  const n = a.length;
-  const m = b.length;
-  const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-  for (let i = n - 1; i >= 0; i--) {
-    for (let j = m - 1; j >= 0; j--) lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
-  }
-  const lines = [];
-  let i = 0;
-  let j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && a[i] === b[j]) lines.push({ op: "equal", old: ++i, new: ++j, text: a[i - 1] });
-    else if (j < m && (i >= n || lcs[i][j + 1] >= lcs[i + 1][j])) lines.push({ op: "insert", old: null, new: ++j, text: b[j - 1] });
-    else lines.push({ op: "delete", old: ++i, new: null, text: a[i - 1] });
-  }
-  return lines;
 }
 
 function renderDiff(container, entries) {
@@ -469,7 +409,8 @@ async function loadRevisions() {
     const kind = rev.kind === "save" ? "" : ` · ${rev.kind}`;
     button.innerHTML = "<strong></strong> <span class='muted'></span><br><span class='fields'></span>";
     button.querySelector("strong").textContent = `v${rev.version}${kind}`;
-    button.querySelector(".muted").textContent = `${rev.author || "someone"} · ${when(rev.created_at)}`;
+    button.querySelector(".muted").textContent = `${rev.author || "someone"} · ${ago(rev.created_at)}`;
+    button.title = fullTime(rev.created_at);
     button.querySelector(".fields").textContent = rev.fields.join(", ");
     button.classList.toggle("selected", rev.id === selectedRevision);
     button.addEventListener("click", () => showRevision(rev.id));
@@ -490,6 +431,7 @@ async function showRevision(id) {
   const restore = $("revision-restore");
   restore.disabled = !canWrite() || rev.version === state.version;
   restore.onclick = async () => {
+    if (!confirm(`Restore version ${rev.version}? It becomes a new version; nothing is lost.`)) return;
     const out = await call(`${config.urls.revisions}${id}/restore`, { method: "POST", body: { version: state.version } });
     if (out.ok) {
       adopt(out.data);
@@ -504,68 +446,66 @@ async function showRevision(id) {
 }
 
 // --- the edit lock ------------------------------------------------------------------------
-function renderLock(message) {
-  const bar = $("lockbar");
+function lockText() {
   const info = lock.info;
-  let text;
-  let mode;
-  if (!config.canEdit) {
-    text = "You can read this agent but not edit it.";
-    mode = "readonly";
-  } else if (lock.mine) {
-    text = `You are editing. The lock is yours until ${when(info.expires_at)} and renews while this page is open.`;
-    mode = "mine";
-  } else if (info) {
-    text = `Locked by ${info.holder} since ${when(info.acquired_at)}` +
-      (info.expired ? " — the lock has expired." : ". Read-only until they finish.");
-    mode = info.expired ? "expired" : "other";
-  } else {
-    text = "Nobody holds the lock.";
-    mode = "free";
+  if (!config.canEdit) return ["readonly", "You can read this agent but not edit it."];
+  if (lock.mine) {
+    return ["mine", `You are editing in this tab (lock taken ${ago(info.acquired_at)}). It renews while this page is open.`];
   }
-  bar.dataset.mode = mode;
+  if (lock.heldByMyOtherSession && info && !info.expired) {
+    return ["yours", `You are editing this agent in another tab or window (since ${ago(info.acquired_at)}). ` +
+      "This tab is read-only; take over to edit here (the other tab becomes read-only)."];
+  }
+  if (info) {
+    const text = `Locked by ${info.holder} since ${ago(info.acquired_at)}`;
+    return info.expired ? ["expired", `${text} — the lock has expired.`] : ["other", `${text}. Read-only until they finish.`];
+  }
+  return ["free", "Nobody holds the lock."];
+}
+
+function renderLock(message = "") {
+  const [mode, text] = lockText();
+  const info = lock.info;
+  $("lockbar").dataset.mode = mode;
   $("lock-text").textContent = message ? `${message} ${text}` : text;
-  $("lock-take").hidden = !(config.canEdit && !lock.mine && (!info || info.expired));
-  $("lock-take").textContent = info ? "Take over" : "Start editing";
-  $("lock-break").hidden = !(config.canEdit && config.canBreak && !lock.mine && info && !info.expired);
+  $("lock-text").title = info ? `Taken ${fullTime(info.acquired_at)}, expires ${fullTime(info.expires_at)}` : "";
+  const take = $("lock-take");
+  take.hidden = !(config.canEdit && (mode === "yours" || mode === "expired" || mode === "free"));
+  take.textContent = mode === "yours" ? "Take over here" : mode === "free" ? "Start editing" : "Take over";
+  $("lock-break").hidden = !(config.canEdit && config.canBreak && mode === "other");
 }
 
-function becomeHolder(info) {
-  lock = { mine: true, info };
+// The lock changed (taken, renewed, lost to another session): the form is rendered again,
+// the user's values kept, only when this tab starts or stops holding it.
+function lockChanged(session, message) {
   clearInterval(poll);
-  clearInterval(heartbeat);
-  heartbeat = setInterval(renew, config.heartbeatMs);
-}
-
-function becomeReader(info, message) {
-  lock = { mine: false, info };
-  clearInterval(heartbeat);
-  clearInterval(poll);
-  poll = setInterval(refreshLock, config.pollMs);
+  if (!session.mine && config.canEdit) poll = setInterval(() => lock.refresh(), config.pollMs);
+  if (state && session.mine !== heldBefore) adopt(state, { keep: formValues() });
+  heldBefore = session.mine;
   renderLock(message);
 }
 
-async function takeLock(url = config.urls.lock) {
+async function takeLock({ takeOver = false, url = null } = {}) {
+  const ok = url ? await breakLock(url) : await lock.take({ takeOver });
+  if (ok) checkStale();
+}
+
+async function breakLock(url) {
   const res = await call(url, { method: "POST" });
-  if (res.ok) becomeHolder(res.data.lock);
-  else becomeReader(res.data?.lock || null, res.status === 423 ? "" : res.data?.detail || "");
-  if (state) {
-    const keep = formValues();
-    adopt(state, { keep });
-    if (lock.mine) checkStale();
-  }
-  renderLock();
+  if (res.ok) lock.adopt(res.data.lock);
+  else renderLock(res.data?.detail || "");
+  return res.ok;
 }
 
 // Someone may have saved while this page was read-only: say so, and offer the latest.
 // (Nothing is swapped under the user's eyes; a save from the old version gets a 409 anyway.)
 async function checkStale() {
   const res = await call(config.urls.overrides);
-  if (!res.ok || res.data.version === state.version) return;
+  if (!res.ok || !state || res.data.version === state.version) return;
   const last = res.data.last_change || {};
   $("stale-text").textContent =
     `This agent changed since you opened it: version ${res.data.version} by ${last.by || "someone"}` +
-    `${last.at ? ", " + when(last.at) : ""}. You are looking at version ${state.version}.`;
+    `${last.at ? ", " + ago(last.at) : ""}. You are looking at version ${state.version}.`;
   $("stale-note").hidden = false;
   $("stale-load").onclick = () => {
     $("stale-note").hidden = true;
@@ -573,26 +513,6 @@ async function checkStale() {
     setStatus(`Showing version ${res.data.version}.`, "");
     loadRevisions();
   };
-}
-
-async function renew() {
-  const res = await call(config.urls.lock, { method: "PUT" });
-  if (res.ok) {
-    lock.info = res.data.lock;
-    renderLock();
-    return;
-  }
-  const keep = formValues();
-  becomeReader(res.data?.lock || null, "You lost the edit lock.");
-  adopt(state, { keep });
-}
-
-async function refreshLock() {
-  const res = await call(config.urls.lock);
-  if (res.ok) {
-    lock.info = res.data.lock;
-    renderLock();
-  }
 }
 
 // --- adding tools -------------------------------------------------------------------------
@@ -636,21 +556,19 @@ async function start() {
     $("lock-text").textContent = res.data?.detail || "This agent could not be loaded.";
     return;
   }
-  if (config.canEdit) await takeLock();
-  else renderLock();
   adopt(res.data);
+  if (config.canEdit) await lock.take();
+  else renderLock();
   loadRevisions();
   $("editor-form").addEventListener("submit", save);
   $("editor-form").addEventListener("input", updateSaveButton);
   $("instructions-reset").addEventListener("click", () => resetField("instructions"));
-  $("lock-take").addEventListener("click", () => takeLock());
+  $("lock-take").addEventListener("click", () => takeLock({ takeOver: lock.heldByMyOtherSession }));
   $("add-tool-button").addEventListener("click", addTool);
   $("lock-break").addEventListener("click", () => {
-    if (confirm(`Break ${lock.info?.holder}'s lock? Their unsaved work will be refused when they save.`)) takeLock(config.urls.lockBreak);
+    if (confirm(`Break ${lock.info?.holder}'s lock? Their unsaved work will be refused when they save.`)) takeLock({ url: config.urls.lockBreak });
   });
-  window.addEventListener("pagehide", () => {
-    if (lock.mine) releaseOnLeave();
-  });
+  window.addEventListener("pagehide", () => lock.release());
 }
 
 start();

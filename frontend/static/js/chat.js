@@ -10,7 +10,8 @@ import { api, listOf } from "./lib/api.js";
 import { ThreadStream, STATES } from "./lib/stream.js";
 import { ToolCard } from "./lib/chat_cards.js";
 import { buildWidget, suspendKind, answeredNode } from "./lib/chat_widgets.js";
-import { el, relativeTime, renderMarkdown, formatJson } from "./lib/chat_render.js";
+import { el, renderMarkdown, formatJson } from "./lib/chat_render.js";
+import { timeAgo } from "./lib/format.js";
 import { runClientTool } from "./lib/client_tools.js";
 
 const app = document.getElementById("chat-app");
@@ -583,7 +584,7 @@ async function loadThreads() {
       el("a", { href: `${app.dataset.chatUrl}t/${thread.id}/` },
         el("span", { class: "thread-title" }, thread.title || "Untitled chat"),
         el("span", { class: "thread-meta muted" },
-          relativeTime(thread.updated_at || thread.updatedAt || thread.created_at),
+          timeAgo(thread.updated_at || thread.updatedAt || thread.created_at),
           thread.activeRun ? el("span", { class: `thread-state thread-state-${thread.activeRun.status}` },
             thread.activeRun.status === "suspended" ? "waiting for you" : "running") : "")))));
   } catch (error) {

@@ -6,7 +6,8 @@
 import { api, ApiError, listOf } from "./lib/api.js";
 import { mountSchemaForm, skeleton } from "./lib/schema_form.js";
 import { parseJson } from "./lib/schema_json.js";
-import { fill, formatDuration, h, pretty, timeAgo } from "./lib/tool_dom.js";
+import { formatDuration, timeAgo } from "./lib/format.js";
+import { fill, h, pretty } from "./lib/tool_dom.js";
 import { isFinal, ToolRunWatcher } from "./lib/tool_runs.js";
 
 const STATUS_LABEL = { completed: "Completed", failed: "Failed", pending: "Pending", running: "Running" };

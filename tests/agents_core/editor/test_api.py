@@ -244,7 +244,9 @@ def test_a_private_tool_cannot_be_added_to_a_shared_code_agent(code_agent, edito
 
 def test_delete_with_a_lock_id_releases_only_that_session(code_agent, editor_api):
     old = editor_api.post(url(code_agent, "lock/")).json()["lock"]
-    new = editor_api.post(url(code_agent, "lock/")).json()["lock"]
+    new = editor_api.post(url(code_agent, "lock/"), {"take_over": True}, format="json").json()[
+        "lock"
+    ]
     assert editor_api.delete(url(code_agent, f"lock/?lock={old['id']}")).status_code == 204
     assert editor_api.get(url(code_agent, "lock/")).json()["lock"]["id"] == new["id"]
 
@@ -270,3 +272,50 @@ def test_a_revision_diff_says_when_an_override_appears_or_goes(code_agent, edito
     removed = editor_api.get(url(code_agent, f"revisions/{newest['id']}/")).json()["diff"]
     assert added[0]["note"] == "override added"
     assert removed[0]["note"] == "override removed: back to code"
+
+
+def _lines(entry: dict) -> list[tuple[str, str]]:
+    return [(line["op"], line["text"]) for line in entry["lines"]]
+
+
+def test_the_first_overrides_diff_is_against_the_code_value(code_agent, editor_api):
+    """An override appearing (or going away) is diffed against the code value, so the diff
+    shows what the editor changed, not the whole text as new."""
+    edited = INSTRUCTIONS.replace("briefly", "at length")
+    editor_api.patch(
+        url(code_agent),
+        {
+            "instructions": edited,
+            "tool_descriptions": {"lookup": "Looks a word up in the dictionary."},
+            "version": 1,
+        },
+        format="json",
+    )
+    editor_api.post(
+        url(code_agent, "overrides/reset"), {"field": "instructions", "version": 2}, format="json"
+    )
+    reset, first = editor_api.get(url(code_agent, "revisions/")).json()["results"]
+
+    diff = {
+        e["field"]: e
+        for e in editor_api.get(url(code_agent, f"revisions/{first['id']}/")).json()["diff"]
+    }
+    assert diff["instructions"]["note"] == "override added"
+    assert _lines(diff["instructions"]) == [
+        ("equal", "You are a careful assistant."),
+        ("delete", "Answer briefly."),
+        ("insert", "Answer at length."),
+        ("equal", "Cite your tools."),
+    ]
+    assert "-Answer briefly." in diff["instructions"]["unified"]
+    assert _lines(diff["tool_descriptions.lookup"]) == [
+        ("delete", "Looks a word up."),
+        ("insert", "Looks a word up in the dictionary."),
+    ]
+
+    back = editor_api.get(url(code_agent, f"revisions/{reset['id']}/")).json()["diff"]
+    assert back[0]["note"] == "override removed: back to code"
+    assert [line for line in _lines(back[0]) if line[0] != "equal"] == [
+        ("delete", "Answer at length."),
+        ("insert", "Answer briefly."),
+    ]

@@ -112,12 +112,27 @@ def test_revisions_show_a_line_diff_and_restore_a_version(
     expect(page.locator("#revision-diff .diff-insert")).to_have_text(["2+Line 2, edited."])
     page.screenshot(path=f"{shots}/4-revision-diff.png", full_page=True)
 
+    # Restore and reset ask first; a dismissed question changes nothing.
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
     page.locator(".revision", has_text="v2").click()
+    page.click("#revision-restore")
+    expect(page.locator(".revision")).to_have_count(2)
+    assert asked and "Restore version 2?" in asked[0]
+    assert Agent.objects.get(pk=code_agent.pk).version == 3
+    page.once("dialog", lambda dialog: dialog.accept())
     page.click("#revision-restore")
     expect(page.locator("#save-status")).to_have_text("Restored version 2 as version 4.")
     expect(page.locator("#field-instructions")).to_have_value("Line one.\nLine two.")
 
-    page.locator(".tool-row[data-key=lookup]").get_by_text("Reset to code").click()
+    reset = page.locator(".tool-row[data-key=lookup]").get_by_text("Reset to code")
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    reset.click()
+    expect(page.locator(".revision")).to_have_count(3)
+    assert "Reset the description of lookup to the code value?" in asked[1]
+    assert Agent.objects.get(pk=code_agent.pk).version == 4
+    page.once("dialog", lambda dialog: dialog.accept())
+    reset.click()
     expect(page.locator("#save-status")).to_have_text("Reset to code · version 5")
     expect(page.locator(".tool-row[data-key=lookup] textarea")).to_have_value("Looks a word up.")
     page.screenshot(path=f"{shots}/5-after-reset.png", full_page=True)

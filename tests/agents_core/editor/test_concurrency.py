@@ -9,7 +9,7 @@ import pytest
 from django.db import connection, connections
 
 from agents_core import overrides
-from agents_core.editor import services
+from agents_core.editor.services import revisions
 from agents_core.models import Agent, Revision
 from studio.exceptions import Conflict
 
@@ -21,7 +21,9 @@ def save_in_thread(agent_pk: int, user, text: str, barrier: threading.Barrier, r
         agent = Agent.objects.get(pk=agent_pk)
         barrier.wait(timeout=30)
         try:
-            services.override_save(agent=agent, user=user, version=1, data={"instructions": text})
+            revisions.override_save(
+                lock_id=None, agent=agent, user=user, version=1, data={"instructions": text}
+            )
             results[text] = "saved"
         except Conflict as exc:
             results[text] = exc.extra["current"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents_core import overrides
-from agents_core.editor import services
+from agents_core.editor.services import documents, permissions, revisions
 from agents_core.models import Agent, EditorOverride, Revision
 from studio.exceptions import ApplicationError, Conflict
 
@@ -17,7 +17,8 @@ def _binding(agent: Agent, key: str):
 
 
 def test_a_save_strips_code_owned_fields_and_says_which(code_agent, editor):
-    result = services.override_save(
+    result = revisions.override_save(
+        lock_id=None,
         agent=code_agent,
         user=editor,
         version=code_agent.version,
@@ -37,7 +38,8 @@ def test_a_save_strips_code_owned_fields_and_says_which(code_agent, editor):
 
 def test_a_save_never_drops_an_allowed_field_it_cannot_store(code_agent, editor):
     with pytest.raises(ApplicationError) as exc:
-        services.override_save(
+        revisions.override_save(
+            lock_id=None,
             agent=code_agent,
             user=editor,
             version=code_agent.version,
@@ -49,15 +51,18 @@ def test_a_save_never_drops_an_allowed_field_it_cannot_store(code_agent, editor)
 
 def test_invalid_instructions_are_refused_with_a_field_error(code_agent, editor):
     with pytest.raises(ApplicationError) as exc:
-        services.override_save(agent=code_agent, user=editor, version=1, data={"instructions": 42})
+        revisions.override_save(
+            lock_id=None, agent=code_agent, user=editor, version=1, data={"instructions": 42}
+        )
     assert "instructions" in exc.value.extra
 
 
 def test_every_save_bumps_the_version_and_records_a_revision(code_agent, editor):
-    first = services.override_save(
-        agent=code_agent, user=editor, version=1, data={"instructions": "One."}
+    first = revisions.override_save(
+        lock_id=None, agent=code_agent, user=editor, version=1, data={"instructions": "One."}
     )
-    second = services.override_save(
+    second = revisions.override_save(
+        lock_id=None,
         agent=code_agent,
         user=editor,
         version=2,
@@ -75,10 +80,16 @@ def test_every_save_bumps_the_version_and_records_a_revision(code_agent, editor)
 def test_a_stale_save_is_refused_with_the_current_values_and_who_changed_them(
     code_agent, editor, second_editor
 ):
-    services.override_save(agent=code_agent, user=editor, version=1, data={"instructions": "Mine."})
+    revisions.override_save(
+        lock_id=None, agent=code_agent, user=editor, version=1, data={"instructions": "Mine."}
+    )
     with pytest.raises(Conflict) as exc:
-        services.override_save(
-            agent=code_agent, user=second_editor, version=1, data={"instructions": "Theirs."}
+        revisions.override_save(
+            lock_id=None,
+            agent=code_agent,
+            user=second_editor,
+            version=1,
+            data={"instructions": "Theirs."},
         )
     current = exc.value.extra["current"]
     assert current["instructions"]["effective"] == "Mine."
@@ -88,9 +99,11 @@ def test_a_stale_save_is_refused_with_the_current_values_and_who_changed_them(
 
 
 def test_an_unchanged_save_records_nothing(code_agent, editor):
-    services.override_save(agent=code_agent, user=editor, version=1, data={"instructions": "A."})
-    result = services.override_save(
-        agent=code_agent, user=editor, version=2, data={"instructions": "A."}
+    revisions.override_save(
+        lock_id=None, agent=code_agent, user=editor, version=1, data={"instructions": "A."}
+    )
+    result = revisions.override_save(
+        lock_id=None, agent=code_agent, user=editor, version=2, data={"instructions": "A."}
     )
     assert result.revision is None
     assert Agent.objects.get(pk=code_agent.pk).version == 2
@@ -98,7 +111,8 @@ def test_an_unchanged_save_records_nothing(code_agent, editor):
 
 
 def test_the_override_is_applied_at_run_time_and_survives_a_change_in_code(code_agent, editor):
-    services.override_save(
+    revisions.override_save(
+        lock_id=None,
         agent=code_agent,
         user=editor,
         version=1,
@@ -124,7 +138,8 @@ def test_a_run_reads_its_agent_and_the_override_in_three_queries(
     from agents_core.runtime.setup import load_setup
 
     if overridden:
-        services.override_save(
+        revisions.override_save(
+            lock_id=None,
             agent=code_agent,
             user=editor,
             version=1,
@@ -139,7 +154,8 @@ def test_a_run_reads_its_agent_and_the_override_in_three_queries(
 
 
 def test_a_policy_tightened_in_code_makes_the_run_ignore_old_overrides(code_agent, editor):
-    services.override_save(
+    revisions.override_save(
+        lock_id=None,
         agent=code_agent,
         user=editor,
         version=1,
@@ -153,7 +169,8 @@ def test_a_policy_tightened_in_code_makes_the_run_ignore_old_overrides(code_agen
 
 def test_tool_membership_overrides_remove_and_add_tools(code_agent_factory, editor):
     agent = code_agent_factory(editor={"tools": True})
-    services.override_save(
+    revisions.override_save(
+        lock_id=None,
         agent=agent,
         user=editor,
         version=1,
@@ -171,47 +188,65 @@ def test_tool_membership_overrides_remove_and_add_tools(code_agent_factory, edit
 def test_membership_keys_are_checked(code_agent_factory, editor):
     agent = code_agent_factory(editor={"tools": True})
     with pytest.raises(ApplicationError):
-        services.override_save(
-            agent=agent, user=editor, version=1, data={"tools_removed": ["nope"]}
+        revisions.override_save(
+            lock_id=None, agent=agent, user=editor, version=1, data={"tools_removed": ["nope"]}
         )
     with pytest.raises(ApplicationError):
-        services.override_save(
-            agent=agent, user=editor, version=1, data={"tools_added": {"lookup": EXTRA.id}}
+        revisions.override_save(
+            lock_id=None,
+            agent=agent,
+            user=editor,
+            version=1,
+            data={"tools_added": {"lookup": EXTRA.id}},
         )
     with pytest.raises(ApplicationError):
-        services.override_save(
-            agent=agent, user=editor, version=1, data={"tool_descriptions": {"ghost": "x"}}
+        revisions.override_save(
+            lock_id=None,
+            agent=agent,
+            user=editor,
+            version=1,
+            data={"tool_descriptions": {"ghost": "x"}},
         )
 
 
 def test_reset_to_code_drops_one_override_as_a_new_revision(code_agent, editor):
-    services.override_save(
+    revisions.override_save(
+        lock_id=None,
         agent=code_agent,
         user=editor,
         version=1,
         data={"instructions": "X.", "tool_descriptions": {"lookup": "L", "convert": "C"}},
     )
-    services.override_reset(
-        agent=code_agent, user=editor, field="tool_descriptions", key="lookup", version=2
+    revisions.override_reset(
+        lock_id=None,
+        agent=code_agent,
+        user=editor,
+        field="tool_descriptions",
+        key="lookup",
+        version=2,
     )
-    result = services.override_reset(agent=code_agent, user=editor, field="instructions", version=3)
+    result = revisions.override_reset(
+        lock_id=None, agent=code_agent, user=editor, field="instructions", version=3
+    )
     assert result.revision.kind == "reset"
-    doc = services.editor_document(result.agent)
+    doc = documents.editor_document(result.agent)
     assert doc["instructions"] is None
     assert doc["tool_descriptions"] == {"convert": "C"}
     assert overrides.effective_instructions(result.agent) == INSTRUCTIONS
 
 
 def test_restore_is_a_new_version_checked_revision(code_agent, editor):
-    first = services.override_save(
-        agent=code_agent, user=editor, version=1, data={"instructions": "First."}
+    first = revisions.override_save(
+        lock_id=None, agent=code_agent, user=editor, version=1, data={"instructions": "First."}
     )
-    services.override_save(
-        agent=code_agent, user=editor, version=2, data={"instructions": "Second."}
+    revisions.override_save(
+        lock_id=None, agent=code_agent, user=editor, version=2, data={"instructions": "Second."}
     )
     with pytest.raises(Conflict):
-        services.revision_restore(revision=first.revision, user=editor, version=2)
-    restored = services.revision_restore(revision=first.revision, user=editor, version=3)
+        revisions.revision_restore(lock_id=None, revision=first.revision, user=editor, version=2)
+    restored = revisions.revision_restore(
+        lock_id=None, revision=first.revision, user=editor, version=3
+    )
     assert restored.revision.kind == "restore"
     assert restored.revision.version == 4
     assert restored.revision.restored_from == first.revision
@@ -220,9 +255,9 @@ def test_restore_is_a_new_version_checked_revision(code_agent, editor):
 
 
 def test_a_user_without_the_change_permission_cannot_edit_a_code_agent(code_agent, outsider):
-    with pytest.raises(services.Forbidden):
-        services.override_save(
-            agent=code_agent, user=outsider, version=1, data={"instructions": "x"}
+    with pytest.raises(permissions.Forbidden):
+        revisions.override_save(
+            lock_id=None, agent=code_agent, user=outsider, version=1, data={"instructions": "x"}
         )
 
 
@@ -230,7 +265,8 @@ def test_a_studio_agent_is_fully_editable_by_its_owner_only(code_agent, owner, o
     agent = Agent.objects.create(
         slug="mine", name="Mine", model="studio/scripted", instructions="Old.", owner=owner
     )
-    result = services.override_save(
+    result = revisions.override_save(
+        lock_id=None,
         agent=agent,
         user=owner,
         version=1,
@@ -253,8 +289,10 @@ def test_a_studio_agent_is_fully_editable_by_its_owner_only(code_agent, owner, o
     )
     binding = agent.tool_bindings.get()
     assert overrides.effective_tool_description(binding) == "Desc."
-    with pytest.raises(services.Forbidden):
-        services.override_save(agent=agent, user=outsider, version=2, data={"name": "x"})
+    with pytest.raises(permissions.Forbidden):
+        revisions.override_save(
+            lock_id=None, agent=agent, user=outsider, version=2, data={"name": "x"}
+        )
 
 
 def test_the_runs_setup_sees_the_override_and_not_code_owned_leftovers(code_agent_factory, editor):
@@ -263,7 +301,8 @@ def test_the_runs_setup_sees_the_override_and_not_code_owned_leftovers(code_agen
     from agents_core.runtime.setup import load_setup
 
     agent = code_agent_factory(editor={"instructions": True, "tools": {"description": True}})
-    services.override_save(
+    revisions.override_save(
+        lock_id=None,
         agent=agent,
         user=editor,
         version=1,

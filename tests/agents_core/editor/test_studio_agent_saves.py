@@ -154,7 +154,7 @@ def save_in_thread(agent_pk, user, name, barrier, results):
         agent = Agent.objects.get(pk=agent_pk)
         barrier.wait(timeout=30)
         try:
-            agent_update(agent=agent, user=user, data={"name": name}, version=1)
+            agent_update(lock_id=None, agent=agent, user=user, data={"name": name}, version=1)
             results[name] = "saved"
         except Conflict as exc:
             results[name] = exc.extra["current"]
@@ -199,7 +199,7 @@ def test_concurrent_writers_naming_no_version_are_all_recorded_one_after_another
         try:
             agent = Agent.objects.get(pk=trip.pk)
             barrier.wait(timeout=30)
-            agent_update(agent=agent, user=owner, data={"name": name})
+            agent_update(lock_id=None, agent=agent, user=owner, data={"name": name})
         finally:
             connections.close_all()
 

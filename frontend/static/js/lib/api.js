@@ -49,8 +49,8 @@ export function csrfToken() {
   return match ? decodeURIComponent(match[1]) : "";
 }
 
-export async function api(path, { method = "GET", body, signal } = {}) {
-  const headers = { Accept: "application/json" };
+export async function api(path, { method = "GET", body, signal, headers: extra = {} } = {}) {
+  const headers = { Accept: "application/json", ...extra };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (method !== "GET") headers["X-CSRFToken"] = csrfToken();
   let response;

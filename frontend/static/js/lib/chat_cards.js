@@ -5,6 +5,7 @@
 
 import { applyPatches } from "./patch.js";
 import { el, formatJson, valueNode } from "./chat_render.js";
+import { formatDuration } from "./format.js";
 
 const STATUS_LABELS = {
   streaming: "generating input",
@@ -276,9 +277,4 @@ function hookVerdict(decision) {
   if (decision.proceed === false) return "skipped the call";
   if (decision.inputChanged) return "proceeded with a changed input";
   return decision.proceed === true ? "proceeded" : "";
-}
-
-export function formatDuration(ms) {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  return `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
 }

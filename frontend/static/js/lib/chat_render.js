@@ -33,21 +33,6 @@ export function valueNode(value) {
   return el("pre", { class: "value-json" }, formatJson(value));
 }
 
-export function relativeTime(iso) {
-  if (!iso) return "";
-  const then = new Date(iso).getTime();
-  if (Number.isNaN(then)) return "";
-  const seconds = Math.round((Date.now() - then) / 1000);
-  if (seconds < 45) return "just now";
-  const minutes = Math.round(seconds / 60);
-  if (minutes < 60) return `${minutes} min ago`;
-  const hours = Math.round(minutes / 60);
-  if (hours < 24) return `${hours} h ago`;
-  const days = Math.round(hours / 24);
-  if (days < 7) return `${days} d ago`;
-  return new Date(iso).toLocaleDateString();
-}
-
 // Inline markdown: `code`, **bold**, *italic*, [text](http...). Built from text nodes, so
 // nothing the model writes can inject markup.
 function inline(text) {

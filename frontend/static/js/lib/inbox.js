@@ -9,7 +9,8 @@
 //   work), runs the digest now, and shows (and for studio agents edits) the agent's policy.
 
 import { api } from "./api.js";
-import { el, formatJson, relativeTime } from "./chat_render.js";
+import { el, formatJson } from "./chat_render.js";
+import { timeAgo } from "./format.js";
 
 const PRIORITIES = ["low", "medium", "high", "urgent"];
 const STATUSES = ["pending", "summarized", "delivered", "digested", "failed"];
@@ -250,7 +251,7 @@ class Inbox {
         el("span", { class: "inbox-status" }, record.status)),
       el("div", { class: "inbox-summary" }, record.summary),
       record.error ? el("div", { class: "error inbox-error" }, record.error) : null,
-      el("div", { class: "inbox-meta muted" }, relativeTime(record.createdAt),
+      el("div", { class: "inbox-meta muted" }, timeAgo(record.createdAt),
         record.action ? ` · policy: ${record.action}` : "",
         Object.keys(record.payload || {}).length ? el("details", { class: "inbox-payload" }, el("summary", {}, "payload"), el("pre", {}, formatJson(record.payload))) : null));
   }

@@ -53,22 +53,6 @@ function orderProperties(properties, required) {
   return Object.fromEntries(keys.map((key) => [key, orderSchema(properties[key])]));
 }
 
-export function timeAgo(iso) {
-  if (!iso) return "";
-  const seconds = Math.round((Date.now() - new Date(iso).getTime()) / 1000);
-  if (seconds < 45) return "just now";
-  if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;
-  if (seconds < 86400) return `${Math.round(seconds / 3600)} h ago`;
-  return new Date(iso).toLocaleDateString();
-}
-
-export function formatDuration(ms) {
-  if (ms === null || ms === undefined) return "—";
-  if (ms < 1) return "<1 ms";
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  return `${(ms / 1000).toFixed(2)} s`;
-}
-
 const SHORT_KIND = {
   code: "Code", python: "Python", http: "HTTP", openapi: "OpenAPI", mcp: "MCP", a2a: "A2A",
   agent: "Agent", client: "Client", system: "System",
