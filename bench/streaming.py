@@ -78,6 +78,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,7 @@ def _environment() -> dict[str, str]:
     return dict(os.environ)
 
 
-def _ensure_database(url: str) -> None:
+def ensure_database(url: str) -> None:
     import psycopg
     from dj_database_url import parse
 
@@ -119,11 +120,11 @@ def _ensure_database(url: str) -> None:
             admin.execute(f'CREATE DATABASE "{config["NAME"]}"')
 
 
-def _setup() -> tuple[Any, str]:
+def setup() -> tuple[Any, str]:
     import django
 
     env = _environment()
-    _ensure_database(env["DATABASE_URL"])
+    ensure_database(env["DATABASE_URL"])
     django.setup()
     from django.contrib.auth import (
         BACKEND_SESSION_KEY,
@@ -144,29 +145,33 @@ def _setup() -> tuple[Any, str]:
     return user, f"sessionid={session.session_key}"
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-def _cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _wait_listening(proc: subprocess.Popen, port: int, log: str) -> None:
+def wait_listening(proc: subprocess.Popen, port: int, log: str) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{proc.args[2]} exited; see {log}")
+            raise RuntimeError(f"{_name(proc)} exited; see {log}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return
         except OSError:
             time.sleep(0.2)
     proc.kill()
-    raise TimeoutError(f"{proc.args[2]} did not listen")
+    raise TimeoutError(f"{_name(proc)} did not listen")
+
+
+def _name(proc: subprocess.Popen) -> str:
+    return " ".join(str(arg) for arg in proc.args[1:3])
 
 
 def _start(executor: str, port: int, stats_file: str, workers: int) -> list[subprocess.Popen]:
@@ -194,6 +199,7 @@ def _start(executor: str, port: int, stats_file: str, workers: int) -> list[subp
             [sys.executable, "manage.py", "execute_runs", "--name", f"bench-{number}"]
             for number in range(workers)
         ]
+    (ROOT / ".studio").mkdir(exist_ok=True)
     procs = []
     for number, command in enumerate(commands):
         log = ROOT / ".studio" / f"bench-{executor}-{number}-{port}.log"
@@ -203,11 +209,11 @@ def _start(executor: str, port: int, stats_file: str, workers: int) -> list[subp
                     command, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT
                 )
             )
-    _wait_listening(procs[0], port, str(log))
+    wait_listening(procs[0], port, str(log))
     return procs
 
 
-def _stop(procs: list[subprocess.Popen]) -> None:
+def stop_processes(procs: list[subprocess.Popen]) -> None:
     for proc in procs:
         proc.terminate()
     for proc in procs:
@@ -325,18 +331,28 @@ async def _paced_us_per_chunk(
     return best
 
 
-async def _model_us_per_chunk(base: str, streams: int, rate: float) -> tuple[float, float, float]:
+def paced_chunks(streams: int) -> int:
+    """Chunks per stream of the paced measurements of a model's CPU at `streams` streams."""
+    return 90 if streams <= 10 else 60
+
+
+async def _model_us_per_chunk(
+    base: str | None, streams: int, rate: float
+) -> tuple[float, float, float]:
     """CPU per chunk, at `streams` streams of `rate` chunks a second, of (litellm over the
-    real HTTP path, litellm over the offline provider, the offline provider alone).
+    real HTTP path, litellm over the offline provider, the offline provider alone); the
+    first is NaN without a `base` to measure it against.
 
     The provider stands in for the model and its transport: its share is making and
     stamping the chunks and the wake-up of the event loop each paced chunk costs (where a
     real model's chunk arrives on a socket). litellm's share over it is what its stream
     wrapper adds on top, read as the run loop reads it. Both are taken out of the studio's
     cost, measured at the pace and concurrency the run workers read them at in the phase."""
-    chunks = 90 if streams <= 10 else 60
+    chunks = paced_chunks(streams)
     delay = 1 / rate
-    http = await _paced_us_per_chunk(lambda n: _http_stream(base, n, delay), streams, chunks)
+    http = float("nan")
+    if base is not None:
+        http = await _paced_us_per_chunk(lambda n: _http_stream(base, n, delay), streams, chunks)
     through = await _paced_us_per_chunk(lambda n: _offline_stream(n, delay), streams, chunks)
     alone = await _paced_us_per_chunk(
         lambda n: _provider_stream(n, delay), streams, chunks, to_the_end=True
@@ -428,7 +444,7 @@ class Client:
                         return
 
 
-def _percentile(values: list[float], fraction: float) -> float:
+def percentile(values: list[float], fraction: float) -> float:
     if not values:
         return float("nan")
     ordered = sorted(values)
@@ -451,7 +467,7 @@ def _phase(
     agent = Agent.objects.get(slug="bench-streamer")
     clients = [Client(str(thread_create(user=user, agent=agent).pk)) for _ in range(streams)]
     deltas = int(rate * seconds)
-    cpu_before = [_cpu_seconds(pid) for pid in pids]  # includes the handshakes (a few ms each)
+    cpu_before = [cpu_seconds(pid) for pid in pids]  # includes the handshakes (a few ms each)
     clients_cpu = time.process_time()
 
     async def go() -> None:
@@ -481,7 +497,7 @@ def _phase(
     finally:
         wall = time.monotonic() - started
         gc.unfreeze()
-    per_process = [_cpu_seconds(pid) - before for pid, before in zip(pids, cpu_before, strict=True)]
+    per_process = [cpu_seconds(pid) - before for pid, before in zip(pids, cpu_before, strict=True)]
     cpu = sum(per_process)
     clients_cpu = time.process_time() - clients_cpu
     latencies = [lat for c in clients for lat in c.latencies]
@@ -500,27 +516,27 @@ def _phase(
         "lost": sum(deltas - len(c.stamps) for c in clients),
         "gaps": sum(c.gaps for c in clients),
         "errors": [c.error for c in clients if c.error],
-        "p50": _percentile(latencies, 0.5),
-        "p99": _percentile(latencies, 0.99),
+        "p50": percentile(latencies, 0.5),
+        "p99": percentile(latencies, 0.99),
         "start_ms": sorted(c.start_ms for c in clients if c.start_ms is not None),
         "cpu": cpu,
         "wall": wall,
         "per_process": per_process,
         "clients_cpu": clients_cpu,
-        "p99_by_second": [round(_percentile(windows[k], 0.99)) for k in sorted(windows)],
+        "p99_by_second": [round(percentile(windows[k], 0.99)) for k in sorted(windows)],
     }
 
 
-def _idle_cpu_per_second(pids: list[int], seconds: int = 6) -> float:
+def idle_cpu_per_second(pids: list[int], seconds: int = 6) -> float:
     """CPU the processes spend per second with nothing to do (polls, heartbeats, timers):
     it grows with the time a phase takes, not with its deltas. The median of a few
     one-second windows: the first may still hold the warm-up's tail (runs finishing,
     connections closing), which once counted as a third of a core of "idle"."""
     windows = []
-    before = sum(_cpu_seconds(pid) for pid in pids)
+    before = sum(cpu_seconds(pid) for pid in pids)
     for _ in range(seconds):
         time.sleep(1)
-        after = sum(_cpu_seconds(pid) for pid in pids)
+        after = sum(cpu_seconds(pid) for pid in pids)
         windows.append(after - before)
         before = after
     return sorted(windows)[len(windows) // 2]
@@ -565,9 +581,9 @@ def main() -> None:
     # left running, a run worker of a stopped bench claims the next bench's runs.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.environ["STUDIO_BENCH_LAYER"] = args.layer
-    user, cookie = _setup()
+    user, cookie = setup()
     (ROOT / ".studio").mkdir(exist_ok=True)
-    model_port = _free_port()
+    model_port = free_port()
     model_log = ROOT / ".studio" / f"bench-sse-model-{model_port}.log"
     with open(model_log, "wb") as handle:
         model = subprocess.Popen(
@@ -577,105 +593,152 @@ def main() -> None:
             stderr=subprocess.STDOUT,
         )
     try:
-        _wait_listening(model, model_port, str(model_log))
+        wait_listening(model, model_port, str(model_log))
         _run(args, user, cookie, f"http://127.0.0.1:{model_port}/v1")
     finally:
-        _stop([model])
+        stop_processes([model])
 
 
 def _run(args: argparse.Namespace, user: Any, cookie: str, model_base: str) -> None:
-    asyncio.run(_assembly_us_per_chunk(300))  # imports and first calls
-    asyncio.run(_litellm_http_us_per_chunk(model_base, 100))
     counts = [int(n) for n in args.streams.split(",")]
     p99: dict[tuple[str, int], float] = {}
     for executor in args.executor.split(","):
-        port = _free_port()
-        stats_file = str(ROOT / ".studio" / f"bench-runtime-stats-{port}.json")
-        procs = _start(executor, port, stats_file, args.workers)
-        pids = [proc.pid for proc in procs]
-        base = f"http://127.0.0.1:{port}"
-        try:
-            # Warm up: the first chat imports litellm where runs execute (seconds of CPU).
-            for attempt in range(3):
-                try:
-                    _phase(user, cookie, base, pids, len(pids), 50, 1)
-                    break
-                except Exception as exc:  # noqa: BLE001
-                    print(f"# warm-up attempt {attempt + 1} failed: {exc}", file=sys.stderr)
-            idle = _idle_cpu_per_second(pids)
-            print(
-                f"# executor={executor}: idle CPU {idle * 100:.1f}% of a core (taken out "
-                f"of studio_us_per_delta per second of each phase)",
-                file=sys.stderr,
-                flush=True,
-            )
-            for streams in counts:
-                result = _phase(
-                    user, cookie, base, pids, streams, args.rate, args.seconds, args.stagger
-                )
-                # The same chats with 2 deltas each: what a run costs whatever its length
-                # (setup, memory, saving the step, the tool call, the second model call).
-                fixed = _phase(
-                    user, cookie, base, pids, streams, args.rate, 2 / args.rate, args.stagger
-                )
-                # Measured now, between the phases: a shared machine's speed drifts.
-                http_us, litellm_us, provider_us = asyncio.run(
-                    _model_us_per_chunk(model_base, streams, args.rate)
-                )
-                unpaced_us = asyncio.run(_litellm_http_us_per_chunk(model_base))
-                assembly_us = asyncio.run(_assembly_us_per_chunk())
-                model_us = litellm_us + provider_us
-                studio_us = (
-                    result["cpu"] - idle * result["wall"] - fixed["cpu"] + idle * fixed["wall"]
-                ) * 1e6 / (result["deltas"] - fixed["deltas"]) - model_us
-                all_in_us = result["cpu"] * 1e6 / result["deltas"] - model_us
-                p99[(executor, streams)] = result["p99"]
-                print(
-                    f"executor={executor} streams={streams} rate={args.rate:g} "
-                    f"delivered={result['delivered']} lost={result['lost']} "
-                    f"p50_ms={result['p50']:.1f} p99_ms={result['p99']:.1f} "
-                    f"studio_us_per_delta={studio_us:.0f} "
-                    f"litellm_us_per_delta={http_us:.0f} "
-                    f"litellm_offline_us_per_delta={litellm_us:.0f} "
-                    f"provider_us_per_delta={provider_us:.0f} "
-                    f"studio_over_litellm={studio_us / http_us:.2f} "
-                    f"studio_over_litellm_offline={studio_us / litellm_us:.2f} "
-                    f"studio_ms_per_run={fixed['cpu'] * 1000 / streams:.1f} "
-                    f"all_in_us_per_delta={all_in_us:.0f} "
-                    f"litellm_unpaced_us_per_delta={unpaced_us:.0f} "
-                    f"studio_over_litellm_unpaced={studio_us / unpaced_us:.2f}",
-                    flush=True,
-                )
-                print(
-                    f"#  layer={args.layer}; {result['deltas']} deltas in "
-                    f"{result['wall']:.1f} s; studio CPU {result['cpu']:.1f} s "
-                    f"({result['cpu'] / result['wall'] * 100:.0f}% of a core; by process "
-                    f"{[round(c / result['wall'] * 100) for c in result['per_process']]}%; "
-                    f"the clients {result['clients_cpu'] / result['wall'] * 100:.0f}%); "
-                    f"marginal us per delta by process (Daphne first, litellm and the "
-                    f"provider in the workers' or inline Daphne's) "
-                    f"{_marginal_by_process(result, fixed)}; "
-                    f"sequence gaps "
-                    f"seen by clients: {result['gaps']}; run errors: "
-                    f"{len(result['errors'])} {result['errors'][:1]}; from a message to its "
-                    f"run-start p50/max ms {_percentile(result['start_ms'], 0.5):.0f}/"
-                    f"{max(result['start_ms'], default=float('nan')):.0f}; p99 ms second by "
-                    f"second: {result['p99_by_second']}; litellm and the provider alone "
-                    f"need {streams * args.rate * model_us / 1e6:.2f} of the machine's "
-                    f"{os.cpu_count()} cores at this rate; litellm's assembly of the whole "
-                    f"response, which the run loop skips, would add {assembly_us:.0f} us "
-                    f"per chunk",
-                    file=sys.stderr,
-                    flush=True,
-                )
-        finally:
-            _stop(procs)
+        for line in measure_executor(
+            executor=executor,
+            counts=counts,
+            rate=args.rate,
+            seconds=args.seconds,
+            workers=args.workers,
+            stagger=args.stagger,
+            user=user,
+            cookie=cookie,
+            model_base=model_base,
+        ):
+            p99[(executor, line["streams"])] = line["result"]["p99"]
+            _print_line(executor, line, args.rate, args.layer)
     executors = args.executor.split(",")
     if len(executors) == 2:
         first, second = executors
         for streams in counts:
             ratio = p99[(first, streams)] / max(p99[(second, streams)], 1e-9)
             print(f"ratio streams={streams} p99_{first}/p99_{second}={ratio:.2f}", flush=True)
+
+
+def measure_executor(
+    *,
+    executor: str,
+    counts: list[int],
+    rate: float,
+    seconds: float,
+    workers: int,
+    stagger: float,
+    user: Any,
+    cookie: str,
+    model_base: str | None,
+) -> Iterator[dict[str, Any]]:
+    """Start the studio with one run executor and measure the chats at each N of `counts`,
+    one after the other; yield one line of measurements per N (the processes stop when the
+    generator ends or is closed). Without `model_base` (no bench._sse_model server) the
+    litellm-over-HTTP figures and the assembly estimate are NaN and not measured."""
+    asyncio.run(_assembly_us_per_chunk(300))  # imports and first calls
+    if model_base is not None:
+        asyncio.run(_litellm_http_us_per_chunk(model_base, 100))
+    port = free_port()
+    stats_file = str(ROOT / ".studio" / f"bench-runtime-stats-{port}.json")
+    procs = _start(executor, port, stats_file, workers)
+    pids = [proc.pid for proc in procs]
+    base = f"http://127.0.0.1:{port}"
+    try:
+        # Warm up: the first chat imports litellm where runs execute (seconds of CPU).
+        for attempt in range(3):
+            try:
+                _phase(user, cookie, base, pids, len(pids), 50, 1)
+                break
+            except Exception as exc:  # noqa: BLE001
+                print(f"# warm-up attempt {attempt + 1} failed: {exc}", file=sys.stderr)
+        idle = idle_cpu_per_second(pids)
+        print(
+            f"# executor={executor}: idle CPU {idle * 100:.1f}% of a core (taken out "
+            f"of studio_us_per_delta per second of each phase)",
+            file=sys.stderr,
+            flush=True,
+        )
+        for streams in counts:
+            result = _phase(user, cookie, base, pids, streams, rate, seconds, stagger)
+            # The same chats with 2 deltas each: what a run costs whatever its length
+            # (setup, memory, saving the step, the tool call, the second model call).
+            fixed = _phase(user, cookie, base, pids, streams, rate, 2 / rate, stagger)
+            # Measured now, between the phases: a shared machine's speed drifts.
+            http_us, litellm_us, provider_us = asyncio.run(
+                _model_us_per_chunk(model_base, streams, rate)
+            )
+            unpaced_us = assembly_us = float("nan")
+            if model_base is not None:
+                unpaced_us = asyncio.run(_litellm_http_us_per_chunk(model_base))
+                assembly_us = asyncio.run(_assembly_us_per_chunk())
+            model_us = litellm_us + provider_us
+            studio_us = (
+                result["cpu"] - idle * result["wall"] - fixed["cpu"] + idle * fixed["wall"]
+            ) * 1e6 / (result["deltas"] - fixed["deltas"]) - model_us
+            yield {
+                "streams": streams,
+                "result": result,
+                "fixed": fixed,
+                "http_us": http_us,
+                "litellm_us": litellm_us,
+                "provider_us": provider_us,
+                "unpaced_us": unpaced_us,
+                "assembly_us": assembly_us,
+                "model_us": model_us,
+                "studio_us": studio_us,
+                "all_in_us": result["cpu"] * 1e6 / result["deltas"] - model_us,
+                "ms_per_run": fixed["cpu"] * 1000 / streams,
+            }
+    finally:
+        stop_processes(procs)
+
+
+def _print_line(executor: str, line: dict[str, Any], rate: float, layer: str) -> None:
+    result, fixed, streams = line["result"], line["fixed"], line["streams"]
+    studio_us, http_us, litellm_us = line["studio_us"], line["http_us"], line["litellm_us"]
+    print(
+        f"executor={executor} streams={streams} rate={rate:g} "
+        f"delivered={result['delivered']} lost={result['lost']} "
+        f"p50_ms={result['p50']:.1f} p99_ms={result['p99']:.1f} "
+        f"studio_us_per_delta={studio_us:.0f} "
+        f"litellm_us_per_delta={http_us:.0f} "
+        f"litellm_offline_us_per_delta={litellm_us:.0f} "
+        f"provider_us_per_delta={line['provider_us']:.0f} "
+        f"studio_over_litellm={studio_us / http_us:.2f} "
+        f"studio_over_litellm_offline={studio_us / litellm_us:.2f} "
+        f"studio_ms_per_run={line['ms_per_run']:.1f} "
+        f"all_in_us_per_delta={line['all_in_us']:.0f} "
+        f"litellm_unpaced_us_per_delta={line['unpaced_us']:.0f} "
+        f"studio_over_litellm_unpaced={studio_us / line['unpaced_us']:.2f}",
+        flush=True,
+    )
+    print(
+        f"#  layer={layer}; {result['deltas']} deltas in "
+        f"{result['wall']:.1f} s; studio CPU {result['cpu']:.1f} s "
+        f"({result['cpu'] / result['wall'] * 100:.0f}% of a core; by process "
+        f"{[round(c / result['wall'] * 100) for c in result['per_process']]}%; "
+        f"the clients {result['clients_cpu'] / result['wall'] * 100:.0f}%); "
+        f"marginal us per delta by process (Daphne first, litellm and the "
+        f"provider in the workers' or inline Daphne's) "
+        f"{_marginal_by_process(result, fixed)}; "
+        f"sequence gaps "
+        f"seen by clients: {result['gaps']}; run errors: "
+        f"{len(result['errors'])} {result['errors'][:1]}; from a message to its "
+        f"run-start p50/max ms {percentile(result['start_ms'], 0.5):.0f}/"
+        f"{max(result['start_ms'], default=float('nan')):.0f}; p99 ms second by "
+        f"second: {result['p99_by_second']}; litellm and the provider alone "
+        f"need {streams * rate * line['model_us'] / 1e6:.2f} of the machine's "
+        f"{os.cpu_count()} cores at this rate; litellm's assembly of the whole "
+        f"response, which the run loop skips, would add {line['assembly_us']:.0f} us "
+        f"per chunk",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

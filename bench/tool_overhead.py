@@ -84,39 +84,57 @@ def _daphne(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
     raise RuntimeError("daphne did not start")
 
 
-def tool_paths() -> None:
-    from asgiref.sync import async_to_sync
+def trivial_tool() -> tuple[Any, Any, str]:
+    """The demo tool `unit_convert` (definitions synced into the database), a bench user and
+    its API token: (tool, user, token key). Delete the user with `trivial_tool_cleanup`."""
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
-    from django.test.utils import setup_test_environment
     from rest_framework.authtoken.models import Token
-    from rest_framework.test import APIClient
 
     from agents_core.registry import definitions_sync
-    from tools_app.demo import convert_units
-    from tools_app.execution import ExecutionContext, run_tool, tool_execute
-    from tools_app.models import Tool, ToolRun
+    from tools_app.models import Tool
 
     call_command("migrate", verbosity=0, interactive=False)
     definitions_sync()
-    setup_test_environment()  # lets the in-process client use the "testserver" host
     tool = Tool.objects.get(name="unit_convert")
     user, _ = get_user_model().objects.get_or_create(username="bench-tool-overhead")
     token, _ = Token.objects.get_or_create(user=user)
+    return tool, user, token.key
+
+
+def trivial_tool_cleanup(user: Any) -> None:
+    from tools_app.models import ToolRun
+
+    ToolRun.objects.filter(created_by=user).delete()
+    user.delete()
+
+
+def run_tool_seconds(tool: Any, repeat: int = REPEAT) -> float:
+    """Median per call of the tool through `run_tool` (validation, timeout, output checks;
+    no database)."""
+    from asgiref.sync import async_to_sync
+
+    from tools_app.execution import ExecutionContext, run_tool
+
+    return median_seconds(lambda: async_to_sync(run_tool)(tool, INPUT, ExecutionContext()), repeat)
+
+
+def tool_paths() -> None:
+    from django.test.utils import setup_test_environment
+    from rest_framework.test import APIClient
+
+    from tools_app.demo import convert_units
+    from tools_app.execution import tool_execute
+
+    tool, user, token = trivial_tool()
+    setup_test_environment()  # lets the in-process client use the "testserver" host
     client = APIClient()
     client.force_authenticate(user)
     rows: list[tuple[str, float]] = []
     try:
         direct = median_seconds(lambda: convert_units(INPUT), REPEAT * 10)
         rows.append(("direct function call", direct))
-        rows.append(
-            (
-                "run_tool (pipeline, no database)",
-                median_seconds(
-                    lambda: async_to_sync(run_tool)(tool, INPUT, ExecutionContext()), REPEAT
-                ),
-            )
-        )
+        rows.append(("run_tool (pipeline, no database)", run_tool_seconds(tool)))
         rows.append(
             (
                 "tool_execute (pipeline + ToolRun row)",
@@ -133,14 +151,15 @@ def tool_paths() -> None:
         rows.append(
             ("REST execute, in-process (Django + DRF)", median_seconds(rest_in_process, REPEAT))
         )
-        rows.append(("REST execute over HTTP (Daphne, 127.0.0.1)", _over_http(token.key)))
+        rows.append(("REST execute over HTTP (Daphne, 127.0.0.1)", over_http(token)))
         table(f"Trivial sync tool (unit_convert), median of {REPEAT} calls", rows, direct)
     finally:
-        ToolRun.objects.filter(created_by=user).delete()
-        user.delete()
+        trivial_tool_cleanup(user)
 
 
-def _over_http(token: str) -> float:
+def over_http(token: str, repeat: int = REPEAT) -> float:
+    """Median per call of `POST /api/tools/unit_convert/execute` with token auth, over HTTP
+    to a Daphne server this starts on 127.0.0.1 (and stops)."""
     import httpx
 
     proc, base = _daphne({**os.environ, "PYTHONPATH": str(ROOT)})
@@ -153,7 +172,7 @@ def _over_http(token: str) -> float:
                 response = http.post("/api/tools/unit_convert/execute", json={"input": INPUT})
                 assert response.status_code == 200, response.text
 
-            return median_seconds(call, REPEAT, warmup=5)
+            return median_seconds(call, repeat, warmup=5)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
