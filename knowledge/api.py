@@ -109,11 +109,7 @@ class DocumentListApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         kb = kb_or_404(request, slug)
         if request.FILES:
-            files = documents.documents_for_upload(request.FILES.getlist("file"))
-            added = [
-                documents.document_add_file(kb=kb, filename=name, content=data, content_type=kind)
-                for name, data, kind in files
-            ]
+            added = documents.documents_add_uploads(kb=kb, files=request.FILES.getlist("file"))
         elif "url" in request.data:
             serializer = UrlDocumentInputSerializer(data=request.data)
             serializer.is_valid(raise_exception=True)

@@ -115,7 +115,10 @@ class Document(models.Model):
         ]
 
     def __str__(self) -> str:
-        return self.title or self.filename or self.source_url or f"document {self.pk}"
+        # A file is known by its name; a page and a pasted text by their title.
+        if self.kind == DocumentKind.FILE and self.filename:
+            return self.filename
+        return self.title or self.source_url or f"document {self.pk}"
 
     @property
     def display_name(self) -> str:

@@ -38,14 +38,16 @@ def kb_progress(*, kb: KnowledgeBase) -> dict[str, Any]:
         ready=Count("id", filter=Q(status=DocumentStatus.READY)),
         failed=Count("id", filter=Q(status=DocumentStatus.FAILED)),
         cancelled=Count("id", filter=Q(status=DocumentStatus.CANCELLED)),
-        chunks_total=Sum("chunk_count", filter=active),
-        chunks_done=Sum("chunks_done", filter=active),
-        chunks_embedded=Sum("chunks_done", filter=Q(status=DocumentStatus.EMBEDDING)),
+        active_chunks=Sum("chunk_count", filter=active),
+        active_chunks_done=Sum("chunks_done", filter=active),
+        embedding_chunks_done=Sum("chunks_done", filter=Q(status=DocumentStatus.EMBEDDING)),
         started=Min("started_at", filter=active),
     )
     started = totals.pop("started")
     elapsed = (timezone.now() - started).total_seconds() if started else 0.0
-    embedded = totals.pop("chunks_embedded") or 0
+    embedded = totals.pop("embedding_chunks_done") or 0
+    chunks_total = totals.pop("active_chunks") or 0
+    chunks_done = totals.pop("active_chunks_done") or 0
     errors = list(
         Document.objects.filter(kb=kb, status=DocumentStatus.FAILED)
         .order_by("-updated_at")
@@ -53,8 +55,8 @@ def kb_progress(*, kb: KnowledgeBase) -> dict[str, Any]:
     )
     return {
         **totals,
-        "chunks_total": totals["chunks_total"] or 0,
-        "chunks_done": totals["chunks_done"] or 0,
+        "chunks_total": chunks_total,
+        "chunks_done": chunks_done,
         "rate_chunks_per_s": round(embedded / elapsed, 2) if elapsed > 0 else None,
         "errors": errors,
     }

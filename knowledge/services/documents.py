@@ -156,11 +156,18 @@ def document_delete(*, document: Document) -> None:
     transaction.on_commit(drop_chunks)
 
 
-def documents_for_upload(files: Any) -> list[tuple[str, bytes, str]]:
-    """(name, bytes, declared type) of uploaded files, refusing an oversized one before
-    reading it."""
-    out = []
+@transaction.atomic
+def documents_add_uploads(*, kb: KnowledgeBase, files: Any) -> list[Document]:
+    """Add uploaded files, all or none: one refused file adds none of the others. An
+    oversized file is refused before it is read."""
     for upload in files:
         _check_size(upload.size, f"file {upload.name!r}")
-        out.append((upload.name, upload.read(), upload.content_type or ""))
-    return out
+    return [
+        document_add_file(
+            kb=kb,
+            filename=upload.name,
+            content=upload.read(),
+            content_type=upload.content_type or "",
+        )
+        for upload in files
+    ]
