@@ -61,7 +61,9 @@ class LocalEmbedder(CustomLLM):
             raise ValueError(f"Unknown local embedding model {model!r}; known: {sorted(MODELS)}")
         encoder = _model(name)
         texts = [str(item) for item in input]
-        vectors = encoder.encode(texts, batch_size=32, normalize_embeddings=True)
+        vectors = encoder.encode(
+            texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False
+        )
         model_response.data = [
             {"object": "embedding", "index": i, "embedding": vector.tolist()}
             for i, vector in enumerate(vectors)
