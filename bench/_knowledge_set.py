@@ -30,8 +30,7 @@ DOCUMENTS: dict[str, str] = {
     "zx900": "The ZX-900 router supports Wi-Fi 6 and four gigabit ports. Its list price is "
     "149 euros.",
     "zx700": "The ZX-700 router is the older model with Wi-Fi 5 and two ports, sold at 89 euros.",
-    "zx950": "The ZX-950 router adds Wi-Fi 6E and six gigabit ports; its list price is "
-    "199 euros.",
+    "zx950": "The ZX-950 router adds Wi-Fi 6E and six gigabit ports; its list price is 199 euros.",
     "zx800": "The ZX-800 router supports Wi-Fi 6 and four ports, priced at 129 euros.",
     "privacy": "Data protection. We keep personal information only as long as the law "
     "requires and never sell it to third parties. You can ask for a copy of your data.",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from asgiref.sync import sync_to_async
+from django.db import close_old_connections
 
 from knowledge.models import KnowledgeBase
 from knowledge.services.search import filters_from, knowledge_search
@@ -65,7 +66,19 @@ class KnowledgeSearchToolType(ToolType):
     }
 
     async def execute(self, tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
-        return await sync_to_async(tool_search)(tool=tool, input=input)
+        # Not thread-sensitive: a run task may inherit the context of the sync thread that
+        # launched it, where asgiref refuses the thread-sensitive executor (deadlock).
+        return await sync_to_async(_tool_search_closing, thread_sensitive=False)(
+            tool=tool, input=input
+        )
+
+
+def _tool_search_closing(*, tool: Any, input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
+    """The search in a pool thread, which gives its database connection back after."""
+    try:
+        return tool_search(tool=tool, input=input)
+    finally:
+        close_old_connections()
 
 
 def tool_search(*, tool: Any, input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002

@@ -91,7 +91,12 @@ def sample_files() -> dict[str, tuple[str, bytes, str]]:
             "page.html",
             make_html(
                 "Shipping policy",
-                [("Returns", "Returns are accepted within thirty days with the marbleflux receipt.")],
+                [
+                    (
+                        "Returns",
+                        "Returns are accepted within thirty days with the marbleflux receipt.",
+                    )
+                ],
             ),
             "marbleflux",
         ),

@@ -105,9 +105,7 @@ def test_a_file_over_the_limit_is_refused_with_413(api, fts_kb):
 def test_one_bad_file_among_several_adds_none(api, fts_kb):
     good = SimpleUploadedFile("a.txt", b"fine text")
     bad = SimpleUploadedFile("b.pdf", b"not a pdf")
-    response = api.post(
-        "/api/knowledge/docs/documents/", {"file": [good, bad]}, format="multipart"
-    )
+    response = api.post("/api/knowledge/docs/documents/", {"file": [good, bad]}, format="multipart")
     assert response.status_code == 415
     assert not Document.objects.exists()
 
@@ -147,7 +145,9 @@ def test_search_returns_top_k_with_scores_and_sources(api, fts_kb):
             "/api/knowledge/docs/documents/", {"file": [upload]}, format="multipart"
         ).data["results"][0]["id"]
         document_ingest(document_id=doc_id)
-    response = api.post("/api/knowledge/docs/search", {"query": "vantrel installer", "k": 1}, format="json")
+    response = api.post(
+        "/api/knowledge/docs/search", {"query": "vantrel installer", "k": 1}, format="json"
+    )
     assert response.status_code == 200, response.data
     [hit] = response.data["results"]
     assert hit["document"]["name"] == "notes.md" and hit["heading"] == "Notes > Setup"

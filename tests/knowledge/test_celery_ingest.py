@@ -34,9 +34,7 @@ def wait_for(predicate, *, timeout: float = 90.0, what: str = "condition"):
 
 
 def test_a_worker_ingests_every_file_type(api, fts_kb, celery_worker):
-    uploads = [
-        SimpleUploadedFile(name, content) for name, content, _ in sample_files().values()
-    ]
+    uploads = [SimpleUploadedFile(name, content) for name, content, _ in sample_files().values()]
     response = api.post("/api/knowledge/docs/documents/", {"file": uploads}, format="multipart")
     assert response.status_code == 201, response.data
     wait_for(

@@ -59,14 +59,18 @@ def test_reindexing_a_changed_document_rewrites_only_the_changed_chunks(fts_kb):
         kb=fts_kb, filename="guide.md", content=make_markdown("Guide", sections)
     )
     document = ingest(document)
-    before = {c.id for c in get_store().document_chunks(table=fts_kb.table_name, document_id=document.id)}
+    before = {
+        c.id for c in get_store().document_chunks(table=fts_kb.table_name, document_id=document.id)
+    }
     assert document.chunks_embedded == len(before) == 6
 
     sections[2] = ("Part 2", "Paragraph 2 is about emerald now.")
     changed = make_markdown("Guide", sections)
     Document.objects.filter(id=document.id).update(content=changed)
     document = ingest(document_reindex(document=document))
-    after = {c.id for c in get_store().document_chunks(table=fts_kb.table_name, document_id=document.id)}
+    after = {
+        c.id for c in get_store().document_chunks(table=fts_kb.table_name, document_id=document.id)
+    }
     assert document.status == DocumentStatus.READY
     assert document.chunks_embedded == 1  # only the changed section was written anew
     assert len(after) == 6 and len(after - before) == 1 and len(before - after) == 1

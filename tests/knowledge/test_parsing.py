@@ -48,7 +48,9 @@ def test_a_long_table_is_cut_by_rows_and_every_chunk_repeats_the_header():
 def test_long_text_is_cut_with_overlap_and_a_chunk_never_crosses_a_heading():
     text = "# Guide\n\n## One\n\n" + " ".join(f"Sentence {i} of part one." for i in range(80))
     text += "\n\n## Two\n\nShort part two."
-    drafts = chunk_blocks(parse(text.encode(), format="markdown").blocks, chunk_chars=300, overlap=80)
+    drafts = chunk_blocks(
+        parse(text.encode(), format="markdown").blocks, chunk_chars=300, overlap=80
+    )
     one = [d for d in drafts if d.heading == "Guide > One"]
     assert len(one) > 3 and all(len(d.text) <= 300 for d in one)
     # consecutive chunks share text (the overlap): the next one starts inside the last

@@ -14,9 +14,7 @@ from knowledge.services.search import knowledge_search
 LOCAL_MODEL = "local/all-minilm-l6-v2"
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not local_available(LOCAL_MODEL), reason="the embed extra is not installed"
-    ),
+    pytest.mark.skipif(not local_available(LOCAL_MODEL), reason="the embed extra is not installed"),
 ]
 
 
