@@ -26,7 +26,7 @@ def cite_knowledge(value: dict[str, Any], *, limit: int = 3) -> str:
         return f"I found nothing about {value.get('query', 'that')!r} in the knowledge base."
     claims, sources = [], []
     for result in results:
-        text = _MARKUP.sub("", str(result.get("text", "")).strip())
+        text = _MARKUP.sub("", " ".join(str(result.get("text", "")).split()))
         first = _SENTENCE.split(text, maxsplit=1)[0][:300]
         mark = result.get("citation") or f"[{result.get('rank')}]"
         name = (result.get("document") or {}).get("name", "a document")

@@ -3,6 +3,7 @@ page's websocket (/ws/knowledge/<slug>/) relays them."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 
@@ -15,6 +16,7 @@ from knowledge.selectors import kb_progress
 from knowledge.serializers import DocumentOutputSerializer
 
 log = logging.getLogger(__name__)
+_sending: set[asyncio.Task] = set()
 
 
 def kb_group(kb_id: int) -> str:
@@ -32,8 +34,19 @@ def progress_publish(*, kb: KnowledgeBase, document: Document | None = None) -> 
     layer = get_channel_layer()
     if layer is None:
         return
+    message = _jsonable(event)
     try:
-        async_to_sync(layer.group_send)(kb_group(kb.id), _jsonable(event))
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
+    try:
+        if loop is None:
+            async_to_sync(layer.group_send)(kb_group(kb.id), message)
+        else:
+            # Called from a thread that runs an event loop: sent by the loop.
+            task = loop.create_task(layer.group_send(kb_group(kb.id), message))
+            _sending.add(task)
+            task.add_done_callback(_sending.discard)
     except Exception:  # noqa: BLE001 - a missed progress event must not fail an ingestion
         log.warning("knowledge progress event for base %s not sent", kb.id, exc_info=True)
 
