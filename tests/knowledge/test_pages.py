@@ -123,7 +123,7 @@ def test_the_tool_console_and_a_chat_show_citation_cards(studio_server, browser,
     answer = " ".join(page.locator(".turn-assistant .msg-text").all_inner_texts())
     assert "[1]" in answer and "Sources: [1] notes.md" in answer
     link = card.locator(".citation-link")
-    assert link.get_attribute("href").startswith(f"/knowledge/docs/documents/")
+    assert link.get_attribute("href").startswith("/knowledge/docs/documents/")
     shot(page, "chat")
     page.context.close()
     assert Document.objects.count() == 2
