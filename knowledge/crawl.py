@@ -25,6 +25,10 @@ class CrawlError(Exception):
     """The page may not or could not be read; the message is the document's error."""
 
 
+class Refused(CrawlError):
+    """The address guard refused the URL (or an address it resolves to)."""
+
+
 @dataclass
 class Page:
     url: str
@@ -39,7 +43,7 @@ def _get(url: str, *, max_bytes: int) -> net.FetchResult:
             url, headers=headers, deadline_seconds=FETCH_SECONDS, max_bytes=max_bytes
         )
     except net.BlockedURL as exc:
-        raise CrawlError(f"Refused by the address guard: {exc}") from None
+        raise Refused(f"Refused by the address guard: {exc}") from None
     except net.FetchError as exc:
         raise CrawlError(str(exc)) from None
 
@@ -52,6 +56,8 @@ def robots_allows(url: str, cache: dict[str, Protego | None]) -> bool:
     if origin not in cache:
         try:
             result = _get(f"{origin}/robots.txt", max_bytes=500_000)
+        except Refused:
+            raise  # the site itself is refused: say so, not "robots.txt forbids"
         except CrawlError:
             cache[origin] = Protego.parse("User-agent: *\nDisallow: /")
         else:

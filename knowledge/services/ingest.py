@@ -29,7 +29,7 @@ from django.db import IntegrityError, InterfaceError, OperationalError, transact
 from django.db.models import F, Q
 from django.utils import timezone
 
-from knowledge.crawl import CrawlError, fetch_page, same_site_links
+from knowledge.crawl import CrawlError, fetch_page, robots_allows, same_site_links
 from knowledge.embeddings import EmbeddingError, embed
 from knowledge.models import ACTIVE_STATUSES, Document, DocumentKind, DocumentStatus, KnowledgeBase
 from knowledge.parsing import ParseError, parse, sniff
@@ -159,7 +159,8 @@ def _content(document: Document) -> bytes:
     """The bytes to parse; a web page is fetched (again) and kept with its format."""
     if document.kind != DocumentKind.URL:
         return bytes(document.content or b"")
-    page = fetch_page(document.source_url, robots={})
+    robots: dict = {}
+    page = fetch_page(document.source_url, robots)
     fmt = sniff(page.body, filename=page.url.split("?")[0], content_type=page.content_type)
     _step(
         document,
@@ -169,12 +170,14 @@ def _content(document: Document) -> bytes:
         format=fmt,
     )
     if fmt == "html" and document.crawl_depth > 0:
-        _crawl(document, same_site_links(page.body, page.url))
+        links = same_site_links(page.body, page.url)
+        _crawl(document, [url for url in links if robots_allows(url, robots)])
     return page.body
 
 
 def _crawl(document: Document, links: list[str]) -> None:
-    """Add the linked pages of the same site as documents, within the crawl's page cap."""
+    """Add the linked pages of the same site that robots.txt allows as documents, within
+    the crawl's page cap."""
     root_id = document.crawl_root_id or document.id
     with transaction.atomic():
         root = Document.objects.select_for_update().get(id=root_id)
