@@ -20,7 +20,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Q, Sum
 from tqdm import tqdm
 
@@ -81,7 +81,12 @@ class Command(BaseCommand):
 
     def _ingest(self, options: dict[str, Any]) -> None:
         kb = self._kb(options)
-        ids = []
+        ids: list[int] = []
+        with transaction.atomic():  # every source is added, or none
+            self._add(kb, options, ids)
+        self._run_ingestion(kb, options, ids)
+
+    def _add(self, kb: KnowledgeBase, options: dict[str, Any], ids: list[int]) -> None:
         for source in options["sources"]:
             if source.startswith(("http://", "https://")):
                 document = document_add_url(
@@ -96,6 +101,8 @@ class Command(BaseCommand):
             for file in files:
                 document = document_add_file(kb=kb, filename=file.name, content=file.read_bytes())
                 ids.append(document.id)
+
+    def _run_ingestion(self, kb: KnowledgeBase, options: dict[str, Any], ids: list[int]) -> None:
         mine = Q(id__in=ids) | Q(crawl_root_id__in=ids)
         worker = None
         if not options["queue"]:
