@@ -1,0 +1,60 @@
+"""The LanceDB chunk store itself: upserts, deletes, filters (quoted, never injected)."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge.store.base import Chunk, Filters
+from knowledge.store.lance import LanceStore
+
+
+@pytest.fixture
+def store(tmp_path) -> LanceStore:
+    store = LanceStore(str(tmp_path / "lance"))
+    store.create(table="t", dim=None)
+    return store
+
+
+def chunk(i: int, text: str, **extra) -> Chunk:
+    return Chunk(id=f"c{i}", document_id=extra.pop("document_id", 1), ordinal=i, text=text, **extra)
+
+
+def test_writing_the_same_chunks_twice_keeps_one_copy(store):
+    chunks = [chunk(i, f"text {i}") for i in range(5)]
+    store.upsert(table="t", chunks=chunks)
+    store.upsert(table="t", chunks=chunks[2:])  # a second worker writing the same batch
+    assert store.count(table="t") == 5
+    chunks[0].ordinal = 9
+    store.upsert(table="t", chunks=[chunks[0]])
+    assert [c.ordinal for c in store.document_chunks(table="t", document_id=1)][-1] == 9
+
+
+def test_delete_by_document_and_by_id(store):
+    store.upsert(table="t", chunks=[chunk(1, "a"), chunk(2, "b", document_id=2), chunk(3, "c")])
+    store.delete_chunks(table="t", ids=["c3"])
+    store.delete_document(table="t", document_id=2)
+    assert [c.id for c in store.document_chunks(table="t", document_id=1)] == ["c1"]
+    assert store.count(table="t") == 1
+
+
+def test_filters_restrict_the_search_and_quote_their_values(store):
+    store.upsert(
+        table="t",
+        chunks=[
+            chunk(1, "lighthouse keeper", heading="Guide > O'Brien", page=1, format="pdf"),
+            chunk(2, "lighthouse lamp", heading="Other", page=5, format="pdf", document_id=2),
+        ],
+    )
+
+    def ids(**filters) -> list[str]:
+        hits = store.search(
+            table="t", text="lighthouse", vector=None, mode="fts", k=5, filters=Filters(**filters)
+        )
+        return sorted(h.chunk.id for h in hits)
+
+    assert ids() == ["c1", "c2"]
+    assert ids(document_ids=[2]) == ["c2"]
+    assert ids(page_min=2) == ["c2"]
+    assert ids(heading_contains="o'brien") == ["c1"]
+    assert ids(formats=["html"]) == []
+    assert ids(heading_contains="x' OR '1'='1") == []  # a value, not SQL
