@@ -8,7 +8,7 @@ quality, each side by side (never pass/fail).
    CPU embedding model when it is installed: pages/s and chunks/s.
 2. Latency at each size: a LanceDB table of synthetic chunks (Zipf-distributed words,
    clustered 384-dimension unit vectors, as sentence embeddings are), p50/p99 of full
-   text, exact vector search, approximate (IVF-HNSW) vector search and hybrid search.
+   text, exact vector search, approximate (IVF) vector search and hybrid search.
 3. Recall@10 of the approximate index against exact search, same queries.
 4. Retrieval quality on the labelled help-centre set (bench/_knowledge_set.py) with the
    packaged model: recall@5 and MRR of full text, vectors and hybrid.
@@ -140,7 +140,7 @@ def bench_size(size: int, queries: int, words: list[str], deadline: float) -> di
         store.upsert(table="t", chunks=chunks[start : start + 10_000])
     write_s = time.perf_counter() - started
     started = time.perf_counter()
-    store.optimize(table="t", ann_min_rows=1)  # builds the IVF-HNSW index at any size
+    store.optimize(table="t", ann_min_rows=1)  # builds the IVF index at any size
     index_s = time.perf_counter() - started
     picks = rng.choice(size, queries, replace=False)
     qvectors = vectors[picks] + 0.3 * rng.normal(size=(queries, DIM)).astype(np.float32)

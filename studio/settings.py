@@ -347,7 +347,7 @@ STUDIO_KNOWLEDGE_USER_AGENT = os.environ.get(
 )
 # A document whose worker has not beaten for this long is taken over by the sweep.
 STUDIO_KNOWLEDGE_STALE_SECONDS = envint("STUDIO_KNOWLEDGE_STALE_SECONDS", 120)
-# From this many chunks a base gets an approximate vector index (IVF-HNSW); below it an
+# From this many chunks a base gets an approximate vector index (IVF); below it an
 # exact scan is fast enough (bench.knowledge).
 STUDIO_KNOWLEDGE_ANN_MIN_ROWS = envint("STUDIO_KNOWLEDGE_ANN_MIN_ROWS", 50_000)
 

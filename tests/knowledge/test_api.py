@@ -174,6 +174,9 @@ def test_chunks_reindex_and_delete(api, fts_kb):
     chunks = api.get(f"/api/knowledge/docs/documents/{doc_id}/chunks/").data["chunks"]
     assert len(chunks) == 1 and chunks[0]["chunk"] == 0
     assert api.post(f"/api/knowledge/docs/documents/{doc_id}/reindex").data["status"] == "queued"
+    assert api.post("/api/knowledge/docs/cancel").data == {"cancelled": 1}
+    assert api.get(f"/api/knowledge/docs/documents/{doc_id}/").data["status"] == "cancelled"
+    assert api.get("/api/knowledge/docs/progress").data["cancelled"] == 1
     assert api.delete(f"/api/knowledge/docs/documents/{doc_id}/").status_code == 204
     assert get_store().document_chunks(table=fts_kb.table_name, document_id=doc_id) == []
     assert not Document.objects.exists()

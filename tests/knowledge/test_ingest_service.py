@@ -108,3 +108,27 @@ def test_identical_chunks_of_one_document_get_distinct_ids(fts_kb):
     document = document_add_text(kb=fts_kb, text="same")
     chunks = make_chunks(document, [Draft("same", "", None), Draft("same", "", None)])
     assert len({c.id for c in chunks}) == 2
+
+
+def test_cancelling_mid_ingestion_stops_the_worker_at_its_next_batch(fts_kb, settings, monkeypatch):
+    from knowledge.services.bases import kb_ingest_cancel
+    from knowledge.store.lance import LanceStore
+
+    settings.STUDIO_KNOWLEDGE_EMBED_BATCH = 2
+    document = document_add_text(
+        kb=fts_kb, text="\n\n".join(f"Paragraph {i}. " * 60 for i in range(8))
+    )
+    real = LanceStore.upsert
+    writes = []
+
+    def upsert_then_cancel(self, *, table, chunks):
+        real(self, table=table, chunks=chunks)
+        if chunks:
+            writes.append(len(chunks))
+            kb_ingest_cancel(kb=fts_kb)  # the user presses Cancel during the first batch
+
+    monkeypatch.setattr(LanceStore, "upsert", upsert_then_cancel)
+    document = ingest(document)
+    assert document.status == DocumentStatus.CANCELLED
+    assert writes == [2]  # no batch after the cancel
+    assert document.chunks_done == 0 < document.chunk_count

@@ -58,3 +58,29 @@ def test_filters_restrict_the_search_and_quote_their_values(store):
     assert ids(heading_contains="o'brien") == ["c1"]
     assert ids(formats=["html"]) == []
     assert ids(heading_contains="x' OR '1'='1") == []  # a value, not SQL
+
+
+def test_a_big_enough_table_gets_a_vector_index_that_search_uses(tmp_path):
+    import math
+    import random
+
+    store = LanceStore(str(tmp_path / "ann"))
+    store.create(table="v", dim=8)
+    rng = random.Random(3)
+    chunks = []
+    for i in range(600):
+        vector = [rng.gauss(0, 1) for _ in range(8)]
+        norm = math.sqrt(sum(x * x for x in vector))
+        chunks.append(chunk(i, f"row {i}", vector=[x / norm for x in vector]))
+    store.upsert(table="v", chunks=chunks)
+    assert store.optimize(table="v", ann_min_rows=1000)["vector_index_built"] is False
+    assert store.optimize(table="v", ann_min_rows=500)["vector_index_built"] is True
+    query = chunks[42].vector
+
+    def top(**extra) -> list[str]:
+        hits = store.search(
+            table="v", text="", vector=query, mode="vector", k=5, filters=Filters(), **extra
+        )
+        return [h.chunk.id for h in hits]
+
+    assert top()[0] == top(exact=True)[0] == "c42"
