@@ -110,25 +110,32 @@ def test_identical_chunks_of_one_document_get_distinct_ids(fts_kb):
     assert len({c.id for c in chunks}) == 2
 
 
-def test_cancelling_mid_ingestion_stops_the_worker_at_its_next_batch(fts_kb, settings, monkeypatch):
+def test_cancelling_mid_ingestion_stops_the_worker_before_its_next_write(
+    fts_kb, settings, monkeypatch
+):
+    from knowledge.services import ingest as ingest_module
     from knowledge.services.bases import kb_ingest_cancel
     from knowledge.store.lance import LanceStore
 
     settings.STUDIO_KNOWLEDGE_EMBED_BATCH = 2
-    document = document_add_text(
-        kb=fts_kb, text="\n\n".join(f"Paragraph {i}. " * 60 for i in range(8))
-    )
-    real = LanceStore.upsert
+    text = "\n\n".join(f"Paragraph {i}. " * 60 for i in range(8))
+    document = document_add_text(kb=fts_kb, text=text)
+    real_upsert, real_publish = LanceStore.upsert, ingest_module.progress_publish
     writes = []
 
-    def upsert_then_cancel(self, *, table, chunks):
-        real(self, table=table, chunks=chunks)
+    def counting_upsert(self, *, table, chunks):
         if chunks:
             writes.append(len(chunks))
-            kb_ingest_cancel(kb=fts_kb)  # the user presses Cancel during the first batch
+        real_upsert(self, table=table, chunks=chunks)
 
-    monkeypatch.setattr(LanceStore, "upsert", upsert_then_cancel)
+    def publish_then_cancel(*, kb, document=None):
+        real_publish(kb=kb, document=document)
+        if document is not None and document.chunks_done > 0:
+            kb_ingest_cancel(kb=kb)  # the user presses Cancel after the first batch
+
+    monkeypatch.setattr(LanceStore, "upsert", counting_upsert)
+    monkeypatch.setattr(ingest_module, "progress_publish", publish_then_cancel)
     document = ingest(document)
     assert document.status == DocumentStatus.CANCELLED
-    assert writes == [2]  # no batch after the cancel
-    assert document.chunks_done == 0 < document.chunk_count
+    assert document.chunk_count > 2
+    assert writes == [2]  # nothing written after the cancel
