@@ -188,6 +188,7 @@ class KnowledgeSearchApi(APIView):
             k=data["k"],
             mode=data["mode"],
             filters=filters_from(data.get("filters")),
+            rerank=data.get("rerank"),
         )
         return Response(result)
 

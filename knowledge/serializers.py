@@ -126,6 +126,12 @@ class SearchInputSerializer(serializers.Serializer):
         choices=["hybrid", "fts", "vector"], required=False, default="hybrid"
     )
     filters = SearchFiltersSerializer(required=False, default=dict)
+    rerank = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="false skips the studio's rerank model (when one is configured).",
+    )
 
 
 class ToolCreateInputSerializer(serializers.Serializer):

@@ -331,6 +331,11 @@ STUDIO_KNOWLEDGE_EMBEDDING_MODELS = envlist("STUDIO_KNOWLEDGE_EMBEDDING_MODELS",
 # choice, never a user's.
 STUDIO_KNOWLEDGE_EMBEDDING_API_BASE = os.environ.get("STUDIO_KNOWLEDGE_EMBEDDING_API_BASE", "")
 STUDIO_KNOWLEDGE_EMBEDDING_TIMEOUT = envint("STUDIO_KNOWLEDGE_EMBEDDING_TIMEOUT", 120)
+# An optional rerank model (any litellm rerank model, e.g. cohere/rerank-english-v3.0) that
+# orders a search's candidates after the fusion; empty: no re-ranking. Its server, if
+# self-hosted (Cohere-compatible rerank API), is an operator choice too.
+STUDIO_KNOWLEDGE_RERANK_MODEL = os.environ.get("STUDIO_KNOWLEDGE_RERANK_MODEL", "")
+STUDIO_KNOWLEDGE_RERANK_API_BASE = os.environ.get("STUDIO_KNOWLEDGE_RERANK_API_BASE", "")
 # Chunks embedded and written per step (a step is also the progress and cancel check).
 STUDIO_KNOWLEDGE_EMBED_BATCH = envint("STUDIO_KNOWLEDGE_EMBED_BATCH", 32)
 # Chunk size and overlap (characters) of new knowledge bases.

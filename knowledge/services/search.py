@@ -7,12 +7,19 @@ import re
 from typing import Any
 from urllib.parse import quote
 
+from django.conf import settings
+
 from knowledge.embeddings import EmbeddingError, embed
 from knowledge.models import Document, DocumentKind, KnowledgeBase
+from knowledge.rerank import RerankError
+from knowledge.rerank import rerank as rerank_model
 from knowledge.store import Filters, Hit, get_store
 from studio.exceptions import ApplicationError
 
 MODES = ("hybrid", "fts", "vector")
+# With a rerank model: candidates fetched per result wanted, and at most.
+RERANK_DEPTH = 4
+RERANK_MAX_CANDIDATES = 100
 _MARKUP = re.compile(r"[#*_`|>\[\]()]+")
 
 
@@ -36,7 +43,11 @@ def knowledge_search(
     mode: str = "hybrid",
     filters: Filters | None = None,
     exact: bool = False,
+    rerank: bool | None = None,
 ) -> dict[str, Any]:
+    """Top `k` chunks. With a rerank model configured (and `rerank` not False), more
+    candidates are fetched and the model orders them; if it fails, the fused order
+    stands and `rerank_error` says why."""
     query = (query or "").strip()
     if not query:
         raise ApplicationError("The query is empty.", extra={"query": ["The query is empty."]})
@@ -54,15 +65,25 @@ def knowledge_search(
             vector = embed([query], model=kb.embedding_model)[0]
         except EmbeddingError as exc:
             raise ApplicationError(str(exc), status_code=502, code="embedding_failed") from None
+    reranking = bool(settings.STUDIO_KNOWLEDGE_RERANK_MODEL) and rerank is not False
     hits = get_store().search(
         table=kb.table_name,
         text=query,
         vector=vector,
         mode=effective,
-        k=k,
+        k=min(RERANK_MAX_CANDIDATES, k * RERANK_DEPTH) if reranking else k,
         filters=filters or Filters(),
         exact=exact,
     )
+    extra: dict[str, Any] = {}
+    if reranking and hits:
+        try:
+            order = rerank_model(query, [h.chunk.text for h in hits], top_n=k)
+            hits = [_reranked(hits[index], score) for index, score in order]
+            extra["reranked"] = True
+        except RerankError as exc:
+            extra.update(reranked=False, rerank_error=str(exc))
+        hits = hits[:k]
     documents = Document.objects.filter(kb=kb, id__in={h.chunk.document_id for h in hits}).defer(
         "content"
     )
@@ -78,8 +99,13 @@ def knowledge_search(
         "knowledge_base": kb.slug,
         "query": query,
         "mode": effective,
+        **extra,
         "results": results,
     }
+
+
+def _reranked(hit: Hit, score: float) -> Hit:
+    return Hit(chunk=hit.chunk, score=score, scores={**hit.scores, "rerank": score})
 
 
 def _result(kb: KnowledgeBase, document: Document, hit: Hit, rank: int) -> dict[str, Any]:
