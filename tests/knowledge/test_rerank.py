@@ -1,5 +1,6 @@
-"""Optional re-ranking through litellm: a local server speaking Cohere's /v1/rerank
-protocol (litellm posts to /v2/rerank) on 127.0.0.1 orders the candidates; when it fails, the fused order stands."""
+"""Optional re-ranking through litellm: a local server on 127.0.0.1 speaking Cohere's
+rerank protocol (litellm posts to /v2/rerank) orders the candidates; when it fails, the
+fused order stands."""
 
 from __future__ import annotations
 
