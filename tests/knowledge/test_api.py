@@ -213,3 +213,17 @@ def test_an_outsider_gets_404_everywhere(outsider_api, api, fts_kb):
         assert response.status_code == 404, (method, url, response.status_code)
     assert outsider_api.get("/api/knowledge/").data["results"] == []
     assert Document.objects.count() == 1 and KnowledgeBase.objects.get().name == "docs"
+
+
+def test_deleting_a_base_removes_its_documents_and_its_chunk_table(api, owner):
+    api.post("/api/knowledge/", {"name": "gone", "embedding_model": ""}, format="json")
+    kb = KnowledgeBase.objects.get(slug="gone")
+    doc_id = api.post(
+        "/api/knowledge/gone/documents/", {"text": "short lived"}, format="json"
+    ).data["results"][0]["id"]
+    document_ingest(document_id=doc_id)
+    assert get_store().count(table=kb.table_name) == 1
+    assert api.delete("/api/knowledge/gone/").status_code == 204
+    assert not KnowledgeBase.objects.exists() and not Document.objects.exists()
+    assert kb.table_name not in get_store().db.table_names()
+    assert api.get("/api/knowledge/gone/").status_code == 404
