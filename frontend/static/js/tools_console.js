@@ -9,6 +9,7 @@ import { parseJson } from "./lib/schema_json.js";
 import { formatDuration, timeAgo } from "./lib/format.js";
 import { fill, h, pretty } from "./lib/tool_dom.js";
 import { isFinal, ToolRunWatcher } from "./lib/tool_runs.js";
+import { isKnowledgeResult, renderCitations } from "./lib/citations.js";
 
 const STATUS_LABEL = { completed: "Completed", failed: "Failed", pending: "Pending", running: "Running" };
 
@@ -222,6 +223,8 @@ export function openConsole(slot, tool) {
         "Queued for a worker. The result appears here when it lands — no need to reload.") : null,
       runData.error ? h("p", { class: "result-error", id: "console-error" }, runData.error) : null,
       errors.length ? errorList(errors) : null,
+      isKnowledgeResult(runData.output) ? h("div", { class: "output-block", id: "console-citations" },
+        h("div", { class: "output-head" }, h("h4", {}, "Sources")), renderCitations(runData.output)) : null,
       outputBlock("Output", runData.output, "console-output", runData),
       runData.model_output !== undefined && runData.model_output !== null && JSON.stringify(runData.model_output) !== JSON.stringify(runData.output)
         ? outputBlock("Model sees", runData.model_output, "console-model-output", runData) : null,

@@ -6,6 +6,21 @@
 import { applyPatches } from "./patch.js";
 import { el, formatJson, valueNode } from "./chat_render.js";
 import { formatDuration } from "./format.js";
+import { isKnowledgeResult, renderCitations } from "./citations.js";
+
+// Result renderers keyed by the tool's kind: (output) -> Node. A tool whose kind is not
+// known to the page is still matched by the `kind` its output declares.
+const RESULT_RENDERERS = new Map([["knowledge_search", renderCitations]]);
+
+export function registerResultRenderer(kind, render) {
+  RESULT_RENDERERS.set(kind, render);
+}
+
+function resultRenderer(toolKind, output) {
+  if (toolKind && RESULT_RENDERERS.has(toolKind)) return RESULT_RENDERERS.get(toolKind);
+  if (isKnowledgeResult(output)) return RESULT_RENDERERS.get("knowledge_search");
+  return null;
+}
 
 const STATUS_LABELS = {
   streaming: "generating input",
@@ -19,9 +34,10 @@ const STATUS_LABELS = {
 };
 
 export class ToolCard {
-  constructor({ toolCallId, toolName, runId }) {
+  constructor({ toolCallId, toolName, runId, toolKind }) {
     this.toolCallId = toolCallId;
     this.toolName = toolName || "tool";
+    this.toolKind = toolKind || null;
     this.runId = runId;
     this.value = undefined;
     this.rows = new Map(); // top-level key -> {row, valueEl, kind}
@@ -224,8 +240,9 @@ export class ToolCard {
     this.clearWidget();
     const label = `${this.wasPending ? "completed (async)" : "completed"}${durationMs != null ? ` · ${formatDuration(durationMs)}` : ""}`;
     this.setStatus("completed", label);
-    const body = [el("div", { class: "tool-result-label" }, "Result"),
-      hidden ? el("div", { class: "muted" }, "Output hidden: its display transform failed.") : valueNode(output)];
+    const render = hidden ? null : resultRenderer(this.toolKind, output);
+    const body = [el("div", { class: "tool-result-label" }, render ? "Sources" : "Result"),
+      hidden ? el("div", { class: "muted" }, "Output hidden: its display transform failed.") : render ? render(output) : valueNode(output)];
     if (modelOutput !== undefined && JSON.stringify(modelOutput) !== JSON.stringify(output)) {
       body.push(el("details", { class: "model-output" }, el("summary", {}, "What the model sees"), valueNode(modelOutput)));
     }

@@ -1,0 +1,1 @@
+"""Writes of knowledge: bases, documents, ingestion, search."""
