@@ -1,4 +1,5 @@
-"""REST endpoints for tools: /api/tools/, /api/tools/<name>/, /api/tool-types/."""
+"""REST endpoints for tools: /api/tools/, /api/tools/<name>/, /api/tool-types/, and
+/api/tool-types/python/isolation/ (how this server isolates Python tool runs)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from tools_app.services.tools import (
     tool_update,
 )
 from tools_app.types import all_types
+from tools_app.types.python import isolation_status
 
 TAG = ["tools"]
 
@@ -102,3 +104,13 @@ class ToolTypeListApi(APIView):
     def get(self, request: Request) -> Response:
         types = sorted(all_types(), key=lambda t: t.kind)
         return Response(ToolTypeSerializer(types, many=True).data)
+
+
+@extend_schema(tags=TAG)
+class PythonIsolationApi(APIView):
+    """What a Python tool run gets on this server: the isolation mode, whether it is
+    strong, the limits, and, when Python tools are refused, why and what to change."""
+
+    @extend_schema(responses=dict)
+    def get(self, request: Request) -> Response:
+        return Response(isolation_status())

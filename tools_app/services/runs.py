@@ -28,6 +28,7 @@ from tools_app.execution import (
     run_tool,
 )
 from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
+from tools_app.types import get_type
 
 logger = logging.getLogger(__name__)
 
@@ -159,6 +160,14 @@ def tool_run_notify(*, run_id: Any) -> None:
     )
 
 
+def _wait_seconds(tool: Tool) -> float:
+    """How long a run of `tool` may take, queue included (see ToolType.wait_seconds)."""
+    try:
+        return get_type(tool.kind).wait_seconds(tool)
+    except LookupError:
+        return tool.timeout_seconds
+
+
 def tool_runs_sweep(
     *, now: datetime | None = None, grace: float = STUCK_GRACE_SECONDS
 ) -> dict[str, list[str]]:
@@ -170,7 +179,7 @@ def tool_runs_sweep(
     running = ToolRun.objects.filter(status=ToolRunStatus.RUNNING, mode=ExecutionMode.ASYNC)
     for run in running.select_related("tool"):
         started = run.started_at or run.created_at
-        if started + timedelta(seconds=run.tool.timeout_seconds + grace) > now:
+        if started + timedelta(seconds=_wait_seconds(run.tool) + grace) > now:
             continue
         same = ToolRun.objects.filter(
             id=run.id, status=ToolRunStatus.RUNNING, attempts=run.attempts

@@ -113,8 +113,9 @@ def test_a_run_whose_worker_was_killed_is_retried_and_completes(python_tool, own
     run.refresh_from_db()
     assert (run.status, run.attempts) == ("running", 1)
 
-    with celery_worker_process():
-        # The sweep re-queues it once the tool's timeout has passed since it started.
+    # The sweep re-queues it once the run's whole window has passed since it started: its
+    # timeout, plus the sandbox's queue wait for a Python tool (none here).
+    with celery_worker_process(), override_settings(STUDIO_SANDBOX_QUEUE_WAIT=0):
         wait_until(lambda: tool_runs_sweep(grace=0)["requeued"])
         wait_until(lambda: status_of(run.id) in ("completed", "failed"))
 
