@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import generics, status
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -106,11 +106,27 @@ class ToolTypeListApi(APIView):
         return Response(ToolTypeSerializer(types, many=True).data)
 
 
+PYTHON_ISOLATION = inline_serializer(
+    "PythonIsolation",
+    {
+        "mode": serializers.CharField(allow_null=True, help_text="bwrap, rlimits, or null."),
+        "strong": serializers.BooleanField(),
+        "own_uid": serializers.BooleanField(),
+        "cgroup": serializers.CharField(allow_null=True, help_text="cgroup v1, cgroup v2, null."),
+        "cgroup_problem": serializers.CharField(),
+        "refusal": serializers.CharField(help_text="Why Python tools are refused; empty if not."),
+        "label": serializers.CharField(help_text="What a run gets, as the console shows it."),
+        "limits": serializers.DictField(),
+        "service": serializers.CharField(allow_null=True),
+    },
+)
+
+
 @extend_schema(tags=TAG)
 class PythonIsolationApi(APIView):
     """What a Python tool run gets on this server: the isolation mode, whether it is
     strong, the limits, and, when Python tools are refused, why and what to change."""
 
-    @extend_schema(responses=dict)
+    @extend_schema(responses=PYTHON_ISOLATION)
     def get(self, request: Request) -> Response:
         return Response(isolation_status())
