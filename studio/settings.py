@@ -325,6 +325,8 @@ STUDIO_SANDBOX_MAX_TIMEOUT = envfloat("STUDIO_SANDBOX_MAX_TIMEOUT", 300.0)
 # QUEUE_WAIT seconds (then a clear "busy" error). A run's timeout starts when it starts.
 STUDIO_SANDBOX_POOL_SIZE = envint("STUDIO_SANDBOX_POOL_SIZE", 4)
 STUDIO_SANDBOX_QUEUE_WAIT = envfloat("STUDIO_SANDBOX_QUEUE_WAIT", 60.0)
+if STUDIO_SANDBOX_POOL_SIZE < 1:
+    raise ImproperlyConfigured("STUDIO_SANDBOX_POOL_SIZE must be at least 1.")
 # auto: each run gets its own cgroup under this process's cgroup (v2, else v1); off: none.
 STUDIO_SANDBOX_CGROUP = envchoice("STUDIO_SANDBOX_CGROUP", "auto", ("auto", "off"))
 # A server running as root gives each run a uid of [BASE, BASE + COUNT) (no /etc/passwd

@@ -17,6 +17,7 @@ namespace). Standard library only: the sandbox service imports this without Djan
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import os
 import signal
@@ -269,8 +270,8 @@ def _detect_v2(mounts: list[Mount], own: dict[str, str], *, move_self: bool) -> 
         )
     wanted = [c for c in (*REQUIRED, "cpu") if c in available]
     try:
-        _v2_enable(current, wanted, move_self=move_self)
-        base = current / BASE_NAME
+        parent, wanted = _v2_parent(current, wanted, move_self=move_self)
+        base = parent / BASE_NAME
         base.mkdir(exist_ok=True)
         _v2_write(base / "cgroup.subtree_control", wanted)
     except OSError as exc:
@@ -280,21 +281,37 @@ def _detect_v2(mounts: list[Mount], own: dict[str, str], *, move_self: bool) -> 
     return backend
 
 
-def _v2_enable(current: Path, wanted: list[str], *, move_self: bool) -> None:
-    """Enable the controllers for children of `current`. A non-root cgroup that holds
-    processes cannot (EBUSY): the sandbox service, alone in its container, then moves
-    every process of its cgroup into a `service` leaf first, as container inits do."""
+def _v2_parent(current: Path, wanted: list[str], *, move_self: bool) -> tuple[Path, list[str]]:
+    """The cgroup under which the runs' cgroups go, and the controllers they get.
+
+    This process's own cgroup, once its controllers are enabled for children. The kernel
+    refuses that (EBUSY) for a non-root cgroup that holds processes: the sandbox service,
+    alone in its container, then moves them into a `service` leaf first, as container
+    inits do; any other server uses its parent cgroup when that was delegated to it with
+    the controllers enabled (systemd Delegate=yes with DelegateSubgroup= runs a service
+    in such a leaf)."""
     try:
         _v2_write(current / "cgroup.subtree_control", wanted)
+        return current, wanted
     except OSError as exc:
-        if not move_self or exc.errno != 16:  # EBUSY
+        if exc.errno != errno.EBUSY:
             raise
+    if move_self:
         leaf = current / "service"
         leaf.mkdir(exist_ok=True)
         for pid in (current / "cgroup.procs").read_text().split():
-            with contextlib.suppress(ProcessLookupError, OSError):
+            with contextlib.suppress(OSError):
                 (leaf / "cgroup.procs").write_text(pid)
         _v2_write(current / "cgroup.subtree_control", wanted)
+        return current, wanted
+    parent = current.parent
+    enabled = set((parent / "cgroup.subtree_control").read_text().split())
+    if set(REQUIRED) <= enabled and os.access(parent, os.W_OK):
+        return parent, [c for c in wanted if c in enabled]
+    raise OSError(
+        errno.EBUSY,
+        f"{current} holds processes and {parent} is not delegated to this process",
+    )
 
 
 def _v2_write(path: Path, controllers: list[str]) -> None:
