@@ -11,7 +11,7 @@ server itself lives under still holds for its runs.
 v2 is used when the unified hierarchy offers the pids and memory controllers; v1 when
 the pids and memory hierarchies are mounted and writable; otherwise `backend_detect`
 reports why not and the sandbox runs without cgroups (per-run uid, rlimits, pid
-namespace). Standard library only: the sandbox service imports this without Django.
+namespace). Standard library only: the sandbox service uses it without Django settings.
 """
 
 from __future__ import annotations

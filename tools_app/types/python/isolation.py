@@ -19,7 +19,7 @@ environment, and the whole tree killed at its timeout.
 
 A host is "strong" when runs get bubblewrap's namespaces AND a process limit of their
 own (own uid or own cgroup); anything less is weak, and refused unless opted in.
-Standard library only: the sandbox service imports this without Django.
+Standard library only: the sandbox service uses it without Django settings.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@
 - `uid_processes` / `uid_kill`: every live process of a uid, from /proc, and killing
   them until none is left (the net under the pid namespace and the cgroup).
 
-Standard library only: the sandbox service imports this without Django.
+Standard library only: the sandbox service uses it without Django settings.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Run an author's Python code in a fresh, isolated interpreter (no Django imports here:
-the `sandbox` service of docker-compose runs this module alone).
+"""Run an author's Python code in a fresh, isolated interpreter (standard library only,
+no Django settings: the `sandbox` service of docker-compose runs this module too).
 
 A run, in order:
 1. refuses at once when this host cannot isolate runs and the operator did not accept
