@@ -29,9 +29,12 @@ from tools_app.services.runs import (
 )
 from tools_app.tasks import tool_run_execute
 
+# The layer the worker child uses (studio/settings_test.py with STUDIO_TEST_REDIS_LAYER=1).
 REDIS_LAYER = {
     "default": redis_channel_layer(
-        settings.REDIS_URL, kind=settings.STUDIO_CHANNEL_LAYER, prefix="studio-test"
+        settings.REDIS_URL,
+        kind=settings.STUDIO_CHANNEL_LAYER,
+        prefix=os.environ.get("STUDIO_CHANNEL_PREFIX", "studio-test"),
     )
 }
 
