@@ -8,9 +8,11 @@
    execute endpoint in-process (Django + DRF, no socket); and over HTTP to a Daphne
    server on 127.0.0.1 (the full round trip a browser pays). Each is a median per call
    and a ratio to the direct call.
-2. A Python tool's sandbox start, per isolation mode this machine supports (bwrap,
-   unshare, rlimits): median wall time of one `return input` run, next to the bare
-   spawn of `/usr/bin/python3 -I -S -c pass`, with ratios.
+2. A Python tool's sandbox start: median wall time of one `return input` run, next to
+   the bare spawn of `/usr/bin/python3 -I -S -c pass`, with ratios, for each way this
+   machine can isolate a run: bwrap with its own uid and cgroup (the default), bwrap
+   without the cgroup, and the weak rlimits mode (what each step of the start costs:
+   the pool slot and uid, the cgroup, the namespaces).
 The ToolRun rows and the user the bench creates are deleted at the end.
 """
 
@@ -179,27 +181,39 @@ def over_http(token: str, repeat: int = REPEAT) -> float:
 
 
 def sandbox_starts() -> None:
+    from dataclasses import replace
+
     from asgiref.sync import async_to_sync
-    from django.conf import settings
 
-    from tools_app.types.python.sandbox import available_modes, sandbox_run
+    from tools_app.types.python import host_config, run_limits
+    from tools_app.types.python.isolation import available_modes
+    from tools_app.types.python.sandbox import sandbox_run
 
-    python = settings.STUDIO_PYTHON_EXECUTABLE
+    host, limits = host_config(), run_limits()
     spawn = median_seconds(
-        lambda: subprocess.run([python, "-I", "-S", "-c", "pass"], check=True),
+        lambda: subprocess.run([host.python, "-I", "-S", "-c", "pass"], check=True),
         SANDBOX_REPEAT,
         warmup=2,
     )
-    rows = [(f"bare spawn: {python} -I -S -c pass", spawn)]
-    for mode in available_modes(python):
+    rows = [(f"bare spawn: {host.python} -I -S -c pass", spawn)]
+    variants = [
+        ("bwrap, own uid, own cgroup", {"isolation": "bwrap"}),
+        ("bwrap, own uid, no cgroup", {"isolation": "bwrap", "cgroup": "off"}),
+        ("rlimits (weak), own uid, own cgroup", {"isolation": "rlimits"}),
+    ]
+    modes = available_modes(host)
+    for label, changes in variants:
+        if changes["isolation"] not in modes:
+            continue
+        variant = replace(host, **changes)
 
-        def one(mode: str = mode) -> None:
+        def one(variant: Any = variant) -> None:
             result = async_to_sync(sandbox_run)(
-                "return input", 1, timeout=10, python=python, isolation=mode
+                "return input", 1, timeout=10, host=variant, limits=limits
             )
             assert result["ok"], result
 
-        rows.append((f"sandbox run, isolation={mode}", median_seconds(one, SANDBOX_REPEAT, 2)))
+        rows.append((f"sandbox run: {label}", median_seconds(one, SANDBOX_REPEAT, 2)))
     table(
         f"Python tool start cost, median of {SANDBOX_REPEAT} runs (ratio to a bare spawn)",
         rows,

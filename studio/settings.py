@@ -16,7 +16,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from studio.env import envbool, envint, envlist, envsecret, local_secret
+from studio.env import envbool, envchoice, envfloat, envint, envlist, envsecret, local_secret
 
 # litellm must never fetch its price map from the network (it is imported lazily).
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -339,7 +339,37 @@ STUDIO_STREAM_BATCH_MS = envint("STUDIO_STREAM_BATCH_MS", 60)
 # this way also passes the name rules). Empty: only public addresses (tools_app/net/).
 STUDIO_PRIVATE_NETWORKS = envlist("STUDIO_PRIVATE_NETWORKS", [])
 STUDIO_PYTHON_EXECUTABLE = os.environ.get("STUDIO_PYTHON_EXECUTABLE", "/usr/bin/python3")
+# Python tools run in the sandbox service at this URL; empty: in this process's own
+# sandboxes (tools_app/types/python; docs/security.md, "Python tools").
 STUDIO_SANDBOX_URL = os.environ.get("STUDIO_SANDBOX_URL", "")
+# auto: bubblewrap when it works here. rlimits: no namespaces, the operator's explicit
+# choice of weak isolation. Python tools refuse to run when only weak isolation works,
+# unless STUDIO_SANDBOX_ALLOW_WEAK is set.
+STUDIO_SANDBOX_ISOLATION = envchoice(
+    "STUDIO_SANDBOX_ISOLATION", "auto", ("auto", "bwrap", "rlimits")
+)
+STUDIO_SANDBOX_ALLOW_WEAK = envbool("STUDIO_SANDBOX_ALLOW_WEAK", False)
+# Each run's limits: processes (threads count), memory without swap, CPUs (0: no cap),
+# the size of its private /tmp and /dev/shm; the longest timeout a Python tool may have.
+STUDIO_SANDBOX_PIDS = envint("STUDIO_SANDBOX_PIDS", 64)
+STUDIO_SANDBOX_MEMORY_MB = envint("STUDIO_SANDBOX_MEMORY_MB", 256)
+STUDIO_SANDBOX_CPUS = envfloat("STUDIO_SANDBOX_CPUS", 1.0)
+STUDIO_SANDBOX_TMP_MB = envint("STUDIO_SANDBOX_TMP_MB", 64)
+STUDIO_SANDBOX_MAX_TIMEOUT = envfloat("STUDIO_SANDBOX_MAX_TIMEOUT", 300.0)
+# At most POOL_SIZE runs at once per process; more wait in a queue for at most
+# QUEUE_WAIT seconds (then a clear "busy" error). A run's timeout starts when it starts.
+STUDIO_SANDBOX_POOL_SIZE = envint("STUDIO_SANDBOX_POOL_SIZE", 4)
+STUDIO_SANDBOX_QUEUE_WAIT = envfloat("STUDIO_SANDBOX_QUEUE_WAIT", 60.0)
+if STUDIO_SANDBOX_POOL_SIZE < 1:
+    raise ImproperlyConfigured("STUDIO_SANDBOX_POOL_SIZE must be at least 1.")
+# auto: each run gets its own cgroup under this process's cgroup (v2, else v1); off: none.
+STUDIO_SANDBOX_CGROUP = envchoice("STUDIO_SANDBOX_CGROUP", "auto", ("auto", "off"))
+# A server running as root gives each run a uid of [BASE, BASE + COUNT) (no /etc/passwd
+# entry needed; COUNT 0: every run is `nobody`); the lock files that keep two runs of
+# one host from sharing a uid live in STATE_DIR.
+STUDIO_SANDBOX_UID_BASE = envint("STUDIO_SANDBOX_UID_BASE", 2_000_000)
+STUDIO_SANDBOX_UID_COUNT = envint("STUDIO_SANDBOX_UID_COUNT", 1024)
+STUDIO_SANDBOX_STATE_DIR = os.environ.get("STUDIO_SANDBOX_STATE_DIR", "/run/studio-sandbox")
 
 # --- Knowledge ----------------------------------------------------------------------------
 # Where the chunk store (LanceDB) keeps its tables: a directory (embedded: under the data

@@ -274,7 +274,7 @@ async def _run(tool: Tool, input: Any, context: ExecutionContext) -> ToolOutcome
 
     tool_type = get_type(tool.kind)
     output = await _with_limits(
-        tool_type.execute(tool, input, context), tool.timeout_seconds, context.abort
+        tool_type.execute(tool, input, context), tool_type.wait_seconds(tool), context.abort
     )
     output = _json_safe(output)
     if isinstance(output, dict) and output.get("isError") is True:

@@ -161,6 +161,17 @@ class ToolInputSerializer(serializers.Serializer):
         problem = _credentials_problem(attrs.get("credentials"), tool_type)
         if problem:
             raise serializers.ValidationError({"credentials": [problem]})
+        timeout = attrs.get("timeout_seconds", getattr(self.instance, "timeout_seconds", None))
+        limit = tool_type.max_timeout()
+        if limit is not None and timeout is not None and timeout > limit:
+            raise serializers.ValidationError(
+                {
+                    "timeout_seconds": [
+                        f"Tools of type {tool_type.kind!r} may run at most {limit:g} s on "
+                        f"this server; {timeout:g} s is too long."
+                    ]
+                }
+            )
         return attrs
 
 

@@ -11,6 +11,11 @@ urlpatterns += [
     path("tools/", tools.ToolListApi.as_view(), name="tool-list"),
     path("tools/<str:name>/", tools.ToolDetailApi.as_view(), name="tool-detail"),
     path("tool-types/", tools.ToolTypeListApi.as_view(), name="tool-type-list"),
+    path(
+        "tool-types/python/isolation/",
+        tools.PythonIsolationApi.as_view(),
+        name="python-isolation",
+    ),
 ]
 
 # Running tools (issue 3, tools-engine).

@@ -26,6 +26,7 @@ OUR_PATHS = {
     "/api/tools/": {"get", "post"},
     "/api/tools/{name}/": {"get", "put", "patch", "delete"},
     "/api/tool-types/": {"get"},
+    "/api/tool-types/python/isolation/": {"get"},
 }
 
 

@@ -1,10 +1,11 @@
-"""REST endpoints for tools: /api/tools/, /api/tools/<name>/, /api/tool-types/."""
+"""REST endpoints for tools: /api/tools/, /api/tools/<name>/, /api/tool-types/, and
+/api/tool-types/python/isolation/ (how this server isolates Python tool runs)."""
 
 from __future__ import annotations
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import generics, status
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -25,6 +26,7 @@ from tools_app.services.tools import (
     tool_update,
 )
 from tools_app.types import all_types
+from tools_app.types.python import isolation_status
 
 TAG = ["tools"]
 
@@ -102,3 +104,29 @@ class ToolTypeListApi(APIView):
     def get(self, request: Request) -> Response:
         types = sorted(all_types(), key=lambda t: t.kind)
         return Response(ToolTypeSerializer(types, many=True).data)
+
+
+PYTHON_ISOLATION = inline_serializer(
+    "PythonIsolation",
+    {
+        "mode": serializers.CharField(allow_null=True, help_text="bwrap, rlimits, or null."),
+        "strong": serializers.BooleanField(),
+        "own_uid": serializers.BooleanField(),
+        "cgroup": serializers.CharField(allow_null=True, help_text="cgroup v1, cgroup v2, null."),
+        "cgroup_problem": serializers.CharField(),
+        "refusal": serializers.CharField(help_text="Why Python tools are refused; empty if not."),
+        "label": serializers.CharField(help_text="What a run gets, as the console shows it."),
+        "limits": serializers.DictField(),
+        "service": serializers.CharField(allow_null=True),
+    },
+)
+
+
+@extend_schema(tags=TAG)
+class PythonIsolationApi(APIView):
+    """What a Python tool run gets on this server: the isolation mode, whether it is
+    strong, the limits, and, when Python tools are refused, why and what to change."""
+
+    @extend_schema(responses=PYTHON_ISOLATION)
+    def get(self, request: Request) -> Response:
+        return Response(isolation_status())

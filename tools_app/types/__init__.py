@@ -10,6 +10,7 @@ A type module exposes a `ToolType` subclass instance named `tool_type`:
         credential_fields = ["token"]  # secrets kept encrypted (tools_app.crypto)
 
         def validate_config(self, config: dict) -> dict: ...   # raise ConfigError
+        def max_timeout(self) -> float | None: ...             # optional
         async def execute(self, tool, input, context): ...     # the tool's output
 
 `execute` receives the Tool row, the validated input and the execution context of
@@ -51,6 +52,15 @@ class ToolType:
         if errors:
             raise ConfigError(errors)
         return config
+
+    def max_timeout(self) -> float | None:
+        """The longest timeout a tool of this type may have (None: the API's own bound)."""
+        return None
+
+    def wait_seconds(self, tool: Any) -> float:
+        """How long the pipeline waits for `execute`: the tool's timeout, unless the type
+        enforces that timeout itself and may have to wait before it starts."""
+        return tool.timeout_seconds
 
     async def execute(self, tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
         raise NotImplementedError

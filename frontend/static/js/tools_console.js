@@ -2,6 +2,8 @@
 // (kept in sync), Send -> POST /api/tools/<name>/execute, the result (status, duration,
 // output, validation errors with their JSON paths, logs, isolation), async runs that land
 // over the /ws/tool-runs/ websocket, and the run history (click a run to re-open its input).
+// For Python tools, a banner on top says how this server isolates their runs: strong,
+// weak (the operator's explicit choice), or refused (and why).
 
 import { api, ApiError, listOf } from "./lib/api.js";
 import { mountSchemaForm, skeleton } from "./lib/schema_form.js";
@@ -91,8 +93,13 @@ export function openConsole(slot, tool) {
       h("span", { class: "muted" }, " Fill in the input and press Send (Ctrl+Enter).")));
 
   const historyList = h("ol", { class: "run-history", id: "run-history" });
+  const sandbox = tool.kind === "python"
+    ? h("div", { class: "sandbox-banner is-loading", id: "console-sandbox", role: "status" },
+      "Checking how this server isolates Python code…")
+    : null;
 
   const root = h("section", { class: "console", id: "test-console", "aria-label": "Test console" },
+    sandbox,
     h("div", { class: "console-grid" },
       h("div", { class: "console-input" },
         h("div", { class: "console-toolbar" },
@@ -208,7 +215,8 @@ export function openConsole(slot, tool) {
     const meta = [
       h("span", { class: "meta", id: "console-duration", title: "Duration" }, formatDuration(runData.duration_ms)),
       h("span", { class: "meta", title: "Mode" }, runData.mode || ""),
-      runData.isolation ? h("span", { class: "meta isolation", id: "console-isolation", title: "How the code was isolated" }, `isolation: ${runData.isolation}`) : null,
+      runData.isolation ? h("span", { class: `meta isolation ${isolationClass(runData.isolation)}`, id: "console-isolation",
+        title: "How this run's code was isolated" }, `isolation: ${runData.isolation}`) : null,
       runData.via ? h("span", { class: "meta", id: "console-via" }, runData.via === "socket" ? "arrived live" : "fetched") : null,
     ];
     const pending = !isFinal(runData);
@@ -297,6 +305,27 @@ export function openConsole(slot, tool) {
     }
   }
 
+  async function loadSandbox() {
+    let status;
+    try {
+      status = await api("/api/tool-types/python/isolation/");
+    } catch (err) {
+      if (!closed) fill(sandbox, `Could not ask how this server isolates Python code: ${err.message}`);
+      return;
+    }
+    if (closed) return;
+    const level = status.refusal ? "refused" : status.strong ? "strong" : "weak";
+    sandbox.className = `sandbox-banner is-${level}`;
+    sandbox.dataset.level = level;
+    const heading = { strong: "✓ Isolated", weak: "⚠ Weak isolation (the operator's choice)",
+      refused: "✕ Python tools are disabled on this server" }[level];
+    const timeout = status.limits?.max_timeout ? ` Timeouts up to ${status.limits.max_timeout} s.` : "";
+    fill(sandbox, h("strong", { class: "sandbox-level" }, heading),
+      h("span", { class: "sandbox-label", id: "console-sandbox-label" },
+        level === "refused" ? status.refusal : `${status.label}.${timeout}`));
+  }
+
+  if (sandbox) loadSandbox();
   loadHistory();
   (formBox.querySelector("input, select, textarea") || send).focus();
 
@@ -308,4 +337,9 @@ export function openConsole(slot, tool) {
       slot.replaceChildren();
     },
   };
+}
+
+// A run's isolation line: "bwrap: ..." is strong, "weak: ..." the operator's weak choice.
+function isolationClass(isolation) {
+  return isolation.startsWith("weak") ? "is-weak" : isolation.startsWith("bwrap") ? "is-strong" : "";
 }

@@ -33,6 +33,18 @@ def make_tool(db) -> Callable[..., Tool]:
     return make
 
 
+@pytest.fixture
+def python_tool(make_tool, owner) -> Callable[..., Tool]:
+    """A Python code tool: python_tool(code, owner=..., timeout_seconds=...)."""
+
+    def make(code: str, **fields: Any) -> Tool:
+        fields.setdefault("timeout_seconds", 10)
+        fields.setdefault("owner", owner)
+        return make_tool(kind="python", config={"code": code}, **fields)
+
+    return make
+
+
 def synced_row(definition: ToolDefinition) -> Tool:
     """The row the registry sync gives a code definition (the test database may have
     been flushed by a transactional test, taking the rows migrate created with it)."""

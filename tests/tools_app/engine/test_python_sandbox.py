@@ -1,12 +1,13 @@
 """The Python type's sandbox really contains the author's code: a fresh /usr/bin/python3
-per call, no server environment, CPU/memory/time limits, its own network namespace."""
+per call, no server environment, CPU/memory/time limits, its own network namespace.
+(Isolation between users, the pool and the refusal of weak modes: test_python_isolation.)"""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,67 +15,25 @@ from asgiref.sync import async_to_sync
 from django.test import override_settings
 
 from tests.conftest import free_port, stop_process, wait_for_port
+from tests.tools_app.engine.sandbox_procs import gone
 from tools_app.crypto import credentials_set
 from tools_app.execution import tool_execute
 from tools_app.services.runs import tool_run_data
-from tools_app.types.python.sandbox import available_modes, detect_isolation, sandbox_run
+from tools_app.types.python import host_config, run_limits
+from tools_app.types.python.isolation import available_modes, capabilities
+from tools_app.types.python.sandbox import sandbox_run
 
 ROOT = Path(__file__).resolve().parents[3]
-# The runner program is passed with -c, so its text is in the cmdline of every sandbox.
-RUNNER_SIGNATURE = b"def _main():"
-
-
-@pytest.fixture
-def python_tool(make_tool, owner):
-    def make(code: str, **fields):
-        fields.setdefault("timeout_seconds", 10)
-        return make_tool(kind="python", owner=owner, config={"code": code}, **fields)
-
-    return make
-
-
-def no_sandbox_left(within: float = 10.0) -> bool:
-    """True once no sandbox process is left (the kernel reaps a killed namespace
-    asynchronously); a bound on the wait, not a timed assertion."""
-    deadline = time.monotonic() + within
-    while _sandbox_processes():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
-def _parent(pid: int) -> int:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return 0
-    return int(stat.rpartition(")")[2].split()[1])
-
-
-def _sandbox_processes() -> list[int]:
-    """Sandbox processes started by THIS test process (other sessions may run their own)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if RUNNER_SIGNATURE not in cmdline:
-            continue
-        pid, hops = int(entry.name), 0
-        while pid > 1 and hops < 10:
-            pid, hops = _parent(pid), hops + 1
-            if pid == os.getpid():
-                found.append(int(entry.name))
-                break
-    return found
 
 
 def test_the_strongest_isolation_this_machine_allows_is_used():
-    assert detect_isolation() == "bwrap"
+    caps = capabilities(host_config())
+
+    assert caps.mode == "bwrap"
+    assert caps.strong is True
+    assert caps.own_uid is True
+    assert caps.cgroup is not None
+    assert caps.label(run_limits()).startswith("bwrap: own uid, 64 processes, 256 MB")
 
 
 def test_a_python_tool_returns_its_value_and_its_prints_become_logs(python_tool, owner):
@@ -88,7 +47,7 @@ def test_a_python_tool_returns_its_value_and_its_prints_become_logs(python_tool,
     assert data["status"] == "completed"
     assert data["output"] == {"sum": 42}
     assert "adding 2 40" in data["logs"]
-    assert data["isolation"] == "bwrap"
+    assert data["isolation"].startswith("bwrap: own uid")
 
 
 def test_a_module_with_its_own_run_function_and_helpers_works(python_tool, owner):
@@ -129,7 +88,7 @@ def test_an_infinite_loop_is_stopped_and_leaves_no_process(python_tool, owner):
 
     assert run.status == "failed"
     assert "timed out" in run.error or "stopped" in run.error
-    assert no_sandbox_left()
+    assert gone()
 
 
 def test_a_two_gigabyte_allocation_fails_inside_the_sandbox(python_tool, owner):
@@ -199,7 +158,7 @@ def test_a_fork_bomb_is_contained(python_tool, owner):
 
     assert run.status == "completed"
     assert run.output["children"] < 100
-    assert no_sandbox_left()
+    assert gone()
 
 
 def test_tool_credentials_never_reach_the_code(python_tool, owner):
@@ -212,26 +171,33 @@ def test_tool_credentials_never_reach_the_code(python_tool, owner):
     assert "cred-token-never-shared" not in str(run.output)
 
 
-@pytest.mark.parametrize("mode", ["bwrap", "unshare", "rlimits"])
+@pytest.mark.parametrize("mode", ["bwrap", "rlimits"])
 def test_every_isolation_mode_runs_code_and_reports_itself(mode):
-    assert mode in available_modes()
+    # "rlimits" named explicitly is the operator's choice of weak isolation.
+    host = replace(host_config(), isolation=mode)
+    assert mode in available_modes(host)
 
-    result = async_to_sync(sandbox_run)("return input * 2", 21, timeout=10, isolation=mode)
+    result = async_to_sync(sandbox_run)(
+        "return input * 2", 21, timeout=10, host=host, limits=run_limits()
+    )
 
     assert result["ok"] is True
     assert result["output"] == 42
-    assert result["isolation"] == mode
+    assert result["sandbox"]["mode"] == mode
+    assert result["isolation"].startswith("bwrap:" if mode == "bwrap" else "weak: rlimits only")
 
 
-@pytest.mark.parametrize("mode", ["bwrap", "unshare"])
-def test_network_isolating_modes_block_the_hosts_loopback(mode, listener):
+def test_bwrap_blocks_the_hosts_loopback(listener):
     code = (
         "import socket\ntry:\n    socket.create_connection(('127.0.0.1', input), 2)\n"
         "    return 'connected'\nexcept OSError as exc:\n    return exc.strerror"
     )
 
-    result = async_to_sync(sandbox_run)(code, listener.port, timeout=10, isolation=mode)
+    result = async_to_sync(sandbox_run)(
+        code, listener.port, timeout=10, host=host_config(), limits=run_limits()
+    )
 
+    assert result["ok"] is True
     assert result["output"] != "connected"
     assert listener.connections() == 0
 
@@ -264,7 +230,7 @@ def test_the_sandbox_service_runs_code_posted_by_the_studio(python_tool, owner):
     data = tool_run_data(run)
     assert data["status"] == "completed", data["error"]
     assert "remote" in data["logs"]
-    assert data["isolation"] == "bwrap"
+    assert data["isolation"].startswith("bwrap: own uid")
 
 
 def test_an_unreachable_sandbox_service_is_a_clear_failed_run(python_tool, owner):

@@ -1,13 +1,23 @@
 """Python code tools: the author's code runs in a sandbox (tools_app.types.python.sandbox)
 started fresh for every call, or in the docker-compose `sandbox` service when
 settings.STUDIO_SANDBOX_URL is set (tools_app.types.python.server). Tool credentials are
-never passed to this type: the sandbox receives only the code and the input."""
+never passed to this type: the sandbox receives only the code and the input.
+
+The studio's settings decide every run's limits (sent along to the service) and, for
+local runs, how this host isolates them (isolation.HostConfig). A host that can only
+isolate weakly refuses Python tools unless the operator accepted that explicitly.
+"""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from django.conf import settings
+
 from tools_app.types import ToolType
+from tools_app.types.python.isolation import HostConfig, RunLimits, capabilities
+from tools_app.types.python.remote import remote_run, remote_status
+from tools_app.types.python.sandbox import sandbox_run
 
 CODE_CONTRACT = (
     "Python 3 (standard library only). Write the body of `def run(input):` and `return` "
@@ -15,8 +25,47 @@ CODE_CONTRACT = (
     "that defines `def run(input):` yourself (helpers allowed). `input` is the validated "
     "input object; the return value must be JSON. print() goes to the run's logs. Each "
     "call runs in a fresh isolated process: no network, no server environment or "
-    "secrets, no database, limited CPU time, 512 MB of memory, the tool's timeout."
+    "secrets, no database, a private /tmp, limited processes, memory and CPU (the test "
+    "console shows this server's limits), and the tool's timeout."
 )
+# Beyond its own timeout, a run may wait this long to start (its bubblewrap, its
+# cgroup) and to be killed; the pipeline's deadline adds it to the queue wait.
+START_GRACE_SECONDS = 10.0
+
+
+def host_config() -> HostConfig:
+    return HostConfig(
+        isolation=settings.STUDIO_SANDBOX_ISOLATION,
+        allow_weak=settings.STUDIO_SANDBOX_ALLOW_WEAK,
+        cgroup=settings.STUDIO_SANDBOX_CGROUP,
+        uid_base=settings.STUDIO_SANDBOX_UID_BASE,
+        uid_count=settings.STUDIO_SANDBOX_UID_COUNT,
+        state_dir=settings.STUDIO_SANDBOX_STATE_DIR,
+        python=settings.STUDIO_PYTHON_EXECUTABLE,
+        pool_size=settings.STUDIO_SANDBOX_POOL_SIZE,
+    )
+
+
+def run_limits() -> RunLimits:
+    return RunLimits(
+        memory_mb=settings.STUDIO_SANDBOX_MEMORY_MB,
+        pids=settings.STUDIO_SANDBOX_PIDS,
+        cpus=settings.STUDIO_SANDBOX_CPUS,
+        tmp_mb=settings.STUDIO_SANDBOX_TMP_MB,
+        max_timeout=settings.STUDIO_SANDBOX_MAX_TIMEOUT,
+        queue_wait=settings.STUDIO_SANDBOX_QUEUE_WAIT,
+    )
+
+
+def isolation_status() -> dict[str, Any]:
+    """What a Python tool run gets here: {mode, strong, own_uid, cgroup, refusal, label,
+    limits, service}. Probes the host (or asks the service) once per process."""
+    limits = run_limits()
+    if settings.STUDIO_SANDBOX_URL:
+        status = remote_status(settings.STUDIO_SANDBOX_URL, limits)
+    else:
+        status = capabilities(host_config()).summary(limits)
+    return {**status, "service": settings.STUDIO_SANDBOX_URL or None}
 
 
 class PythonToolType(ToolType):
@@ -37,22 +86,37 @@ class PythonToolType(ToolType):
         "additionalProperties": False,
     }
 
-    async def execute(self, tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
-        from django.conf import settings
+    def max_timeout(self) -> float | None:
+        return settings.STUDIO_SANDBOX_MAX_TIMEOUT
 
+    def wait_seconds(self, tool: Any) -> float:
+        # The sandbox enforces the tool's timeout from the moment the code starts; a run
+        # may first wait for a pool slot, so the pipeline waits for both.
+        return tool.timeout_seconds + settings.STUDIO_SANDBOX_QUEUE_WAIT + START_GRACE_SECONDS
+
+    async def execute(self, tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
         from tools_app.execution import ToolError
 
         code = tool.config.get("code", "")
+        tenant = str(getattr(context.user, "pk", None) or tool.owner_id or "")
+        limits = run_limits()
         if settings.STUDIO_SANDBOX_URL:
-            result = await _remote(settings.STUDIO_SANDBOX_URL, code, input, tool.timeout_seconds)
+            result = await remote_run(
+                settings.STUDIO_SANDBOX_URL,
+                code=code,
+                input=input,
+                timeout=tool.timeout_seconds,
+                limits=limits,
+                tenant=tenant,
+            )
         else:
-            from tools_app.types.python.sandbox import sandbox_run
-
             result = await sandbox_run(
                 code,
                 input,
                 timeout=tool.timeout_seconds,
-                python=settings.STUDIO_PYTHON_EXECUTABLE,
+                host=host_config(),
+                limits=limits,
+                tenant=tenant,
             )
         context.isolation = result.get("isolation")
         for stream in ("stdout", "stderr"):
@@ -63,27 +127,6 @@ class PythonToolType(ToolType):
                 context.log(f"[traceback]\n{result['traceback']}")
             raise ToolError(result.get("error") or "The code failed.")
         return result.get("output")
-
-
-async def _remote(url: str, code: str, input: Any, timeout: float) -> dict[str, Any]:  # noqa: A002
-    """The sandbox service is the deployment's own internal address, not a user URL, so
-    it does not go through the web_fetch guard."""
-    import httpx
-
-    from tools_app.execution import ToolError
-
-    try:
-        async with httpx.AsyncClient(timeout=timeout + 10, trust_env=False) as client:
-            response = await client.post(
-                url.rstrip("/") + "/run", json={"code": code, "input": input, "timeout": timeout}
-            )
-    except httpx.HTTPError as exc:
-        raise ToolError(f"The sandbox service at {url} is unreachable: {exc}") from None
-    if response.status_code != 200:
-        raise ToolError(
-            f"The sandbox service answered {response.status_code}: {response.text[:500]}"
-        )
-    return response.json()
 
 
 tool_type = PythonToolType()
