@@ -10,5 +10,9 @@ class AgentsCoreConfig(AppConfig):
 
     def ready(self) -> None:
         from agents_core import registry
+        from agents_core.runtime import model_endpoints
 
+        # A bad STUDIO_MODEL_API_BASES entry stops the start (ImproperlyConfigured), before
+        # code agents are checked against the list.
+        model_endpoints.allowed_origins()
         registry.connect_sync_on_migrate()

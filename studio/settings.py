@@ -257,6 +257,11 @@ STUDIO_OFFLINE_MODEL = "studio/scripted"
 STUDIO_DEFAULT_MODEL = os.environ.get("STUDIO_DEFAULT_MODEL") or STUDIO_OFFLINE_MODEL
 STUDIO_LOAD_DEMO = envbool("STUDIO_LOAD_DEMO", True)
 STUDIO_CODE_MODULES = envlist("STUDIO_CODE_MODULES", [])
+# The model servers (scheme://host:port, comma-separated) a model call may be sent to with
+# an api_base, e.g. a local Ollama or vLLM. Without a base a call goes to its provider's
+# own endpoint; any other base, wherever an agent or a run sets it, is refused: it would
+# receive the server's provider keys (agents_core/runtime/model_endpoints.py).
+STUDIO_MODEL_API_BASES = envlist("STUDIO_MODEL_API_BASES", [])
 
 # --- Runs ---------------------------------------------------------------------------------
 # Where runs execute: "inline" (default) in the web process that starts them; "worker" in

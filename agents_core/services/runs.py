@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -26,7 +28,8 @@ from agents_core.models import (
 )
 from agents_core.runtime import active as active_runs
 from agents_core.runtime.events import events_emit_sync
-from agents_core.runtime.worker import queue_marker, uses_workers
+from agents_core.runtime.model_endpoints import REFUSED_CODE, run_model_refusals
+from agents_core.runtime.worker import QUEUED, process_is_dead, queue_marker, uses_workers
 from studio.exceptions import ApplicationError, Conflict, NotFound
 
 # Per-run options a caller may set (hooks are Python callables and stay in memory).
@@ -96,6 +99,9 @@ def run_start(
     if not text:
         raise ApplicationError("The message is empty.", code="empty_message")
     stored, hooks = _clean_options(options)
+    refused = run_model_refusals(agent=thread.agent, run_options=stored)
+    if refused:
+        raise ApplicationError(refused[0]["message"], code=REFUSED_CODE, extra={"errors": refused})
     waiting = suspended_run(thread)
     if waiting is not None:
         merged = {**(thread.agent.default_options or {}), **(waiting.options or {}), **stored}
@@ -150,12 +156,6 @@ def _recover_stale(thread: Thread) -> bool:
     as failed. Dead: not executing here, nothing published for STUDIO_RUN_WORKER_DEAD_SECONDS
     and its process's heartbeat as old; a queued run (no process yet) after
     STUDIO_RUN_STALE_SECONDS of silence."""
-    from datetime import timedelta
-
-    from django.conf import settings
-
-    from agents_core.runtime.worker import QUEUED, process_is_dead
-
     run = thread.runs.filter(status=RunStatus.RUNNING).first()
     if run is None or active_runs.get(run.pk) is not None:
         return False
