@@ -134,6 +134,7 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
 
     class Media:
         js = ("agents_core/admin_editor.js",)
+        css = {"all": ("agents_core/admin_editor.css",)}
 
     # --- the form -------------------------------------------------------------------------
     def _editable_now(self, request: HttpRequest, agent: Agent) -> bool:
@@ -205,10 +206,8 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
         declared = self._editor_fields(request, obj, state)
         for field in declared.values():
             if field.disabled:  # the admin's stylesheet draws disabled inputs like live ones
-                field.widget.attrs["style"] = (
-                    "background: var(--darkened-bg); color: var(--body-quiet-color); "
-                    "cursor: not-allowed"
-                )
+                classes = field.widget.attrs.get("class", "")
+                field.widget.attrs["class"] = f"{classes} editor-read-only".strip()
         base = kwargs.get("form", self.form)
         form = type(
             "AgentEditorForm",
@@ -284,9 +283,7 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
 
     @admin.display(description="Code instructions")
     def editor_code_instructions(self, obj: Agent) -> str:
-        return format_html(
-            "<pre style='white-space:pre-wrap;margin:0'>{}</pre>", as_text(obj.instructions)
-        )
+        return format_html("<pre class='editor-code'>{}</pre>", as_text(obj.instructions))
 
     @admin.display(description="Edit lock")
     def editor_lock(self, obj: Agent) -> str:
