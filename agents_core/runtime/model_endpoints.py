@@ -105,9 +105,11 @@ def base_origin(url: Any) -> str:
     if not host:
         raise ValueError("has no host")
     try:
-        port = parts.port or DEFAULT_PORTS[scheme]
+        port = parts.port
     except ValueError:
         raise ValueError("has an invalid port") from None
+    if port is None:
+        port = DEFAULT_PORTS[scheme]
     if ":" in host:
         host = f"[{host}]"
     return f"{scheme}://{host}:{port}"

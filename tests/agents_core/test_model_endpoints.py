@@ -48,6 +48,7 @@ def studio_agent_body(**fields):
         ("https://models.example.org:443", "https://models.example.org:443"),
         ("http://models.example.org", "http://models.example.org:80"),
         ("http://[::1]:8080/v1", "http://[::1]:8080"),
+        ("http://127.0.0.1:0/v1", "http://127.0.0.1:0"),
     ],
 )
 def test_a_base_is_compared_by_scheme_host_and_port(url, origin):
