@@ -234,3 +234,34 @@ def test_a_listed_base_receives_the_call(outsider_api, outsider, shared, canary,
     assert [r["path"] for r in canary.requests] == ["/v1/chat/completions"]
     assert canary.requests[0]["authorization"] == f"Bearer {CANARY_KEY}"
     assert canary.requests[0]["body"]["model"] == "gpt-4o-mini"
+
+
+# --- messages that start runs (signals) -----------------------------------------------------
+def test_a_message_that_would_start_a_run_with_an_unlisted_base_is_a_400(
+    outsider_api, outsider, shared, canary
+):
+    from agents_core.models import RunStatus, Signal
+
+    thread = thread_create(user=outsider, agent=shared)
+    options = {"modelSettings": {"api_base": canary.base}}
+
+    woken = outsider_api.post(
+        f"/api/threads/{thread.pk}/send-message",
+        {"message": "hello", "streamOptions": options},
+        format="json",
+    )
+    # Queued behind a running run, it would start once that run ends: refused now, not then.
+    Run.objects.create(thread=thread, agent=shared, status=RunStatus.RUNNING, started_by=outsider)
+    queued = outsider_api.post(
+        f"/api/threads/{thread.pk}/queue-message",
+        {"message": "later", "streamOptions": options},
+        format="json",
+    )
+    finish_runs()
+
+    assert canary.connections == []
+    assert woken.status_code == queued.status_code == 400, (woken.json(), queued.json())
+    assert queued.json()["code"] == "model_base_refused"
+    assert queued.json()["errors"][0]["path"] == "$.options.modelSettings.api_base"
+    assert not Signal.objects.exists()
+    assert Run.objects.count() == 1
