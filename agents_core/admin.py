@@ -18,7 +18,8 @@ from django.http import HttpRequest
 
 from agents_core.admin_bindings import AgentToolInline, SubAgentInline
 from agents_core.admin_editor import AgentEditorAdminMixin
-from agents_core.definitions import SLUG, DefinitionError, validate_instructions
+from agents_core.admin_forms import ModelEndpointsFormMixin
+from agents_core.definitions import SLUG, DefinitionError, valid_model_string, validate_instructions
 from agents_core.models import (
     Agent,
     EditLock,
@@ -61,7 +62,7 @@ class RecordInline(admin.TabularInline):
 
 
 # --- agents -------------------------------------------------------------------------------
-class AgentAdminForm(forms.ModelForm):
+class AgentAdminForm(ModelEndpointsFormMixin, forms.ModelForm):
     """The same rules as the REST API (agents_core.serializers), for the fields shown."""
 
     class Meta:
@@ -87,8 +88,6 @@ class AgentAdminForm(forms.ModelForm):
         return slug
 
     def clean_model(self) -> str:
-        from agents_core.definitions import valid_model_string
-
         model = self.cleaned_data["model"]
         if not valid_model_string(model):
             raise ValidationError("Use provider/model, for example openai/gpt-4o-mini.")

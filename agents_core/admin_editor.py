@@ -55,6 +55,7 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
     class Media:
         # An ES module: it imports the studio's relative-time formatter (js/lib/format.js).
         js = (Script("agents_core/admin_editor.js", type="module"),)
+        css = {"all": ("agents_core/admin_editor.css",)}
 
     # --- the lock session of this request -------------------------------------------------
     def _editor_session(self, request: HttpRequest, agent: Agent) -> None:
@@ -186,9 +187,7 @@ class AgentEditorAdminMixin(admin.ModelAdmin):
 
     @admin.display(description="Code instructions")
     def editor_code_instructions(self, obj: Agent) -> str:
-        return format_html(
-            "<pre style='white-space:pre-wrap;margin:0'>{}</pre>", as_text(obj.instructions)
-        )
+        return format_html("<pre class='editor-code'>{}</pre>", as_text(obj.instructions))
 
     @admin.display(description="Edit lock")
     def editor_lock_status(self, obj: Agent) -> str:

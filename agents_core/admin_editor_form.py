@@ -26,10 +26,6 @@ PREFIX = "editor_"
 LOCK_FIELD = f"{PREFIX}lock"
 # Row fields a studio agent edits through the editor (versioned, with revisions).
 STUDIO_ROW_FIELDS = ("name", "description", "model", "instructions")
-# The admin's stylesheet draws disabled inputs like live ones.
-DISABLED_STYLE = (
-    "background: var(--darkened-bg); color: var(--body-quiet-color); cursor: not-allowed"
-)
 
 
 def tool_field(key: str) -> str:
@@ -110,7 +106,9 @@ def editor_fields(
         )
     for field in fields.values():
         if field.disabled and not isinstance(field.widget, forms.HiddenInput):
-            field.widget.attrs["style"] = DISABLED_STYLE
+            # The admin's stylesheet draws disabled inputs like live ones (admin_editor.css).
+            classes = field.widget.attrs.get("class", "")
+            field.widget.attrs["class"] = f"{classes} editor-read-only".strip()
     return fields
 
 

@@ -12,7 +12,11 @@ class AgentsCoreConfig(AppConfig):
         from agents_core import registry
         from agents_core.services.async_tools import tool_run_finished_receiver
         from tools_app.signals import tool_run_finished
+        from agents_core.runtime import model_endpoints
 
+        # A bad STUDIO_MODEL_API_BASES entry stops the start (ImproperlyConfigured), before
+        # code agents are checked against the list.
+        model_endpoints.allowed_origins()
         registry.connect_sync_on_migrate()
         # An async tool call of a chat completes with its ToolRun, in the same transaction.
         tool_run_finished.connect(tool_run_finished_receiver, dispatch_uid="agents_core.async")

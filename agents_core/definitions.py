@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents_core.runtime.model_endpoints import agent_model_errors
+
 SNAKE_CASE = re.compile(r"^[a-z][a-z0-9_]*$")
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _EDITOR_KEYS = {"instructions", "tools"}
@@ -246,6 +248,16 @@ class Agent:
         unknown_hooks = set(self.hooks) - {"before_tool_call", "after_tool_call"}
         if unknown_hooks:
             raise DefinitionError(f"Agent {self.id!r}: unknown hooks {sorted(unknown_hooks)}.")
+        errors = agent_model_errors(
+            model=self.resolved_model(),
+            metadata=self.metadata,
+            default_options=self.default_options,
+        )
+        if errors:
+            details = "; ".join(
+                f"{name} {text}" for name, texts in errors.items() for text in texts
+            )
+            raise DefinitionError(f"Agent {self.id!r}: its model call would be refused: {details}.")
 
     def resolved_model(self) -> str:
         from django.conf import settings

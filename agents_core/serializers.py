@@ -20,6 +20,7 @@ from agents_core.definitions import (
     validate_instructions,
 )
 from agents_core.models import Agent, AgentTool, SubAgent
+from agents_core.runtime.model_endpoints import agent_model_errors
 
 # What the model APIs accept as a tool (function) name.
 BINDING_KEY = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -148,6 +149,20 @@ class AgentInputSerializer(serializers.Serializer):
         if problems:
             raise serializers.ValidationError(problems)
         return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # Where the model is called is judged on the three fields together (a PATCH of one
+        # with the saved others); a save that changes none of them is not held up by them.
+        names = ("model", "metadata", "default_options")
+        if not any(name in attrs for name in names):
+            return attrs
+        config = {
+            name: attrs[name] if name in attrs else getattr(self.instance, name) for name in names
+        }
+        errors = agent_model_errors(**config)
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
 
 
 class AgentUpdateInputSerializer(AgentInputSerializer):

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from studio.env import envbool, envchoice, envfloat, envint, envlist, envsecret, local_secret
@@ -76,6 +77,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -144,10 +146,51 @@ STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or DATA_DIR / "static")
 # proxy does it.
 STUDIO_SERVE_STATIC = envbool("STUDIO_SERVE_STATIC", True)
 
-SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", False)
-CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", False)
+# --- Security headers ---------------------------------------------------------------------
+# Every response Django answers carries these (docs/security.md, "Security headers").
+# Content-Security-Policy (django-csp): the pages load scripts, styles, images and fonts
+# from the studio itself only, and have no inline script or style; connect-src 'self'
+# covers fetch() and the websockets (ws:/wss: to the same host); no page may be framed.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        # data: images: the stylesheets of the admin and the API docs draw icons with them.
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+# Behind HTTPS in production (all off by default: `make run` serves plain HTTP on 127.0.0.1).
+# SECURE_SSL_REDIRECT sends http:// requests to https://; SECURE_HSTS_SECONDS > 0 tells
+# browsers to use HTTPS only for that long (start small: browsers remember it);
+# SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO:https trusts a proxy's header saying the
+# request came over HTTPS (set it only behind a proxy that sets that header itself).
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
+_proxy_ssl_header = os.environ.get("SECURE_PROXY_SSL_HEADER", "")
+if _proxy_ssl_header:
+    _header, _, _value = _proxy_ssl_header.partition(":")
+    if not (_header.startswith("HTTP_") and _value):
+        raise ImproperlyConfigured(
+            "SECURE_PROXY_SSL_HEADER must look like HTTP_X_FORWARDED_PROTO:https, "
+            f"got {_proxy_ssl_header!r}"
+        )
+    SECURE_PROXY_SSL_HEADER = (_header, _value)
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", SECURE_SSL_REDIRECT)
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", SECURE_SSL_REDIRECT)
 
 # --- Redis, channel layer, Celery -------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL") or ""
@@ -261,6 +304,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # DRF's own two, the browsable API without its inline <style> (studio/renderers.py).
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "studio.renderers.BrowsableAPIRenderer",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "studio.exceptions.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
@@ -284,6 +332,11 @@ STUDIO_OFFLINE_MODEL = "studio/scripted"
 STUDIO_DEFAULT_MODEL = os.environ.get("STUDIO_DEFAULT_MODEL") or STUDIO_OFFLINE_MODEL
 STUDIO_LOAD_DEMO = envbool("STUDIO_LOAD_DEMO", True)
 STUDIO_CODE_MODULES = envlist("STUDIO_CODE_MODULES", [])
+# The model servers (scheme://host:port, comma-separated) a model call may be sent to with
+# an api_base, e.g. a local Ollama or vLLM. Without a base a call goes to its provider's
+# own endpoint; any other base, wherever an agent or a run sets it, is refused: it would
+# receive the server's provider keys (agents_core/runtime/model_endpoints.py).
+STUDIO_MODEL_API_BASES = envlist("STUDIO_MODEL_API_BASES", [])
 
 # --- Editor ---------------------------------------------------------------------------------
 # How long an edit lock lives without a renewal; the editor pages renew it every third of

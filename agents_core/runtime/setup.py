@@ -8,6 +8,13 @@ from typing import Any
 
 from agents_core.models import Agent, AgentTool, Run
 from agents_core.registry import get_agent_definition, get_tool_definition
+from agents_core.runtime.errors import ModelError
+from agents_core.runtime.model_endpoints import (
+    BASE_KEYS,
+    METADATA_BASE_KEYS,
+    REFUSED_CODE,
+    run_model_refusals,
+)
 
 SUBAGENT_PARAMETERS = {
     "type": "object",
@@ -16,7 +23,8 @@ SUBAGENT_PARAMETERS = {
     "additionalProperties": False,
 }
 DEFAULT_MAX_STEPS = 10
-# litellm arguments an agent's default options or a run may set (modelSettings).
+# litellm arguments an agent's default options or a run may set (modelSettings); nothing
+# else of what litellm takes (headers, provider, api_version...) can be set that way.
 MODEL_SETTINGS = {
     "temperature",
     "max_tokens",
@@ -31,14 +39,16 @@ MODEL_SETTINGS = {
     "num_retries",
 }
 _CAMEL = {
+    **{key: "api_base" for key in BASE_KEYS},
     "maxTokens": "max_tokens",
     "topP": "top_p",
-    "apiBase": "api_base",
     "apiKey": "api_key",
     "frequencyPenalty": "frequency_penalty",
     "presencePenalty": "presence_penalty",
     "numRetries": "num_retries",
 }
+# What the offline provider reads from providerOptions.studio (runtime/offline.py).
+OFFLINE_OPTIONS = ("delay", "chunk_size", "stamp", "fail")
 
 
 @dataclass
@@ -92,19 +102,27 @@ class RunSetup:
         return max(1, int(self.options.get("maxSteps") or DEFAULT_MAX_STEPS))
 
     def model_kwargs(self) -> dict[str, Any]:
+        """litellm's arguments besides the model and the messages. A base URL the operator
+        does not allow ends the run here (ModelError), before any call is made."""
+        refusals = run_model_refusals(agent=self.agent, run_options=self.run.options)
+        if refusals:
+            text = "; ".join(refusal["message"] for refusal in refusals)
+            raise ModelError(f"The model call was not made: {text}", REFUSED_CODE)
         settings: dict[str, Any] = {}
         metadata = self.agent.metadata or {}
-        for key in ("api_base", "apiBase"):
+        for key in METADATA_BASE_KEYS:
             if metadata.get(key):
                 settings["api_base"] = metadata[key]
         if "temperature" in self.options:
             settings["temperature"] = self.options["temperature"]
         for key, value in (self.options.get("modelSettings") or {}).items():
             key = _CAMEL.get(key, key)
-            if key in MODEL_SETTINGS:
+            if key in MODEL_SETTINGS and (value or key != "api_base"):
                 settings[key] = value
         if self.agent.model.startswith("studio/"):
-            settings.update((self.options.get("providerOptions") or {}).get("studio") or {})
+            studio = (self.options.get("providerOptions") or {}).get("studio")
+            if isinstance(studio, dict):
+                settings.update({key: studio[key] for key in OFFLINE_OPTIONS if key in studio})
         return settings
 
     def active_specs(self) -> list[ToolSpec]:

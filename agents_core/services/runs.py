@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -26,60 +28,16 @@ from agents_core.models import (
 )
 from agents_core.runtime import active as active_runs
 from agents_core.runtime.events import events_emit_sync
-from agents_core.runtime.worker import queue_marker, uses_workers
+from agents_core.runtime.worker import QUEUED, process_is_dead, queue_marker
+from agents_core.services.run_options import run_options_check
 from studio.exceptions import ApplicationError, Conflict, NotFound
 
-# Per-run options a caller may set (hooks are Python callables and stay in memory).
-RUN_OPTIONS = {
-    "maxSteps",
-    "toolChoice",
-    "activeTools",
-    "temperature",
-    "modelSettings",
-    "providerOptions",
-    "autoResume",
-}
 _YES = re.compile(r"^\s*(yes|y|ok|okay|sure|approve[sd]?|go( ahead)?|lgtm|do it)\b", re.I)
 
 
 def _check_owner(thread: Thread, user: Any) -> None:
     if user is None or thread.owner_id != getattr(user, "pk", None):
         raise NotFound("No such thread.", code="not_found")
-
-
-def _clean_options(options: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(storable options, per-run Python hooks)."""
-    options = dict(options or {})
-    hooks = options.pop("hooks", None) or {}
-    unknown = set(options) - RUN_OPTIONS
-    if unknown:
-        raise ApplicationError(
-            f"Unknown run options: {sorted(unknown)}. Known: {sorted(RUN_OPTIONS)}.",
-            code="invalid_options",
-        )
-    choice = options.get("toolChoice")
-    if choice is not None and not isinstance(choice, str | dict):
-        raise ApplicationError(
-            "toolChoice must be auto, none, required or a tool name.", code="invalid_options"
-        )
-    active = options.get("activeTools")
-    if active is not None and not (
-        isinstance(active, list) and all(isinstance(name, str) for name in active)
-    ):
-        raise ApplicationError("activeTools must be a list of tool names.", code="invalid_options")
-    steps = options.get("maxSteps")
-    if steps is not None and not (isinstance(steps, int) and 1 <= steps <= 100):
-        raise ApplicationError("maxSteps must be an integer from 1 to 100.", code="invalid_options")
-    unknown_hooks = set(hooks) - {"before_tool_call", "after_tool_call"}
-    if unknown_hooks:
-        raise ApplicationError(f"Unknown hooks: {sorted(unknown_hooks)}.", code="invalid_options")
-    if hooks and uses_workers():
-        raise ApplicationError(
-            "Per-run Python hooks need STUDIO_RUN_EXECUTOR=inline: a run worker is another "
-            "process and cannot receive functions. Declare the hooks on the agent instead.",
-            code="invalid_options",
-        )
-    return options, hooks
 
 
 def suspended_run(thread: Thread) -> Run | None:
@@ -95,7 +53,7 @@ def run_start(
     text = (message or "").strip()
     if not text:
         raise ApplicationError("The message is empty.", code="empty_message")
-    stored, hooks = _clean_options(options)
+    stored, hooks = run_options_check(agent=thread.agent, options=options)
     waiting = suspended_run(thread)
     if waiting is not None:
         merged = {**(thread.agent.default_options or {}), **(waiting.options or {}), **stored}
@@ -150,12 +108,6 @@ def _recover_stale(thread: Thread) -> bool:
     as failed. Dead: not executing here, nothing published for STUDIO_RUN_WORKER_DEAD_SECONDS
     and its process's heartbeat as old; a queued run (no process yet) after
     STUDIO_RUN_STALE_SECONDS of silence."""
-    from datetime import timedelta
-
-    from django.conf import settings
-
-    from agents_core.runtime.worker import QUEUED, process_is_dead
-
     run = thread.runs.filter(status=RunStatus.RUNNING).first()
     if run is None or active_runs.get(run.pk) is not None:
         return False

@@ -11,6 +11,15 @@ from typing import Any
 
 from django.db import transaction
 
+from agents_core.services.run_options import run_options_check
+
+
+def check_run_options(*, thread, options: dict[str, Any]) -> None:  # noqa: ANN001
+    """The options a message gives the run it starts, at once or after the active run (a
+    queued message): checked when the message is sent, as run_start checks them, so that a
+    refused option is the sender's 400 and never a queued message that cannot start."""
+    run_options_check(agent=thread.agent, options=options)
+
 
 def start_run(*, thread, text: str, user, options: dict[str, Any], signal) -> Any:  # noqa: ANN001
     """Start a run on an idle thread with `text` as its first input (raises IntegrityError

@@ -32,7 +32,7 @@ from agents_core.models import (
     Thread,
 )
 from agents_core.signals import bridge
-from agents_core.signals.payloads import signal_json
+from agents_core.signals.payloads import notification_json, signal_json
 from agents_core.signals.render import render_tag, validate_attributes, validate_name
 from studio.exceptions import ApplicationError
 
@@ -60,8 +60,6 @@ class SendResult:
     merged: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        from agents_core.signals.payloads import notification_json
-
         return {
             "decision": self.decision,
             "runId": str(self.run_id) if self.run_id else None,
@@ -293,6 +291,8 @@ def send_message(
     """A user message: into the running run before its next model call, or wake the thread."""
     if not isinstance(message, str) or not message.strip():
         raise ApplicationError("message must be a non-empty string.", code="required")
+    if stream_options:  # a run this message starts, now or once queued, takes them
+        bridge.check_run_options(thread=thread, options=stream_options)
     signal = _new_signal(
         thread=thread,
         type=SignalType.MESSAGE,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agents_core.models import Agent, AgentTool, Message, Run, StreamEvent, Thread
-from tests.conftest import browser_login
+from tests.conftest import browser_login, daphne_process
 from tests.frontend.test_chat import (
     LONG_NOTE,
     card_when,
@@ -191,9 +191,9 @@ def test_a_card_that_joins_late_asks_for_the_partial_value_once(studio_server, b
     first.context.close()
 
 
-def test_a_model_error_ends_the_run_with_a_readable_message(studio_server, browser, owner):
-    # A provider that cannot be reached (nothing listens on port 9): never a hung spinner.
-    Agent.objects.create(
+def unreachable_agent(owner) -> Agent:
+    # A provider that cannot be reached: nothing listens on port 9.
+    return Agent.objects.create(
         slug="unreachable",
         name="Unreachable",
         model="openai/gpt-4o-mini",
@@ -207,13 +207,37 @@ def test_a_model_error_ends_the_run_with_a_readable_message(studio_server, brows
             }
         },
     )
+
+
+def test_a_model_error_ends_the_run_with_a_readable_message(transactional_db, browser, owner):
+    # The operator lists the server, so the call is made; it fails: never a hung spinner.
+    unreachable_agent(owner)
+    with daphne_process(STUDIO_MODEL_API_BASES="http://127.0.0.1:9") as server:
+        page = open_chat(browser, server, "/chat/unreachable/")
+        send(page, "Hello")
+        page.wait_for_selector('.turn-assistant[data-status="failed"]')
+        note = page.locator(".turn-assistant .run-note-failed").inner_text()
+        assert note.startswith("Run failed: The model provider")
+        assert "openai/gpt-4o-mini" in note and "Connection error" in note
+        assert not page.locator("#composer-input").is_disabled()
+        assert page.locator("#run-pill").is_hidden()
+        page.screenshot(path="/tmp/chat-model-error.png")
+        page.context.close()
+
+
+def test_a_base_the_operator_does_not_list_is_refused_with_the_field_named(
+    studio_server, browser, owner
+):
+    unreachable_agent(owner)
     page = open_chat(browser, studio_server, "/chat/unreachable/")
     send(page, "Hello")
-    page.wait_for_selector('.turn-assistant[data-status="failed"]')
-    note = page.locator(".turn-assistant .run-note-failed").inner_text()
-    assert note.startswith("Run failed: The model provider")
-    assert "openai/gpt-4o-mini" in note and "Connection error" in note
+    error = page.locator("#composer-hint .error")
+    error.wait_for()
+    assert error.inner_text().startswith(
+        "Could not send: agent.default_options.modelSettings.apiBase: http://127.0.0.1:9 is "
+        "not a model server"
+    )
+    assert not Run.objects.exists()
     assert not page.locator("#composer-input").is_disabled()
-    assert page.locator("#run-pill").is_hidden()
-    page.screenshot(path="/tmp/chat-model-error.png")
+    page.screenshot(path="/tmp/chat-model-base-refused.png")
     page.context.close()

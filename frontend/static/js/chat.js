@@ -408,6 +408,7 @@ function runOptions() {
 
 async function sendMessage(text) {
   if (!state.agent || state.sending) return;
+  let failure = "";
   state.sending = true;
   updateComposer();
   try {
@@ -439,10 +440,12 @@ async function sendMessage(text) {
   } catch (error) {
     state.awaitingRun = false;
     state.localUsers.pop()?.classList.add("is-failed");
-    showComposerError(`Could not send: ${error.message}`);
+    failure = `Could not send: ${error.message}`;
   } finally {
     state.sending = false;
     updateComposer();
+    // After updateComposer, which writes the default hint.
+    if (failure) showComposerError(failure);
   }
 }
 

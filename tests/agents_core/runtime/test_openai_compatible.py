@@ -104,7 +104,7 @@ class FakeOpenAI:
 
 
 @pytest.fixture
-async def fake_openai():
+async def fake_openai(settings):
     server = FakeOpenAI()
     app = web.Application()
     app.router.add_post("/v1/chat/completions", server.handle)
@@ -114,6 +114,8 @@ async def fake_openai():
     await site.start()
     port = site._server.sockets[0].getsockname()[1]
     server.url = f"http://127.0.0.1:{port}/v1"
+    # The operator's list of model servers: a base outside it is refused.
+    settings.STUDIO_MODEL_API_BASES = [f"http://127.0.0.1:{port}"]
     yield server
     await runner.cleanup()
 
@@ -207,7 +209,8 @@ async def test_a_malformed_chunk_ends_the_run_with_run_error(synced, owner, fake
     assert events[-1]["error"]
 
 
-async def test_a_provider_that_is_down_ends_the_run_with_run_error(synced, owner):
+async def test_a_provider_that_is_down_ends_the_run_with_run_error(synced, owner, settings):
+    settings.STUDIO_MODEL_API_BASES = ["http://127.0.0.1:9"]
     thread = await database_sync_to_async(make_agent_thread)(owner, "http://127.0.0.1:9/v1")
     run, events = await run_to_end(
         thread, "hello", owner, {"modelSettings": {"num_retries": 0, "timeout": 5}}
