@@ -10,9 +10,9 @@ class AgentsCoreConfig(AppConfig):
 
     def ready(self) -> None:
         from agents_core import registry
+        from agents_core.runtime import model_endpoints
         from agents_core.services.async_tools import tool_run_finished_receiver
         from tools_app.signals import tool_run_finished
-        from agents_core.runtime import model_endpoints
 
         # A bad STUDIO_MODEL_API_BASES entry stops the start (ImproperlyConfigured), before
         # code agents are checked against the list.
