@@ -33,10 +33,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -47,10 +46,10 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
+from studio.json_input import JSONInputError, json_loads, json_path
 from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
 
 MAX_LOG_CHARS = 64_000
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class ToolSuspended(Exception):  # noqa: N818 - the contract's name
@@ -132,28 +131,13 @@ class ToolOutcome:
 
 
 # --- parsing and validation ---------------------------------------------------------------
-def json_path(parts: Iterable[Any]) -> str:
-    """`$.items[2].name` from a jsonschema error path."""
-    path = "$"
-    for part in parts:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif _IDENTIFIER.match(str(part)):
-            path += f".{part}"
-        else:
-            path += "[" + json.dumps(str(part)) + "]"
-    return path
-
-
 def parse_input_text(text: str) -> Any:
+    """Input typed as JSON text, held to the limits of all JSON from outside (depth, NUL,
+    numbers: studio.json_input); a syntax error comes with its line and column."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        message = f"Invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        raise InputError(
-            message,
-            errors=[{"path": "$", "message": message, "line": exc.lineno, "column": exc.colno}],
-        ) from None
+        return json_loads(text, max_string_chars=0)
+    except JSONInputError as exc:
+        raise InputError(exc.message, errors=exc.extra["errors"]) from None
 
 
 def schema_errors(schema: dict[str, Any] | None, value: Any) -> list[dict[str, str]]:
