@@ -46,7 +46,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
-from studio.json_input import JSONInputError, json_loads, json_path
+from studio.json_input import JSONInputError, json_loads, json_path, replace_nul
 from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
 
 MAX_LOG_CHARS = 64_000
@@ -189,6 +189,21 @@ def _json_safe(value: Any) -> Any:
         raise ToolError(f"The tool returned a value that is not JSON: {exc}") from None
 
 
+def _without_nul(outcome: ToolOutcome) -> None:
+    """NUL (U+0000) cannot be stored: what the tool produced shows U+FFFD, and says so."""
+    names = ("output", "model_output", "error", "errors", "suspend_payload", "logs")
+    values = [getattr(outcome, name) for name in names]
+    if "\\u0000" in json.dumps(values, default=str):
+        cleaned = replace_nul(values)
+        if cleaned != values:  # not only an escaped "\\u0000" written as text
+            for name, value in zip(names, cleaned, strict=True):
+                setattr(outcome, name, value)
+            outcome.logs += f"{NUL_NOTE}\n"
+
+
+NUL_NOTE = "[studio] NUL characters (U+0000) in the result are shown as U+FFFD."
+
+
 # --- model output -------------------------------------------------------------------------
 def apply_model_output(tool: Tool, output: Any) -> Any:
     """What the model sees. Code tools: their to_model_output callable. Studio tools:
@@ -235,6 +250,7 @@ async def run_tool(tool: Tool, input: Any, context: ExecutionContext | None = No
         outcome = ToolOutcome(status=ToolRunStatus.FAILED, error=_crash_message(exc))
     outcome.duration_ms = round((time.perf_counter() - started) * 1000, 3)
     outcome.logs = context.logs_text()
+    _without_nul(outcome)
     outcome.isolation = context.isolation
     if context.record:
         outcome.tool_run = await sync_to_async(_record)(
