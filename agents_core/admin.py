@@ -1,9 +1,7 @@
 """Django admin for agents_core: agents with their bindings, and the records that runs,
-signals, tasks and the editor leave behind.
-
-AgentAdmin is a plain ModelAdmin on purpose: the editor wraps its change page with
-agents_core.admin_editor.AgentEditorAdminMixin (policy, locks, versions), which builds on
-the fieldsets and read-only fields defined here.
+signals, tasks and the editor leave behind. The editor wraps AgentAdmin's change page
+(agents_core.admin_editor.AgentEditorAdminMixin: policy, locks, versions), building on the
+fieldsets and read-only fields defined here.
 """
 
 from __future__ import annotations
@@ -44,6 +42,7 @@ from agents_core.serializers import (
     default_options_problems,
 )
 from agents_core.services.agents import subagent_path
+from studio.admin_forms import StudioModelAdmin
 
 
 class RecordAdmin(admin.ModelAdmin):
@@ -193,7 +192,7 @@ class SubAgentInline(BindingInlineMixin, admin.TabularInline):
 
 
 @admin.register(Agent)
-class AgentAdmin(AgentEditorAdminMixin, admin.ModelAdmin):
+class AgentAdmin(AgentEditorAdminMixin, StudioModelAdmin):
     form = AgentAdminForm
     list_display = (
         "slug",
@@ -319,7 +318,7 @@ class ToolCallInline(RecordInline):
 
 
 @admin.register(Thread)
-class ThreadAdmin(admin.ModelAdmin):
+class ThreadAdmin(StudioModelAdmin):
     list_display = ("__str__", "agent", "owner", "resource_id", "last_seq", "updated_at")
     list_filter = ("agent__source", "updated_at")
     search_fields = ("title", "agent__slug", "owner__username", "resource_id")

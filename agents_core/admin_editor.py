@@ -9,7 +9,6 @@ current text, the user's own text kept in the form.
 
 from __future__ import annotations
 
-import json
 from contextvars import ContextVar
 from typing import Any
 
@@ -30,6 +29,7 @@ from agents_core.editor.diff import as_text
 from agents_core.editor.policy import field_ownership
 from agents_core.models import Agent
 from studio.exceptions import ApplicationError
+from studio.json_input import JSONInputError, json_loads
 
 PREFIX = "editor_"
 # Who is viewing the change page, for the read-only lock display (it gets no request).
@@ -47,9 +47,9 @@ def instructions_from_text(text: str, fmt: str) -> Any:
     value: Any = text.replace("\r\n", "\n")
     if fmt == "json":
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}).") from exc
+            value = json_loads(value, max_string_chars=0)
+        except JSONInputError as exc:
+            raise ValidationError(f"Not valid JSON: {exc.message}") from exc
     try:
         return validate_instructions(value)
     except DefinitionError as exc:
