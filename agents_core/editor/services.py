@@ -235,6 +235,10 @@ def _validate(agent: Agent, changes: dict[str, Any], user) -> dict[str, Any]:
         isinstance(clean["model"], str) and valid_model_string(clean["model"])
     ):
         raise _field_error("model", "The model must look like 'provider/model'.")
+    for name in ("name", "model"):  # longer than the column: a 400 here, not a DataError
+        limit = Agent._meta.get_field(name).max_length
+        if len(clean.get(name) or "") > limit:
+            raise _field_error(name, f"The {name} is longer than {limit} characters.")
     descriptions = clean.get("tool_descriptions", {})
     if not isinstance(descriptions, dict) or not all(
         isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in descriptions.items()
