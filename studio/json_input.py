@@ -54,7 +54,6 @@ class JSONInputError(ApplicationError):
             status_code=status_code,
             extra={"errors": [{"path": path, "message": message, **where}]},
         )
-        self.path = path
 
 
 def json_path(parts: Iterable[Any]) -> str:
@@ -316,7 +315,7 @@ def _string_problem(
 # --- storing what tools and models produce ---------------------------------------------------
 def replace_nul(value: Any) -> Any:
     """`value` with every NUL (U+0000) in its strings and keys replaced by U+FFFD: what
-    PostgreSQL's text and jsonb can hold. A value without NUL comes back as it is."""
+    PostgreSQL's text and jsonb can hold (tuples become lists, as in JSON)."""
     if isinstance(value, str):
         return value.replace(NUL, REPLACEMENT) if NUL in value else value
     if isinstance(value, dict):
