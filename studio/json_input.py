@@ -124,7 +124,7 @@ def json_loads(
     if max_string_chars is None:
         max_string_chars = settings.STUDIO_MAX_STRING_CHARS
     text = _decode(data, encoding) if isinstance(data, bytes) else data
-    _check_nesting(text, max_depth)
+    check_nesting(text, max_depth)
     numbers = _Numbers()
     try:
         value = json.loads(
@@ -189,8 +189,10 @@ def _kind(value: Any) -> str:
     return "a number"
 
 
-def _check_nesting(text: str, max_depth: int) -> None:
-    """Refuse text nested deeper than `max_depth` before any parser recurses into it."""
+def check_nesting(text: str, max_depth: int | None = None) -> None:
+    """Refuse JSON text nested deeper than `max_depth` (settings.STUDIO_MAX_JSON_DEPTH)
+    before any parser recurses into it: JSONInputError with the path."""
+    max_depth = settings.STUDIO_MAX_JSON_DEPTH if max_depth is None else max_depth
     outside = _STRING.sub("", text) if '"' in text else text
     if outside.count("[") + outside.count("{") <= max_depth:
         return

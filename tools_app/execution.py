@@ -46,10 +46,11 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
-from studio.json_input import JSONInputError, json_loads, json_path, replace_nul
+from studio.json_input import JSONInputError, check_nesting, json_loads, json_path, replace_nul
 from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
 
 MAX_LOG_CHARS = 64_000
+NUL_NOTE = "[studio] NUL characters (U+0000) in the result are shown as U+FFFD."
 
 
 class ToolSuspended(Exception):  # noqa: N818 - the contract's name
@@ -182,11 +183,12 @@ def _summary(prefix: str, errors: list[dict[str, str]]) -> str:
 
 
 def _json_safe(value: Any) -> Any:
-    """The output as JSON would carry it; a value JSON cannot carry is a tool error."""
+    """The output as JSON carries it, no deeper than STUDIO_MAX_JSON_DEPTH; else a tool error."""
     try:
-        return json.loads(json.dumps(value, allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise ToolError(f"The tool returned a value that is not JSON: {exc}") from None
+        check_nesting(text := json.dumps(value, allow_nan=False))
+        return json.loads(text)
+    except (TypeError, ValueError, RecursionError, JSONInputError) as exc:
+        raise ToolError(f"The tool returned a value the studio cannot keep: {exc}") from None
 
 
 def _without_nul(outcome: ToolOutcome) -> None:
@@ -199,9 +201,6 @@ def _without_nul(outcome: ToolOutcome) -> None:
             for name, value in zip(names, cleaned, strict=True):
                 setattr(outcome, name, value)
             outcome.logs += f"{NUL_NOTE}\n"
-
-
-NUL_NOTE = "[studio] NUL characters (U+0000) in the result are shown as U+FFFD."
 
 
 # --- model output -------------------------------------------------------------------------

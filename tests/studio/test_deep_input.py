@@ -217,3 +217,18 @@ def test_bad_input_text_is_a_rejected_run_with_the_path(api, owner, input_text, 
     assert body["errors"][0]["path"].startswith(path)
     # A rejected input is kept in the history, as typed (as syntax errors are).
     assert ToolRun.objects.get(id=body["id"]).input == input_text
+
+
+@pytest.mark.django_db
+def test_a_tool_output_nested_deeper_than_the_limit_is_a_failed_run(api, owner):
+    code = "value = 'leaf'\nfor _ in range(100):\n    value = [value]\nreturn value"
+    Tool.objects.create(
+        name="deep_output", kind="python", owner=owner, config={"code": code}, timeout_seconds=20
+    )
+
+    response = api.post("/api/tools/deep_output/execute", {"input": {}}, format="json")
+
+    assert response.status_code == 200, response.content[:300]
+    body = response.json()
+    assert body["status"] == "failed" and body["output"] is None
+    assert "nested more than 64 levels" in body["error"]
