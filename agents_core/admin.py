@@ -1,9 +1,7 @@
 """Django admin for agents_core: agents with their bindings, and the records that runs,
-signals, tasks and the editor leave behind.
-
-AgentAdmin is a plain ModelAdmin on purpose: the editor wraps its change page with
-agents_core.admin_editor.AgentEditorAdminMixin (policy, locks, versions), which builds on
-the fieldsets and read-only fields defined here.
+signals, tasks and the editor leave behind. The editor wraps AgentAdmin's change page
+(agents_core.admin_editor.AgentEditorAdminMixin: policy, locks, versions), building on the
+fieldsets and read-only fields defined here.
 """
 
 from __future__ import annotations
@@ -37,6 +35,7 @@ from agents_core.models import (
     ToolCall,
 )
 from agents_core.serializers import default_options_problems
+from studio.admin_forms import StudioModelAdmin
 
 
 class RecordAdmin(admin.ModelAdmin):
@@ -110,7 +109,7 @@ class AgentAdminForm(ModelEndpointsFormMixin, forms.ModelForm):
 
 
 @admin.register(Agent)
-class AgentAdmin(AgentEditorAdminMixin, admin.ModelAdmin):
+class AgentAdmin(AgentEditorAdminMixin, StudioModelAdmin):
     form = AgentAdminForm
     list_display = (
         "slug",
@@ -199,7 +198,7 @@ class ToolCallInline(RecordInline):
 
 
 @admin.register(Thread)
-class ThreadAdmin(admin.ModelAdmin):
+class ThreadAdmin(StudioModelAdmin):
     list_display = ("__str__", "agent", "owner", "resource_id", "last_seq", "updated_at")
     list_filter = ("agent__source", "updated_at")
     search_fields = ("title", "agent__slug", "owner__username", "resource_id")

@@ -9,7 +9,6 @@ form that comes back with an error shows the same values, still disabled.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django import forms
@@ -21,6 +20,7 @@ from agents_core.editor import selectors
 from agents_core.editor.diff import as_text
 from agents_core.editor.humanize import human_time
 from agents_core.models import Agent, Revision
+from studio.json_input import JSONInputError, json_loads
 
 PREFIX = "editor_"
 LOCK_FIELD = f"{PREFIX}lock"
@@ -37,9 +37,9 @@ def instructions_from_text(text: str, fmt: str) -> Any:
     value: Any = text.replace("\r\n", "\n")
     if fmt == "json":
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}).") from exc
+            value = json_loads(value, max_string_chars=0)
+        except JSONInputError as exc:
+            raise ValidationError(f"Not valid JSON: {exc.message}") from exc
     try:
         return validate_instructions(value)
     except DefinitionError as exc:

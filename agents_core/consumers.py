@@ -8,16 +8,17 @@ database before forwarding an event that skips ahead.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from rest_framework import serializers
 
 from agents_core.runtime.events import thread_group
 from agents_core.services import runs as run_services
 from agents_core.services import threads as thread_services
 from studio.exceptions import ApplicationError
+from studio.websocket import Frames, JsonFrameConsumer
 
 
 def _in_thread(fn: Any) -> Any:
@@ -29,7 +30,33 @@ def _in_thread(fn: Any) -> Any:
     return database_sync_to_async(fn, thread_sensitive=connection.vendor == "sqlite")
 
 
-class ThreadConsumer(AsyncJsonWebsocketConsumer):
+class ChatFrame(serializers.Serializer):
+    text = serializers.CharField()
+    options = serializers.DictField(required=False, default=dict)
+
+
+class CallFrame(serializers.Serializer):
+    toolCallId = serializers.CharField(max_length=100)  # noqa: N815 - the protocol's name
+
+
+class ResumeFrame(CallFrame):
+    payload = serializers.JSONField(required=False, allow_null=True, default=None)
+
+
+class ClientToolResultFrame(CallFrame):
+    output = serializers.JSONField(required=False, allow_null=True, default=None)
+    error = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class ThreadConsumer(JsonFrameConsumer):
+    frames: ClassVar[Frames] = {
+        "chat": (ChatFrame, "_chat"),
+        "resume": (ResumeFrame, "_resume"),
+        "abort": (None, "_abort"),
+        "client-tool-result": (ClientToolResultFrame, "_client_tool_result"),
+        "get-partial": (CallFrame, "_get_partial"),
+    }
+
     async def connect(self) -> None:
         self.thread_id = self.scope["url_route"]["kwargs"]["thread_id"]
         self.user = self.scope.get("user")
@@ -106,53 +133,24 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
                 await self._replay(after=self.last_seq, before=seq)
             await self._send_event(event, seq)
 
-    # --- client messages -----------------------------------------------------------------
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        kind = content.get("type") if isinstance(content, dict) else None
-        handler = {
-            "chat": self._chat,
-            "resume": self._resume,
-            "abort": self._abort,
-            "client-tool-result": self._client_tool_result,
-            "get-partial": self._get_partial,
-        }.get(kind)
-        if handler is None:
-            await self._error(f"Unknown message type {kind!r}.", request=kind)
-            return
-        try:
-            await handler(content)
-        except ApplicationError as exc:
-            await self._error(
-                exc.message,
-                request=kind,
-                code=exc.code,
-                **({"errors": exc.extra["errors"]} if "errors" in exc.extra else {}),
-            )
+    # --- client messages (a bad frame gets an error event: studio.websocket) ----------------
+    async def _chat(self, frame: dict[str, Any]) -> None:
+        await _in_thread(_chat)(self.user, self.thread_id, frame["text"], frame["options"])
 
-    async def _error(self, message: str, **fields: Any) -> None:
-        await self.send_json({"type": "error", "message": message, **fields})
-
-    async def _chat(self, content: dict[str, Any]) -> None:
-        await _in_thread(_chat)(
-            self.user, self.thread_id, content.get("text", ""), content.get("options") or {}
-        )
-
-    async def _resume(self, content: dict[str, Any]) -> None:
+    async def _resume(self, frame: dict[str, Any]) -> None:
         await _in_thread(_resume)(
-            self.user, self.thread_id, content.get("toolCallId", ""), content.get("payload")
+            self.user, self.thread_id, frame["toolCallId"], frame.get("payload")
         )
 
-    async def _client_tool_result(self, content: dict[str, Any]) -> None:
-        await _in_thread(_client_tool_result)(
-            self.user, self.thread_id, content.get("toolCallId", ""), content
-        )
+    async def _client_tool_result(self, frame: dict[str, Any]) -> None:
+        await _in_thread(_client_tool_result)(self.user, self.thread_id, frame["toolCallId"], frame)
 
-    async def _abort(self, content: dict[str, Any]) -> None:
+    async def _abort(self, frame: dict[str, Any]) -> None:
         await _in_thread(_abort)(self.user, self.thread_id)
 
-    async def _get_partial(self, content: dict[str, Any]) -> None:
+    async def _get_partial(self, frame: dict[str, Any]) -> None:
         answer = await _in_thread(thread_services.thread_partial)(
-            thread_id=self.thread_id, tool_call_id=str(content.get("toolCallId", ""))
+            thread_id=self.thread_id, tool_call_id=frame["toolCallId"]
         )
         await self.send_json(answer)
 

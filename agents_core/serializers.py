@@ -32,6 +32,8 @@ SUBAGENT_KEY_MESSAGE = (
     "agent-<key>, at most 64 characters."
 )
 TOOL_CHOICES = ("auto", "none", "required")
+# The largest position a binding's PositiveIntegerField column holds.
+POSITION_MAX = 2**31 - 1
 
 
 def _default_model() -> str:
@@ -183,7 +185,10 @@ class ToolBindingInputSerializer(serializers.Serializer):
     description_override = serializers.CharField(allow_blank=True, required=False, default="")
     requires_approval = serializers.BooleanField(required=False, default=False)
     position = serializers.IntegerField(
-        min_value=0, required=False, help_text="Order among the agent's tools (default: last)."
+        min_value=0,
+        max_value=POSITION_MAX,
+        required=False,
+        help_text="Order among the agent's tools (default: last).",
     )
 
     def validate_key(self, value: str) -> str:
@@ -200,7 +205,7 @@ class SubAgentInputSerializer(serializers.Serializer):
         help_text="The model sees the sub-agent as the tool agent-<key>; defaults to its slug.",
     )
     description_override = serializers.CharField(allow_blank=True, required=False, default="")
-    position = serializers.IntegerField(min_value=0, required=False)
+    position = serializers.IntegerField(min_value=0, max_value=POSITION_MAX, required=False)
 
     def validate_key(self, value: str) -> str:
         if not SUBAGENT_KEY.match(value):

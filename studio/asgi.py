@@ -24,10 +24,12 @@ if settings.STUDIO_SERVE_STATIC:
 
     http_app = ASGIStaticFilesHandler(django_asgi_app)
 
-# /mcp/ and /a2a/ are served by the MCP and A2A SDKs' own ASGI apps (tools_app.sources).
+from studio.body_limit import BodyLimit  # noqa: E402
 from tools_app.sources.asgi import SourcesRouter  # noqa: E402
 
-http_app = SourcesRouter(http_app)
+# /mcp/ and /a2a/ are served by the MCP and A2A SDKs' own ASGI apps (tools_app.sources);
+# bodies over STUDIO_MAX_BODY_BYTES get 413 before Django or an SDK reads them.
+http_app = BodyLimit(SourcesRouter(http_app))
 
 application = ProtocolTypeRouter(
     {

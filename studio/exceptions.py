@@ -1,13 +1,10 @@
-"""One domain error, and the DRF exception handler that maps it to HTTP."""
+"""One domain error a user can act on; studio/exception_handler.py maps it to HTTP."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
-from rest_framework import exceptions, status
-from rest_framework.response import Response
-from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework import status
 
 
 class ApplicationError(Exception):
@@ -42,11 +39,11 @@ class Conflict(ApplicationError):
     status_code = status.HTTP_409_CONFLICT
 
 
-def exception_handler(exc: Exception, context: dict) -> Response | None:
-    if isinstance(exc, ApplicationError):
-        body = {"detail": exc.message, "code": exc.code, **exc.extra}
-        return Response(body, status=exc.status_code)
-    if isinstance(exc, DjangoValidationError):
-        detail = exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
-        exc = exceptions.ValidationError(detail)
-    return drf_exception_handler(exc, context)
+def body_too_large(limit: int) -> ApplicationError:
+    message = f"The body is larger than {limit} bytes."
+    return ApplicationError(
+        message,
+        status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        code="body_too_large",
+        extra={"errors": [{"path": "$", "message": message}], "limit": limit},
+    )

@@ -303,17 +303,35 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Signed in first; then a write's body must parse, even where the view reads none.
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "studio.permissions.WellFormedBody",
+    ],
     # DRF's own two, the browsable API without its inline <style> (studio/renderers.py).
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "studio.renderers.BrowsableAPIRenderer",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "studio.exceptions.exception_handler",
+    "EXCEPTION_HANDLER": "studio.exception_handler.exception_handler",
+    # JSON only (the source imports add file uploads themselves), under the limits below.
+    "DEFAULT_PARSER_CLASSES": ["studio.parsers.StudioJSONParser"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
 }
+# --- Limits on input (studio/json_input.py, studio/body_limit.py) --------------------------
+# The largest request body and websocket frame, in bytes. Larger bodies get 413 (JSON)
+# before anything reads them; OpenAPI specs (up to 5 MB as text) must fit.
+STUDIO_MAX_BODY_BYTES = envint("STUDIO_MAX_BODY_BYTES", 8 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = STUDIO_MAX_BODY_BYTES
+# How deep JSON from outside may nest ({"a": [1]} is 2 levels): deeper bodies, frames and
+# JSON form fields are refused before a parser or a validator recurses into them.
+STUDIO_MAX_JSON_DEPTH = envint("STUDIO_MAX_JSON_DEPTH", 64)
+# The longest string (or key) of a JSON body or frame, in characters; the field that
+# carries an OpenAPI spec as text is exempt.
+STUDIO_MAX_STRING_CHARS = envint("STUDIO_MAX_STRING_CHARS", 256 * 1024)
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Agent Studio API",
     "DESCRIPTION": "Build, test and chat with LLM agents.",

@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
 from agents_core.models import Source
+from studio.admin_forms import StudioModelAdmin
 from tools_app.models import Tool, ToolRun, ToolSource
 from tools_app.serializers import TOOL_NAME, TOOL_NAME_MESSAGE, json_schema_problem
 from tools_app.types import ConfigError, all_types, get_type
@@ -83,7 +84,7 @@ class ToolAdminForm(forms.ModelForm):
 
 
 @admin.register(Tool)
-class ToolAdmin(admin.ModelAdmin):
+class ToolAdmin(StudioModelAdmin):
     form = ToolAdminForm
     list_display = (
         "name",
@@ -167,7 +168,7 @@ class ToolRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(ToolSource)
-class ToolSourceAdmin(admin.ModelAdmin):
+class ToolSourceAdmin(StudioModelAdmin):
     list_display = ("name", "kind", "owner", "url", "has_credentials", "imported_at", "created_at")
     list_filter = ("kind", "imported_at")
     search_fields = ("name", "url", "owner__username")

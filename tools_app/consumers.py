@@ -1,16 +1,18 @@
 """/ws/tool-runs/: pushes `{"type": "tool-run", ...ToolRun JSON}` to the signed-in user
-when one of their async tool runs finishes (tools_app.services.runs.tool_run_notify)."""
+when one of their async tool runs finishes (tools_app.services.runs.tool_run_notify).
+
+It takes no messages: any frame a client sends is answered with an error event
+(studio.websocket), and the socket stays open."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
-
+from studio.websocket import JsonFrameConsumer
 from tools_app.services.runs import tool_runs_group
 
 
-class ToolRunConsumer(AsyncJsonWebsocketConsumer):
+class ToolRunConsumer(JsonFrameConsumer):
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:

@@ -33,9 +33,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -46,10 +45,11 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
+from studio.json_input import JSONInputError, check_nesting, json_loads, json_path, replace_nul
 from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
 
 MAX_LOG_CHARS = 64_000
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+NUL_NOTE = "[studio] NUL characters (U+0000) in the result are shown as U+FFFD."
 
 
 class ToolSuspended(Exception):  # noqa: N818 - the contract's name
@@ -136,28 +136,13 @@ class ToolOutcome:
 
 
 # --- parsing and validation ---------------------------------------------------------------
-def json_path(parts: Iterable[Any]) -> str:
-    """`$.items[2].name` from a jsonschema error path."""
-    path = "$"
-    for part in parts:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif _IDENTIFIER.match(str(part)):
-            path += f".{part}"
-        else:
-            path += "[" + json.dumps(str(part)) + "]"
-    return path
-
-
 def parse_input_text(text: str) -> Any:
+    """Input typed as JSON text, held to the limits of all JSON from outside (depth, NUL,
+    numbers: studio.json_input); a syntax error comes with its line and column."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        message = f"Invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        raise InputError(
-            message,
-            errors=[{"path": "$", "message": message, "line": exc.lineno, "column": exc.colno}],
-        ) from None
+        return json_loads(text, max_string_chars=0)
+    except JSONInputError as exc:
+        raise InputError(exc.message, errors=exc.extra["errors"]) from None
 
 
 def schema_errors(schema: dict[str, Any] | None, value: Any) -> list[dict[str, str]]:
@@ -202,11 +187,24 @@ def _summary(prefix: str, errors: list[dict[str, str]]) -> str:
 
 
 def _json_safe(value: Any) -> Any:
-    """The output as JSON would carry it; a value JSON cannot carry is a tool error."""
+    """The output as JSON carries it, no deeper than STUDIO_MAX_JSON_DEPTH; else a tool error."""
     try:
-        return json.loads(json.dumps(value, allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise ToolError(f"The tool returned a value that is not JSON: {exc}") from None
+        check_nesting(text := json.dumps(value, allow_nan=False))
+        return json.loads(text)
+    except (TypeError, ValueError, RecursionError, JSONInputError) as exc:
+        raise ToolError(f"The tool returned a value the studio cannot keep: {exc}") from None
+
+
+def _without_nul(outcome: ToolOutcome) -> None:
+    """NUL (U+0000) cannot be stored: what the tool produced shows U+FFFD, and says so."""
+    names = ("output", "model_output", "error", "errors", "suspend_payload", "logs")
+    values = [getattr(outcome, name) for name in names]
+    if "\\u0000" in json.dumps(values, default=str):
+        cleaned = replace_nul(values)
+        if cleaned != values:  # not only an escaped "\\u0000" written as text
+            for name, value in zip(names, cleaned, strict=True):
+                setattr(outcome, name, value)
+            outcome.logs += f"{NUL_NOTE}\n"
 
 
 # --- model output -------------------------------------------------------------------------
@@ -255,6 +253,7 @@ async def run_tool(tool: Tool, input: Any, context: ExecutionContext | None = No
         outcome = ToolOutcome(status=ToolRunStatus.FAILED, error=_crash_message(exc))
     outcome.duration_ms = round((time.perf_counter() - started) * 1000, 3)
     outcome.logs = context.logs_text()
+    _without_nul(outcome)
     outcome.isolation = context.isolation
     if context.record:
         outcome.tool_run = await sync_to_async(_record)(

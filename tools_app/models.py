@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 
 from agents_core.models import Source
+from studio.fields import NulFreeJSONEncoder, NulFreeTextField
 
 
 class ToolKind(models.TextChoices):
@@ -90,13 +91,14 @@ class ToolRun(models.Model):
         max_length=16, choices=ToolRunStatus.choices, default=ToolRunStatus.PENDING, db_index=True
     )
     mode = models.CharField(max_length=8, choices=ExecutionMode.choices)
-    input = models.JSONField(null=True, blank=True)
-    output = models.JSONField(null=True, blank=True)
-    model_output = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True)
+    # What the tool produced may hold a NUL, which PostgreSQL cannot store: U+FFFD instead.
+    input = models.JSONField(null=True, blank=True, encoder=NulFreeJSONEncoder)
+    output = models.JSONField(null=True, blank=True, encoder=NulFreeJSONEncoder)
+    model_output = models.JSONField(null=True, blank=True, encoder=NulFreeJSONEncoder)
+    error = NulFreeTextField(blank=True)
     # [{"path": "$.city", "message": ...}] for input/output validation failures.
-    errors = models.JSONField(default=list, blank=True)
-    logs = models.TextField(blank=True)
+    errors = models.JSONField(default=list, blank=True, encoder=NulFreeJSONEncoder)
+    logs = NulFreeTextField(blank=True)
     duration_ms = models.FloatField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     # An async run being executed: the process that holds it (`host:pid`) and until when

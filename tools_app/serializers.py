@@ -15,6 +15,7 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import Draft202012Validator, validator_for
 from rest_framework import serializers
 
+from studio.json_input import value_problem
 from tools_app.models import ExecutionMode, Tool
 from tools_app.names import RESERVED_MESSAGE, RESERVED_TOOL_NAMES
 from tools_app.types import ConfigError, get_type
@@ -43,6 +44,11 @@ def json_schema_problem(schema: Any) -> str | None:
     """Why `schema` is not a valid JSON Schema (checked against its meta-schema), or None."""
     if not isinstance(schema, dict):
         return 'A JSON Schema must be a JSON object, for example {"type": "object"}.'
+    # Depth first: the meta-schema check recurses into the schema (and a NUL or a number
+    # beyond a double's range could not be stored anyway).
+    problem = value_problem(schema, max_string_chars=None)
+    if problem is not None:
+        return problem.message
     # Without a default, validator_for silently falls back to the latest draft for an
     # unknown $schema; a typo there deserves an error instead.
     cls = validator_for(schema, default=None)
@@ -64,6 +70,17 @@ def _check_schema(schema: Any) -> Any:
     return schema
 
 
+class BoundedJSONField(serializers.JSONField):
+    """A JSON field whose depth (and NUL, numbers) is checked before DRF or jsonschema
+    walk it: a schema nested 5,000 deep is a field error, not a RecursionError."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        problem = value_problem(data, max_string_chars=None)
+        if problem is not None:
+            raise serializers.ValidationError(problem.message)
+        return super().to_internal_value(data)
+
+
 class ToolInputSerializer(serializers.Serializer):
     """A studio tool as a client creates or replaces it (PATCH: any subset)."""
 
@@ -72,20 +89,20 @@ class ToolInputSerializer(serializers.Serializer):
     kind = serializers.CharField(
         max_length=16, help_text="A registered tool type (/api/tool-types/)."
     )
-    input_schema = serializers.JSONField(
+    input_schema = BoundedJSONField(
         required=False,
         default=dict,
         help_text='JSON Schema of the input; must be an object schema ({"type": "object"}).',
     )
-    output_schema = serializers.JSONField(required=False, allow_null=True, default=None)
+    output_schema = BoundedJSONField(required=False, allow_null=True, default=None)
     execution_mode = serializers.ChoiceField(
         choices=ExecutionMode.choices, required=False, default=ExecutionMode.SYNC
     )
     timeout_seconds = serializers.FloatField(
         min_value=0.1, max_value=3600, required=False, default=30.0
     )
-    config = serializers.JSONField(required=False, default=dict)
-    model_output = serializers.JSONField(required=False, default=dict)
+    config = BoundedJSONField(required=False, default=dict)
+    model_output = BoundedJSONField(required=False, default=dict)
     credentials = serializers.DictField(
         child=serializers.CharField(allow_blank=True, trim_whitespace=False),
         write_only=True,

@@ -65,7 +65,9 @@ class SignalInputSerializer(serializers.Serializer):
 class StateSignalInputSerializer(serializers.Serializer):
     id = serializers.CharField(max_length=200)
     mode = serializers.ChoiceField(choices=["snapshot", "delta"], default="snapshot")
-    cacheKey = serializers.CharField(required=False, allow_blank=True, default="")  # noqa: N815
+    cacheKey = serializers.CharField(  # noqa: N815
+        max_length=200, required=False, allow_blank=True, default=""
+    )
     contents = serializers.JSONField(required=False, default=None)
     value = serializers.JSONField(required=False, default=None)
     delta = serializers.JSONField(required=False, default=None)

@@ -12,6 +12,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from studio.fields import NulFreeJSONEncoder, NulFreeTextField
+
 
 class Source(models.TextChoices):
     CODE = "code", "Code"
@@ -161,7 +163,8 @@ class Message(models.Model):
     )
     role = models.CharField(max_length=16, choices=MessageRole.choices)
     # A list of parts: {"type": "text", "text": ...}, {"type": "tool-call", ...}, ...
-    parts = models.JSONField(default=list)
+    # Model text and tool results may hold a NUL, which PostgreSQL cannot store: U+FFFD.
+    parts = models.JSONField(default=list, encoder=NulFreeJSONEncoder)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -190,8 +193,8 @@ class Run(models.Model):
     options = models.JSONField(default=dict, blank=True)
     step = models.PositiveIntegerField(default=0)
     # What a suspended run needs to continue after a restart.
-    state = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
+    state = models.JSONField(default=dict, blank=True, encoder=NulFreeJSONEncoder)
+    error = NulFreeTextField(blank=True)
     usage = models.JSONField(default=dict, blank=True)
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
@@ -257,14 +260,15 @@ class ToolCall(models.Model):
     status = models.CharField(
         max_length=16, choices=ToolCallStatus.choices, default=ToolCallStatus.STREAMING
     )
-    input_text = models.TextField(blank=True, help_text="The raw argument text the model wrote.")
-    input = models.JSONField(null=True, blank=True)
-    output = models.JSONField(null=True, blank=True)
-    model_output = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    suspend_payload = models.JSONField(null=True, blank=True)
-    resume_payload = models.JSONField(null=True, blank=True)
-    hook_decisions = models.JSONField(default=list, blank=True)
+    # What the model and the tool produced may hold a NUL: stored as U+FFFD (studio.fields).
+    input_text = NulFreeTextField(blank=True, help_text="The raw argument text the model wrote.")
+    input = models.JSONField(null=True, blank=True, encoder=NulFreeJSONEncoder)
+    output = models.JSONField(null=True, blank=True, encoder=NulFreeJSONEncoder)
+    model_output = models.JSONField(null=True, blank=True, encoder=NulFreeJSONEncoder)
+    error = NulFreeTextField(blank=True)
+    suspend_payload = models.JSONField(null=True, blank=True, encoder=NulFreeJSONEncoder)
+    resume_payload = models.JSONField(null=True, blank=True, encoder=NulFreeJSONEncoder)
+    hook_decisions = models.JSONField(default=list, blank=True, encoder=NulFreeJSONEncoder)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -288,7 +292,7 @@ class StreamEvent(models.Model):
     )
     seq = models.BigIntegerField()
     type = models.CharField(max_length=40)
-    payload = models.JSONField(default=dict)
+    payload = models.JSONField(default=dict, encoder=NulFreeJSONEncoder)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from studio.fields import NulFreeCharField, NulFreeTextField
+
 
 class TaskStatus(models.TextChoices):
     PENDING = "pending"
@@ -13,8 +15,9 @@ class TaskStatus(models.TextChoices):
 
 class TaskItem(models.Model):
     thread = models.ForeignKey("agents_core.Thread", on_delete=models.CASCADE, related_name="tasks")
-    title = models.CharField(max_length=300)
-    notes = models.TextField(blank=True)
+    # Written by the task tools from a model's arguments: a NUL is stored as U+FFFD.
+    title = NulFreeCharField(max_length=300)
+    notes = NulFreeTextField(blank=True)
     status = models.CharField(max_length=16, choices=TaskStatus.choices, default=TaskStatus.PENDING)
     position = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -31,6 +31,7 @@ from agents_core.models import StreamEvent, Thread
 from agents_core.runtime import stats
 from agents_core.runtime.db import db_stream, with_reconnect
 from agents_core.runtime.partial_json import compact_patches, merge_patches
+from studio.json_input import replace_nul
 from studio.layers import SyncPublisher, group_send_many, group_send_sync, sync_publisher
 
 logger = logging.getLogger(__name__)
@@ -269,17 +270,7 @@ def _jsonb_body(event: dict[str, Any]) -> str:
     text = json.dumps(event, default=str)
     if "\\u0000" not in text:
         return text
-
-    def clean(value: Any) -> Any:
-        if isinstance(value, str):
-            return value.replace("\x00", "\ufffd")
-        if isinstance(value, dict):
-            return {clean(key): clean(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [clean(item) for item in value]
-        return value
-
-    return json.dumps(clean(event), default=str)
+    return json.dumps(replace_nul(event), default=str)
 
 
 def _store_many_orm(

@@ -7,15 +7,14 @@ parsed value as patches:
     {"op": "append", "path": [...], "value": "t"}   text appended to the string at path
 
 so the work per delta is proportional to the delta, never to what came before, and the
-page applies the patches instead of re-parsing (issue 4, "Measured facts"). Runs of
-string content are taken with one regex match, not character by character.
+page applies the patches instead of re-parsing. Runs of string content are taken with one
+regex match, not character by character.
 
 `value()` is the partial value so far, with the conventions of jiter's
 `partial_mode="trailing-strings"`: an unfinished string is included (without a half
 escape), unfinished keys and literals are left out; an unfinished number shows as its
 longest prefix that reads as a number ("12." as 12, where jiter leaves it out until it
-reads as one). `finish()` checks that the text was one complete JSON
-value and returns it.
+reads as one). `finish()` checks that the text was one complete JSON value and returns it.
 """
 
 from __future__ import annotations
@@ -23,6 +22,8 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+
+from django.conf import settings
 
 _STRING_RUN = re.compile(r'[^"\\]+')
 _SPACE = re.compile(r"[ \t\n\r]+")
@@ -238,9 +239,7 @@ class IncrementalJSONParser:
 
     @staticmethod
     def _number_or_none(text: str) -> int | float | None:
-        if not _COMPLETE_NUMBER.fullmatch(text):
-            return None
-        return json.loads(text)
+        return json.loads(text) if _COMPLETE_NUMBER.fullmatch(text) else None
 
     @staticmethod
     def _partial_number(text: str) -> int | float | None:
@@ -310,6 +309,8 @@ class IncrementalJSONParser:
     def _start_value(self, char: str, index: int) -> None:
         path = self._child_path()
         if char == "{" or char == "[":
+            if len(self.stack) >= settings.STUDIO_MAX_JSON_DEPTH:  # stored and sent as JSON
+                raise PartialJSONError("nested too deeply", self.position + index)
             container: dict | list = {} if char == "{" else []
             self._set(path, {} if char == "{" else [])
             self._attach(path, container)

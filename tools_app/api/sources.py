@@ -12,17 +12,20 @@ from typing import Any
 from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from studio.exceptions import ApplicationError, NotFound
+from studio.parsers import StudioJSONParser
 from tools_app.models import Tool, ToolSource
 from tools_app.models_sources import SourceKind
 from tools_app.sources import a2a, mcp, openapi
 
 TAG = ["sources"]
+# A spec comes as JSON text, or as a file upload (multipart) or a form.
+SPEC_PARSERS = [StudioJSONParser, MultiPartParser, FormParser]
 
 
 # --- shapes ------------------------------------------------------------------------------
@@ -169,7 +172,8 @@ class SourceDetailApi(APIView):
 
 @extend_schema(tags=TAG)
 class OpenApiPreviewApi(APIView):
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    parser_classes = SPEC_PARSERS
+    long_string_fields = ("text",)  # the spec as text: as long as the body allows
 
     @extend_schema(request=SpecInputSerializer)
     def post(self, request: Request) -> Response:
@@ -180,7 +184,8 @@ class OpenApiPreviewApi(APIView):
 
 @extend_schema(tags=TAG)
 class OpenApiImportApi(APIView):
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    parser_classes = SPEC_PARSERS
+    long_string_fields = ("text",)  # the spec as text: as long as the body allows
 
     @extend_schema(request=ImportInputSerializer, responses={201: SourceOutputSerializer})
     def post(self, request: Request) -> Response:
@@ -197,7 +202,8 @@ class OpenApiImportApi(APIView):
 
 @extend_schema(tags=TAG)
 class OpenApiDiffApi(APIView):
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    parser_classes = SPEC_PARSERS
+    long_string_fields = ("text",)  # the spec as text: as long as the body allows
 
     @extend_schema(request=ReimportInputSerializer)
     def post(self, request: Request, source_id: int) -> Response:
@@ -211,7 +217,8 @@ class OpenApiDiffApi(APIView):
 
 @extend_schema(tags=TAG)
 class OpenApiReimportApi(APIView):
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    parser_classes = SPEC_PARSERS
+    long_string_fields = ("text",)  # the spec as text: as long as the body allows
 
     @extend_schema(request=ReimportInputSerializer)
     def post(self, request: Request, source_id: int) -> Response:

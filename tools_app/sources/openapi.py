@@ -13,11 +13,10 @@ from studio.exceptions import ApplicationError
 from tools_app.models import Tool, ToolKind, ToolSource
 from tools_app.models_sources import SourceKind
 from tools_app.sources.common import fetch_text, names_check, set_credentials
+from tools_app.sources.openapi_load import SpecError, spec_load
 from tools_app.sources.openapi_spec import (
     Operation,
-    SpecError,
     server_urls,
-    spec_load,
     spec_operations,
     spec_title,
     spec_validate,

@@ -11,52 +11,18 @@ are resolved, recursion included, is described in tools_app.sources.openapi_sche
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
-import yaml
-
-from tools_app.execution import json_path
+from studio.json_input import json_path
+from tools_app.sources.openapi_load import SpecError
 from tools_app.sources.openapi_schema import SchemaConverter, pointer_get
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 PARAM_GROUPS = ("path", "query", "header", "cookie")
 MAX_ERRORS = 50
-
-
-class SpecError(ValueError):
-    """A spec that cannot be used: `errors` is [{"path": "$.paths...", "message": ...}]."""
-
-    def __init__(self, message: str, errors: list[dict[str, str]] | None = None) -> None:
-        super().__init__(message)
-        self.errors = errors or []
-
-
-# --- loading and validating ------------------------------------------------------------
-def spec_load(text: str | bytes) -> dict[str, Any]:
-    """Parse a pasted or uploaded document (JSON or YAML)."""
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            raise SpecError("The file is not UTF-8 text.") from None
-    if not text.strip():
-        raise SpecError("The spec is empty.")
-    try:
-        document = json.loads(text)
-    except ValueError:
-        try:
-            document = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-            raise SpecError(f"The spec is neither JSON nor YAML{where}: {exc}") from None
-    if not isinstance(document, dict):
-        raise SpecError("The spec must be a JSON/YAML object with an 'openapi' or 'swagger' key.")
-    return document
 
 
 def spec_version(document: dict[str, Any]) -> str:

@@ -146,6 +146,10 @@ def _validate_row(clean: dict[str, Any]) -> None:
         isinstance(clean["model"], str) and valid_model_string(clean["model"])
     ):
         raise field_error("model", "The model must look like 'provider/model'.")
+    for name in ("name", "model"):  # longer than the column: a 400 here, not a DataError
+        limit = Agent._meta.get_field(name).max_length
+        if len(clean.get(name) or "") > limit:
+            raise field_error(name, f"The {name} is longer than {limit} characters.")
 
 
 def _validate_tools(agent: Agent, clean: dict[str, Any], user: Any) -> None:

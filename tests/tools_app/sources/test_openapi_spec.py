@@ -9,10 +9,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from tests.tools_app.sources.servers import pets_spec
+from tools_app.sources.openapi_load import SpecError, spec_load
 from tools_app.sources.openapi_spec import (
-    SpecError,
     operation_name,
-    spec_load,
     spec_operations,
     spec_validate,
 )
