@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db.models import Count
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -29,6 +29,7 @@ from knowledge.services.search import filters_from, knowledge_search
 from knowledge.services.tools import kb_tool_create
 from knowledge.store import get_store
 from studio.exceptions import ApplicationError, NotFound
+from studio.parsers import StudioJSONParser
 from tools_app.serializers import ToolOutputSerializer
 
 TAG = ["knowledge"]
@@ -97,7 +98,7 @@ class DocumentListApi(APIView):
     """GET lists the documents; POST adds: multipart `file` (one or more), or JSON
     `{"url", "depth"?, "max_pages"?}`, or JSON `{"text", "title"?}`."""
 
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    parser_classes = [StudioJSONParser, MultiPartParser, FormParser]
 
     @extend_schema(responses=DocumentOutputSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:

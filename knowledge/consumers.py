@@ -1,19 +1,21 @@
 """/ws/knowledge/<slug>/: the ingestion progress of one of the user's bases, pushed as
 `{"type": "progress", "progress": {...}, "document": {...}|null}` (the first message is
-the current state). Another user's base, or none: closed with 4404 before accepting."""
+the current state). Another user's base, or none: closed with 4404 before accepting. It
+takes no client frames: each one is answered with an error event, and the socket stays
+open."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from knowledge.selectors import kb_get, kb_progress
 from knowledge.services.progress import kb_group
+from studio.websocket import JsonFrameConsumer
 
 
-class KnowledgeProgressConsumer(AsyncJsonWebsocketConsumer):
+class KnowledgeProgressConsumer(JsonFrameConsumer):
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:

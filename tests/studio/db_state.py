@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.apps import apps
 from django.db import connection
 
-APPS = ("agents_core", "tools_app", "auth", "authtoken")
+APPS = ("agents_core", "tools_app", "knowledge", "auth", "authtoken")
 
 
 def db_fingerprint() -> dict[str, tuple[int, str]]:

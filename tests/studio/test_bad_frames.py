@@ -12,6 +12,8 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
 from agents_core.models import Thread
+from knowledge.services.bases import kb_create
+from knowledge.store import get_store
 from studio.routing import websocket_urlpatterns
 from tests.agents_core.factories import AgentFactory
 from tests.studio.db_state import db_fingerprint
@@ -131,6 +133,22 @@ async def test_every_bad_frame_on_the_tool_runs_socket_gets_an_error_and_the_soc
     event = await _refused(comm, '{"type": "chat", "text": "hi"}', "unknown_type", "$.type")
     assert "none" in event["message"]
     await comm.disconnect()
+
+
+async def test_every_bad_frame_on_the_knowledge_socket_gets_an_error_and_the_socket_stays_open(
+    owner,
+):
+    kb = await database_sync_to_async(kb_create)(
+        owner=owner, name="Frames", slug="frames", embedding_model=""
+    )
+    comm = await _connect(f"/ws/knowledge/{kb.slug}/", owner)
+    assert (await comm.receive_json_from(timeout=10))["type"] == "progress"
+
+    for frame, code, path in ANY_SOCKET:
+        await _refused(comm, frame, code, path)
+    await _refused(comm, '{"type": "progress"}', "unknown_type", "$.type")
+    await comm.disconnect()
+    await database_sync_to_async(get_store().drop)(table=kb.table_name)
 
 
 async def test_a_handler_that_fails_answers_with_an_error_event_and_logs_it(

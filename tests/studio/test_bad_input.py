@@ -16,6 +16,9 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from agents_core.models import Revision, Run, Thread, ToolCall
+from knowledge.models import Document
+from knowledge.services.bases import kb_create
+from knowledge.store import get_store
 from tests.agents_core.factories import AgentFactory, AgentToolFactory, SubAgentFactory
 from tests.studio.db_state import db_fingerprint
 from tests.tools_app.factories import ToolFactory
@@ -40,6 +43,8 @@ class World:
     revision: Any
     openapi: Any
     mcp: Any
+    kb: Any
+    document: Any
 
 
 @dataclass
@@ -62,6 +67,10 @@ def _thread(tail: str = "") -> Callable[[World], str]:
 
 def _run(tail: str) -> Callable[[World], str]:
     return lambda w: f"/api/runs/{w.run.pk}/{tail}"
+
+
+def _kb(tail: str = "") -> Callable[[World], str]:
+    return lambda w: f"/api/knowledge/{w.kb.slug}/{tail}"
 
 
 AGENT = {
@@ -239,6 +248,27 @@ ROUTES: dict[tuple[str, str, str], Route] = {
         lambda w: f"/api/sources/{w.mcp.pk}/mcp/pick",
         {"picks": [{"remote_name": "echo", "name": "mcp_echo"}]},
     ),
+    ("knowledge-list", "post", ""): Route(
+        lambda w: "/api/knowledge/",
+        {"name": "Docs", "slug": "docs-new", "description": "d", "embedding_model": ""},
+    ),
+    ("knowledge-detail", "patch", ""): Route(_kb(), {"name": "Docs", "description": "d"}),
+    ("knowledge-document-list", "post", ""): Route(
+        _kb("documents/"), {"text": "Hello there.", "title": "Greeting"}, long_fields=("text",)
+    ),
+    ("knowledge-document-reindex", "post", ""): Route(
+        lambda w: f"/api/knowledge/{w.kb.slug}/documents/{w.document.pk}/reindex", NO_BODY
+    ),
+    ("knowledge-search", "post", ""): Route(
+        _kb("search"),
+        {"query": "hello", "k": 3, "mode": "fts", "filters": {"kinds": ["text"]}},
+        numbers=["k"],
+    ),
+    ("knowledge-cancel", "post", ""): Route(_kb("cancel"), NO_BODY),
+    ("knowledge-tool", "post", ""): Route(
+        _kb("tool"), {"name": "kb_search", "description": "Searches.", "k": 3}, numbers=["k"]
+    ),
+    ("url-check", "post", ""): Route(lambda w: "/api/url-check", {"url": "https://example.com/"}),
     ("a2a-add", "post", ""): Route(
         lambda w: "/api/sources/a2a/",
         {
@@ -387,7 +417,7 @@ def echo_type() -> Iterator[None]:
 
 
 @pytest.fixture
-def world(owner, echo_type) -> World:
+def world(owner, echo_type) -> Iterator[World]:
     agent = AgentFactory(slug="bad-agent", owner=owner)
     child = AgentFactory(slug="bad-child", owner=owner)
     AgentFactory(slug="bad-other", owner=owner)
@@ -415,7 +445,10 @@ def world(owner, echo_type) -> World:
         url="http://127.0.0.1:9/mcp",
         document={"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]},
     )
-    return World(agent, thread, run, revision, openapi, mcp)
+    kb = kb_create(owner=owner, name="Bad docs", slug="bad-docs", embedding_model="")
+    document = Document.objects.create(kb=kb, kind="text", title="t", status="ready")
+    yield World(agent, thread, run, revision, openapi, mcp, kb, document)
+    get_store().drop(table=kb.table_name)
 
 
 def _write_routes() -> set[tuple[str, str]]:
