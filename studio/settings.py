@@ -23,8 +23,16 @@ from studio.env import envbool, envchoice, envfloat, envint, envlist, envsecret,
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-EMBEDDED = envbool("STUDIO_EMBEDDED", False)
 DATA_DIR = Path(os.environ.get("STUDIO_DATA_DIR") or BASE_DIR / ".studio")
+# Embedded mode when asked (make run), or when nothing says otherwise: no secret and no
+# database configured, in a checkout where the embedded studio already made its secret.
+# So a fresh shell's `manage.py` command after `make run` reaches that studio's data.
+_NOTHING_CONFIGURED = not any(
+    os.environ.get(name) for name in ("SECRET_KEY", "SECRET_KEY_FILE", "DATABASE_URL")
+)
+EMBEDDED = envbool(
+    "STUDIO_EMBEDDED", _NOTHING_CONFIGURED and (DATA_DIR / "secret_key").is_file()
+)
 
 DEBUG = envbool("DEBUG", EMBEDDED)
 

@@ -106,3 +106,63 @@ def test_services_settings_use_postgres_redis_and_keep_debug_off(tmp_path):
     assert settings["embedded_worker"] is False
     assert settings["secret_key"] == "a-secret-from-the-environment"
     assert settings["debug"] is False
+
+
+def test_with_nothing_configured_a_checkout_that_ran_make_run_reads_its_embedded_studio(tmp_path):
+    (tmp_path / "secret_key").write_text("made-by-make-run")
+    settings = report(STUDIO_DATA_DIR=str(tmp_path))
+
+    assert settings["engine"] == "django.db.backends.sqlite3"
+    assert settings["db_name"] == str(tmp_path / "db.sqlite3")
+    assert settings["secret_key"] == "made-by-make-run"
+
+
+def test_a_configured_database_never_falls_back_to_the_embedded_studio(tmp_path):
+    (tmp_path / "secret_key").write_text("made-by-make-run")
+    result = read_settings(
+        STUDIO_DATA_DIR=str(tmp_path), DATABASE_URL="postgres://postgres@127.0.0.1/x"
+    )
+
+    assert result.returncode != 0
+    assert "SECRET_KEY is not set" in result.stderr
+
+
+def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
+    clean.update(env)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_a_command_of_an_unconfigured_studio_says_what_to_set_in_one_line(tmp_path):
+    result = manage("tool", "execute", "weather_lookup", "{}", STUDIO_DATA_DIR=str(tmp_path))
+
+    assert result.returncode == 3
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "Agent Studio is not configured: SECRET_KEY is not set. Set SECRET_KEY (or "
+        "SECRET_KEY_FILE), or run the embedded studio with STUDIO_EMBEDDED=1 (make run)."
+    ]
+
+
+def test_a_command_against_a_database_never_migrated_says_so_in_one_line(tmp_path):
+    result = manage(
+        "tool",
+        "execute",
+        "weather_lookup",
+        '{"city": "Paris"}',
+        STUDIO_EMBEDDED="1",
+        STUDIO_DATA_DIR=str(tmp_path),
+    )
+
+    assert result.returncode == 3
+    assert "Traceback" not in result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("The studio's database is not ready (no such table")
+    assert line.endswith("start it once with `make run`, or run `python manage.py migrate`.")
