@@ -337,6 +337,9 @@ def test_the_admin_refuses_a_refused_base_on_a_studio_agents_change_page(staff, 
     agent = AgentFactory(slug="probe", owner=admin_user, model="openai/gpt-4o-mini")
     url = f"/admin/agents_core/agent/{agent.pk}/change/"
     page = staff.get(url)
+    # The page's edit-lock session: each later load of the page continues it, as the same
+    # tab does (a plain reload would be a second session, refused while this one is live).
+    session = f"{url}?editor_lock={page.context['adminform'].form['editor_lock'].value()}"
 
     response = staff.post(
         url,
@@ -349,15 +352,15 @@ def test_the_admin_refuses_a_refused_base_on_a_studio_agents_change_page(staff, 
     agent.refresh_from_db()
     assert agent.default_options == {}
     # The model is the editor's field there: a self-hosted one needs a listed base too.
-    response = staff.post(url, _change_form(staff.get(url), editor_model="ollama/llama3"))
+    response = staff.post(url, _change_form(staff.get(session), editor_model="ollama/llama3"))
     assert response.status_code == 200
     assert "ollama/ models" in response.context["adminform"].form.errors["editor_model"][0]
     agent.refresh_from_db()
     assert (agent.model, agent.version) == ("openai/gpt-4o-mini", 1)
     # With a listed base saved beside it, the same change is saved.
-    page = staff.get(url)
+    page = staff.get(session)
     staff.post(url, _change_form(page, metadata='{"api_base": "http://127.0.0.1:11434"}'))
-    response = staff.post(url, _change_form(staff.get(url), editor_model="ollama/llama3"))
+    response = staff.post(url, _change_form(staff.get(session), editor_model="ollama/llama3"))
     assert response.status_code == 302
     agent.refresh_from_db()
     assert (agent.model, agent.metadata) == (

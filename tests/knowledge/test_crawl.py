@@ -76,8 +76,8 @@ def ingest_queued(kb) -> None:
 
 
 def test_a_site_is_crawled_to_its_depth_within_the_cap_honouring_robots(fts_kb, settings):
-    settings.STUDIO_ALLOW_LOOPBACK_FETCH = True
     with local_site(SITE) as (base, seen):
+        settings.STUDIO_PRIVATE_NETWORKS = [base.removeprefix("http://")]  # that port only
         root = document_add_url(kb=fts_kb, url=f"{base}/", depth=1, max_pages=3)
         ingest_queued(fts_kb)
     documents = Document.objects.filter(kb=fts_kb).order_by("id")
@@ -93,8 +93,8 @@ def test_a_site_is_crawled_to_its_depth_within_the_cap_honouring_robots(fts_kb, 
 
 
 def test_a_page_robots_txt_forbids_fails_with_the_reason(fts_kb, settings):
-    settings.STUDIO_ALLOW_LOOPBACK_FETCH = True
     with local_site(SITE) as (base, seen):
+        settings.STUDIO_PRIVATE_NETWORKS = [base.removeprefix("http://")]  # that port only
         document = document_add_url(kb=fts_kb, url=f"{base}/private/secret")
         document_ingest(document_id=document.id)
     document.refresh_from_db()
@@ -103,9 +103,9 @@ def test_a_page_robots_txt_forbids_fails_with_the_reason(fts_kb, settings):
 
 
 def test_re_fetching_a_changed_page_rewrites_only_what_changed(fts_kb, settings):
-    settings.STUDIO_ALLOW_LOOPBACK_FETCH = True
     pages = dict(SITE)
     with local_site(pages) as (base, _):
+        settings.STUDIO_PRIVATE_NETWORKS = [base.removeprefix("http://")]  # that port only
         document = document_add_url(kb=fts_kb, url=f"{base}/b")
         document_ingest(document_id=document.id)
         pages["/b"] = make_html("Page B", [("Beta", "Beta page about lantern lenses now.")])
