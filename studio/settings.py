@@ -30,9 +30,7 @@ DATA_DIR = Path(os.environ.get("STUDIO_DATA_DIR") or BASE_DIR / ".studio")
 _NOTHING_CONFIGURED = not any(
     os.environ.get(name) for name in ("SECRET_KEY", "SECRET_KEY_FILE", "DATABASE_URL")
 )
-EMBEDDED = envbool(
-    "STUDIO_EMBEDDED", _NOTHING_CONFIGURED and (DATA_DIR / "secret_key").is_file()
-)
+EMBEDDED = envbool("STUDIO_EMBEDDED", _NOTHING_CONFIGURED and (DATA_DIR / "secret_key").is_file())
 
 DEBUG = envbool("DEBUG", EMBEDDED)
 
