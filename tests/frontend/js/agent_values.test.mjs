@@ -51,6 +51,13 @@ describe("saving only what changed", () => {
     });
   });
 
+  test("a tool added in the studio and switched off is dropped, not removed from code", () => {
+    const state = structuredClone(CODE_AGENT);
+    state.tools.push({ key: "words", tool: "dictionary", origin: "added", active: true, description: "", code_description: "" });
+    const form = edit(state, (values) => { values.active.words = false; });
+    assert.deepEqual(savePayload(form), { version: 4, tools_removed: [], tools_added: {} });
+  });
+
   test("a description back to the code text clears the override", () => {
     const state = structuredClone(CODE_AGENT);
     Object.assign(state.tools[0], { description: "Finds the weather.", overridden: true });
