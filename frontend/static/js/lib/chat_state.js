@@ -39,7 +39,6 @@ export class ChatState {
     this.awaitingRun = false; // a message was sent and its run-start has not come yet
     this.tasks = [];
     this.userTextByRun = new Map(); // from /messages/, for run-start events without the text
-    this.localCount = 0;
     this.out = [];
   }
 
