@@ -7,7 +7,7 @@ const $ = (id) => document.getElementById(id);
 const ago = (iso) => (iso ? timeAgo(iso) : "");
 
 // [mode, text]: mode is readonly, mine, yours (this user's other tab), other, expired or free.
-export function lockText(lock, { canEdit }) {
+function lockText(lock, { canEdit }) {
   const info = lock.info;
   if (!canEdit) return ["readonly", "You can read this agent but not edit it."];
   if (lock.mine) {

@@ -52,7 +52,7 @@ export function renderThreads({ agent, threads, error, currentId, chatUrl }) {
 }
 
 // Prompts that exercise the agent's tools and sub-agents.
-export function promptsFor(agent) {
+function promptsFor(agent) {
   const prompts = [];
   for (const name of agent.tools) {
     if (name === "ask_user") prompts.push("Ask me which city to check, options: Paris, Tokyo or Sydney");

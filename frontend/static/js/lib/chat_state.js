@@ -20,7 +20,7 @@
 import * as calls from "./chat_calls.js";
 import { formatJson } from "./format.js";
 
-export const RUN_ENDED = Object.freeze(["completed", "failed", "aborted", "error"]);
+const RUN_ENDED = Object.freeze(["completed", "failed", "aborted", "error"]);
 
 export class ChatState {
   // autoResume: the agent's default for suspended calls; inlineSignals: false when the

@@ -120,7 +120,7 @@ export class ChatView {
 }
 
 // "3 steps · 120 tokens · finished: length"
-export function finishFacts(finish) {
+function finishFacts(finish) {
   if (!finish) return "";
   const facts = [];
   if (finish.steps) facts.push(`${finish.steps} step${finish.steps === 1 ? "" : "s"}`);

@@ -5,7 +5,7 @@
 //   h("a", { class: "chip", href, dataset: { key }, onclick: fn }, "text", child, [more])
 //
 // Attributes: null, undefined and false are left out; true sets an empty attribute;
-// `class`, `text` (textContent) and `dataset` (an object) are shorthands; `on<event>` takes
+// `class` and `dataset` (an object) are shorthands; `on<event>` takes
 // a function only (a string would be inline script); `value` and `checked` are set as
 // properties once the children are in (a <select> needs its options first; a <textarea>
 // has no value attribute).
@@ -20,7 +20,7 @@ function nodeOf(child) {
 }
 
 // The children to insert: nested arrays flattened, absent values skipped.
-export function childNodes(children) {
+function childNodes(children) {
   return children.flat(Infinity).filter((child) => !absent(child)).map(nodeOf);
 }
 
@@ -30,7 +30,6 @@ export function h(tag, attrs = {}, ...children) {
   for (const [key, value] of Object.entries(attrs || {})) {
     if (absent(value)) continue;
     if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
     else if (key === "dataset") Object.assign(node.dataset, value);
     else if (key.startsWith("on")) {
       if (typeof value === "function") node.addEventListener(key.slice(2), value);
@@ -46,11 +45,5 @@ export function h(tag, attrs = {}, ...children) {
 // replaceChildren, which would print "null"); returns the node.
 export function fill(node, ...children) {
   node.replaceChildren(...childNodes(children));
-  return node;
-}
-
-// Removes every child of `node`; returns the node.
-export function clear(node) {
-  node.replaceChildren();
   return node;
 }
