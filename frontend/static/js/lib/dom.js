@@ -5,10 +5,10 @@
 //   h("a", { class: "chip", href, dataset: { key }, onclick: fn }, "text", child, [more])
 //
 // Attributes: null, undefined and false are left out; true sets an empty attribute;
-// `class` and `dataset` (an object) are shorthands; `on<event>` takes
-// a function only (a string would be inline script); `value` and `checked` are set as
-// properties once the children are in (a <select> needs its options first; a <textarea>
-// has no value attribute).
+// `class` and `dataset` (an object) are shorthands; `on<event>` takes a function only (a
+// string would be inline script); `value` and `checked` are set as properties once the
+// children are in (a <select> needs its options first; a <textarea> has no value
+// attribute).
 
 const PROPERTIES = new Set(["value", "checked"]);
 
