@@ -42,7 +42,9 @@ const chat = new ChatState({
   autoResume: Boolean(agent?.defaultOptions?.autoResume),
   inlineSignals: !$("inbox-panel")?.dataset.module,
 });
-const view = new ChatView(conversation, { agentName: agent?.name || "Agent", chatUrl, onAnswer: resume });
+const view = new ChatView(conversation, {
+  agentName: agent?.name || "Agent", toolKinds: agent?.toolKinds || {}, chatUrl, onAnswer: resume,
+});
 const eventLog = new EventLog();
 
 // Lets other modules (the inbox) follow the stream without touching this file.

@@ -4,15 +4,32 @@
 // suspended call needs (ask_user, submit_plan, approval, client function).
 
 import { CALL_STATUSES, hookVerdict } from "./chat_calls.js";
-import { answeredNode, buildWidget } from "./chat_widgets.js";
 import { valueNode } from "./chat_render.js";
+import { answeredNode, buildWidget } from "./chat_widgets.js";
+import { isKnowledgeResult, renderCitations } from "./citations.js";
 import { fill, h } from "./dom.js";
 import { formatDuration, formatInline, formatJson } from "./format.js";
 
+// Result renderers keyed by the tool's kind: (output) -> Node. A tool whose kind is not
+// known to the page is still matched by the `kind` its output declares.
+const RESULT_RENDERERS = new Map([["knowledge_search", renderCitations]]);
+
+export function registerResultRenderer(kind, render) {
+  RESULT_RENDERERS.set(kind, render);
+}
+
+function resultRenderer(toolKind, output) {
+  if (toolKind && RESULT_RENDERERS.has(toolKind)) return RESULT_RENDERERS.get(toolKind);
+  if (isKnowledgeResult(output)) return RESULT_RENDERERS.get("knowledge_search");
+  return null;
+}
+
 export class ToolCard {
-  // onAnswer(callId, payload) -> promise: sends the answer of a widget.
-  constructor(call, { chatUrl = "/chat/", onAnswer = async () => {} } = {}) {
+  // toolKind: the bound tool's kind (it picks a result renderer); onAnswer(callId,
+  // payload) -> promise: sends the answer of a widget.
+  constructor(call, { toolKind = null, chatUrl = "/chat/", onAnswer = async () => {} } = {}) {
     this.call = call;
+    this.toolKind = toolKind;
     this.chatUrl = chatUrl;
     this.onAnswer = onAnswer;
     this.rows = new Map(); // top-level key -> {row, valueEl, kind}
@@ -194,8 +211,10 @@ export class ToolCard {
     const outcome = this.call.outcome;
     let body;
     if (outcome.kind === "result") {
-      body = [h("div", { class: "tool-result-label" }, "Result"),
-        outcome.hidden ? h("div", { class: "muted" }, "Output hidden: its display transform failed.") : valueNode(outcome.output)];
+      const render = outcome.hidden ? null : resultRenderer(this.toolKind, outcome.output);
+      body = [h("div", { class: "tool-result-label" }, render ? "Sources" : "Result"),
+        outcome.hidden ? h("div", { class: "muted" }, "Output hidden: its display transform failed.")
+          : render ? render(outcome.output) : valueNode(outcome.output)];
       if (outcome.modelOutput !== undefined && JSON.stringify(outcome.modelOutput) !== JSON.stringify(outcome.output)) {
         body.push(h("details", { class: "model-output" }, h("summary", {}, "What the model sees"), valueNode(outcome.modelOutput)));
       }

@@ -24,10 +24,12 @@ const DRAW = {
 };
 
 export class ChatView {
-  // agentName: for the turns' avatar; onAnswer(callId, payload) sends a widget's answer.
-  constructor(conversation, { agentName = "Agent", chatUrl = "/chat/", onAnswer } = {}) {
+  // agentName: for the turns' avatar; toolKinds: {tool key: kind} of the agent's tools;
+  // onAnswer(callId, payload) sends a widget's answer.
+  constructor(conversation, { agentName = "Agent", toolKinds = {}, chatUrl = "/chat/", onAnswer } = {}) {
     this.conversation = conversation;
     this.agentName = agentName;
+    this.toolKinds = toolKinds;
     this.cardOptions = { chatUrl, onAnswer };
     this.bubbles = new Map(); // message id -> bubble
     this.turns = new Map(); // run id -> {element, body, foot, segment}
@@ -104,7 +106,7 @@ export class ChatView {
   drawCall(change) {
     const { call } = change;
     if (change.aspect === "created") {
-      const card = new ToolCard(call, this.cardOptions);
+      const card = new ToolCard(call, { ...this.cardOptions, toolKind: this.toolKinds[call.toolName] });
       this.cards.set(call.id, card);
       this.append(card.element, this.turns.get(call.runId));
       return;
