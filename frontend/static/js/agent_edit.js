@@ -4,11 +4,17 @@
 // code, and revisions with diffs. The server decides what is editable and refuses stale
 // saves and writes from any session but the lock's; this page only shows it.
 
+import { renderLockBar } from "./lib/agent_lockbar.js";
+import { RevisionList, renderDiff } from "./lib/agent_revisions.js";
+import {
+  addToolProblem, allTools as toolsOf, asText, dirtyFields as changedFields, reapplyEdit, savePayload, toolBadge,
+  valuesOf,
+} from "./lib/agent_values.js";
 import { ApiError, api, listOf } from "./lib/api.js";
+import { fill, h } from "./lib/dom.js";
 import { EditLockSession } from "./lib/edit_lock.js";
 import { fullTime, timeAgo } from "./lib/format.js";
 import { lineDiff } from "./lib/line_diff.js";
-import { merge3 } from "./lib/merge.js";
 
 const config = JSON.parse(document.getElementById("editor-config").textContent);
 const $ = (id) => document.getElementById(id);
@@ -40,24 +46,10 @@ async function call(url, { method = "GET", body } = {}) {
 }
 
 // --- values -------------------------------------------------------------------------------
-const asText = (value) => (value == null ? "" : typeof value === "string" ? value : JSON.stringify(value, null, 2));
 const ago = (iso) => (iso ? timeAgo(iso) : "");
 const editable = (field) => state.ownership[field] === "editor";
-
-function valuesOf(s) {
-  const descriptions = {};
-  const active = {};
-  for (const tool of s.tools) {
-    descriptions[tool.key] = tool.description;
-    active[tool.key] = tool.active;
-  }
-  return {
-    name: s.name, model: s.model, description: s.description,
-    instructions: asText(s.instructions.effective),
-    format: typeof s.instructions.effective === "string" ? "text" : "json",
-    descriptions, active,
-  };
-}
+const allTools = () => toolsOf(state, pending);
+const dirtyFields = (values) => changedFields({ state, base, values, pending });
 
 function formValues() {
   const values = structuredClone(base);
@@ -70,49 +62,6 @@ function formValues() {
     if (toggle) values.active[key] = toggle.checked;
   }
   return values;
-}
-
-function dirtyFields(values) {
-  const dirty = [];
-  if (values.instructions !== base.instructions) dirty.push("instructions");
-  if (!state.source || state.source === "studio") {
-    for (const name of ["name", "model", "description"]) if (values[name] !== base[name]) dirty.push(name);
-  }
-  for (const key of Object.keys(values.descriptions)) {
-    if ((values.descriptions[key] || "").trim() !== (base.descriptions[key] || "").trim()) dirty.push(`desc:${key}`);
-  }
-  for (const key of Object.keys(values.active)) {
-    if (key in pending) dirty.push(`add:${key}`);
-    else if (values.active[key] !== base.active[key]) dirty.push(`active:${key}`);
-  }
-  return dirty;
-}
-
-function payload(values) {
-  const data = { version: state.version };
-  const dirty = dirtyFields(values);
-  if (dirty.includes("instructions")) {
-    data.instructions = values.format === "json" ? JSON.parse(values.instructions) : values.instructions;
-  }
-  for (const name of ["name", "model", "description"]) if (dirty.includes(name)) data[name] = values[name];
-  const descriptions = {};
-  for (const tool of allTools()) {
-    if (!dirty.includes(`desc:${tool.key}`)) continue;
-    const text = (values.descriptions[tool.key] || "").trim();
-    descriptions[tool.key] = !text || text === tool.code_description.trim() ? null : text;
-  }
-  if (Object.keys(descriptions).length) data.tool_descriptions = descriptions;
-  if (dirty.some((d) => d.startsWith("active:") || d.startsWith("add:"))) {
-    const kept = allTools().filter((t) => values.active[t.key]);
-    if (state.source === "code") {
-      // Code agents store a delta from code: what is switched off, and what is added.
-      data.tools_removed = state.tools.filter((t) => t.origin !== "added" && !values.active[t.key]).map((t) => t.key);
-      data.tools_added = Object.fromEntries(kept.filter((t) => t.origin === "added" || t.origin === "new").map((t) => [t.key, t.tool]));
-    } else {
-      data.tools = Object.fromEntries(kept.map((t) => [t.key, t.tool]));
-    }
-  }
-  return data;
 }
 
 // --- rendering ----------------------------------------------------------------------------
@@ -186,82 +135,43 @@ function setBadge(el, text, cls) {
   el.textContent = text;
   el.className = `badge ${cls}`;
   el.hidden = !text;
-}
-
-// The server's tool rows and the ones being added (origin "new").
-function allTools() {
-  const adding = Object.entries(pending).map(([key, p]) => ({
-    key, tool: p.tool, origin: "new", active: true, code_description: p.description,
-    description: p.description, overridden: false,
-  }));
-  return [...state.tools, ...adding];
+  return el;
 }
 
 function renderTools() {
-  const list = $("tool-rows");
-  list.replaceChildren();
   const membership = editable("tools");
   $("add-tool").hidden = !membership || !canWrite();
   if (membership && canWrite()) loadCatalog();
   $("tools-note").textContent = editable("tool_descriptions")
     ? "Descriptions the model sees. Empty = the tool's own description."
     : "Code owns the tool descriptions of this agent.";
-  if (!allTools().length) list.append(Object.assign(document.createElement("li"), { className: "muted", textContent: "No tools." }));
-  for (const tool of allTools()) {
-    const li = document.createElement("li");
-    li.className = "tool-row";
-    li.dataset.key = tool.key;
-    const head = document.createElement("div");
-    head.className = "field-head";
-    if (membership) {
-      const toggle = document.createElement("input");
-      toggle.type = "checkbox";
-      toggle.checked = tool.active;
-      toggle.title = "The agent has this tool";
-      toggle.setAttribute("aria-label", `The agent has ${tool.key}`);
-      toggle.disabled = !canWrite();
-      toggle.addEventListener("change", () => {
-        if (tool.origin !== "new") return updateSaveButton();
-        delete pending[tool.key]; // un-adding a tool that was never saved
-        adopt(state, { keep: formValues() });
-      });
-      head.append(toggle);
-    }
-    head.append(Object.assign(document.createElement("strong"), { textContent: tool.key }));
-    head.append(Object.assign(document.createElement("code"), { className: "muted", textContent: tool.tool }));
-    const badge = document.createElement("span");
-    if (tool.origin === "new") setBadge(badge, "New · not saved yet", "badge-new");
-    else if (!tool.active) setBadge(badge, "Removed", "badge-locked");
-    else if (tool.origin === "added") setBadge(badge, "Added in the studio", "badge-new");
-    else if (tool.overridden && state.source === "code") setBadge(badge, "Overridden", "badge-overridden");
-    else setBadge(badge, "", "");
-    head.append(badge, Object.assign(document.createElement("span"), { className: "grow" }));
-    if (tool.overridden && state.source === "code" && editable("tool_descriptions")) {
-      const reset = Object.assign(document.createElement("button"), {
-        type: "button", className: "link-button", disabled: !canWrite(),
-        textContent: tool.origin === "added" ? "Reset description" : "Reset to code",
-      });
-      reset.addEventListener("click", () => resetField("tool_descriptions", tool.key));
-      head.append(reset);
-    }
-    const pair = document.createElement("div");
-    pair.className = "side-by-side" + (tool.overridden && state.source === "code" ? " paired" : "");
-    const area = Object.assign(document.createElement("textarea"), {
-      rows: 2, value: tool.description, disabled: !canWrite() || !editable("tool_descriptions"),
-    });
-    area.setAttribute("aria-label", `Description of ${tool.key}`);
-    area.addEventListener("input", updateSaveButton);
-    pair.append(area);
-    if (tool.overridden && state.source === "code") {
-      const codeDesc = document.createElement("div");
-      codeDesc.className = "code-pane";
-      codeDesc.append(Object.assign(document.createElement("span"), { className: "pane-title", textContent: "Code value" }));
-      codeDesc.append(Object.assign(document.createElement("pre"), { textContent: tool.code_description }));
-      pair.append(codeDesc);
-    }
-    li.append(head, pair);
-    list.append(li);
-  }
+  const tools = allTools();
+  fill($("tool-rows"), tools.length ? tools.map(toolRow) : h("li", { class: "muted" }, "No tools."));
+}
+
+function toolRow(tool) {
+  const paired = tool.overridden && state.source === "code";
+  const toggle = editable("tools") ? h("input", {
+    type: "checkbox", checked: tool.active, title: "The agent has this tool", "aria-label": `The agent has ${tool.key}`,
+    disabled: !canWrite(),
+    onchange: () => {
+      if (tool.origin !== "new") return updateSaveButton();
+      delete pending[tool.key]; // un-adding a tool that was never saved
+      adopt(state, { keep: formValues() });
+    },
+  }) : null;
+  const reset = paired && editable("tool_descriptions") ? h("button", {
+    type: "button", class: "link-button", disabled: !canWrite(), onclick: () => resetField("tool_descriptions", tool.key),
+  }, tool.origin === "added" ? "Reset description" : "Reset to code") : null;
+  return h("li", { class: "tool-row", dataset: { key: tool.key } },
+    h("div", { class: "field-head" }, toggle, h("strong", {}, tool.key), h("code", { class: "muted" }, tool.tool),
+      setBadge(h("span"), ...toolBadge(tool, state.source)), h("span", { class: "grow" }), reset),
+    h("div", { class: `side-by-side${paired ? " paired" : ""}` },
+      h("textarea", {
+        rows: 2, value: tool.description, disabled: !canWrite() || !editable("tool_descriptions"),
+        "aria-label": `Description of ${tool.key}`, oninput: updateSaveButton,
+      }),
+      paired ? h("div", { class: "code-pane" }, h("span", { class: "pane-title" }, "Code value"), h("pre", {}, tool.code_description)) : null));
 }
 
 function updateSaveButton() {
@@ -283,7 +193,7 @@ async function save(event) {
   const values = formValues();
   let data;
   try {
-    data = payload(values);
+    data = savePayload({ state, base, values, pending });
   } catch (err) {
     $("instructions-error").textContent = `Not valid JSON: ${err.message}`;
     return;
@@ -320,13 +230,10 @@ function showConflict(body, mine) {
     `after you opened this page (you started from version ${body.your_version}). Nothing was overwritten.`;
   $("conflict-version").textContent = current.version;
   const currentText = asText(current.instructions.effective);
-  // Re-applying replays the user's edit (from the text they started with) onto the current
-  // text; when both touched the same lines, the user's lines win and the diff shows it.
-  const merged = mine.instructions === base.instructions ? currentText : merge3(base.instructions, mine.instructions, currentText);
-  const result = merged ?? mine.instructions;
+  const { text: result, clean } = reapplyEdit(base.instructions, mine.instructions, currentText);
   $("conflict-current").textContent = currentText;
   $("conflict-mine").textContent = mine.instructions;
-  $("conflict-note").textContent = merged !== null
+  $("conflict-note").textContent = clean
     ? "Your change and theirs touch different lines: re-applying keeps both."
     : "Your change and theirs touch the same lines: re-applying puts your lines in place of theirs.";
   renderDiff($("conflict-diff"), [{ field: "instructions", lines: lineDiff(currentText, result) }]);
@@ -364,75 +271,18 @@ async function resetField(field, key) {
   }
 }
 
-function renderDiff(container, entries) {
-  container.replaceChildren();
-  if (!entries.length) container.append(Object.assign(document.createElement("p"), { className: "muted", textContent: "No changes." }));
-  for (const entry of entries) {
-    const block = document.createElement("div");
-    block.className = "diff-block";
-    const title = Object.assign(document.createElement("div"), { className: "diff-field", textContent: entry.field });
-    if (entry.note) title.append(Object.assign(document.createElement("span"), { className: "diff-note", textContent: ` · ${entry.note}` }));
-    block.append(title);
-    const table = document.createElement("table");
-    table.className = "diff-table";
-    for (const line of entry.lines) {
-      const tr = document.createElement("tr");
-      tr.className = `diff-${line.op}`;
-      const sign = line.op === "insert" ? "+" : line.op === "delete" ? "−" : " ";
-      for (const text of [line.old ?? "", line.new ?? "", sign, line.text]) {
-        tr.append(Object.assign(document.createElement("td"), { textContent: text }));
-      }
-      table.append(tr);
-    }
-    block.append(table);
-    container.append(block);
-  }
-}
-
 // --- revisions ----------------------------------------------------------------------------
-let selectedRevision = null;
+const revisions = new RevisionList({
+  call, url: config.urls.revisions, canView: config.canViewRevisions, onShow: wireRestore,
+});
+const loadRevisions = () => revisions.load();
 
-async function loadRevisions() {
-  const list = $("revision-list");
-  if (!config.canViewRevisions) {
-    list.innerHTML = "<li class='muted'>Reading revisions needs the view permission.</li>";
-    return;
-  }
-  const res = await call(config.urls.revisions);
-  list.replaceChildren();
-  const items = res.ok ? res.data.results : [];
-  if (!items.length) list.append(Object.assign(document.createElement("li"), { className: "muted", textContent: "No revisions yet." }));
-  for (const rev of items) {
-    const li = document.createElement("li");
-    const button = Object.assign(document.createElement("button"), { type: "button", className: "revision" });
-    button.dataset.id = rev.id;
-    const kind = rev.kind === "save" ? "" : ` · ${rev.kind}`;
-    button.innerHTML = "<strong></strong> <span class='muted'></span><br><span class='fields'></span>";
-    button.querySelector("strong").textContent = `v${rev.version}${kind}`;
-    button.querySelector(".muted").textContent = `${rev.author || "someone"} · ${ago(rev.created_at)}`;
-    button.title = fullTime(rev.created_at);
-    button.querySelector(".fields").textContent = rev.fields.join(", ");
-    button.classList.toggle("selected", rev.id === selectedRevision);
-    button.addEventListener("click", () => showRevision(rev.id));
-    li.append(button);
-    list.append(li);
-  }
-}
-
-async function showRevision(id) {
-  const res = await call(`${config.urls.revisions}${id}/`);
-  if (!res.ok) return;
-  const rev = res.data;
-  selectedRevision = id;
-  for (const b of document.querySelectorAll(".revision")) b.classList.toggle("selected", b.dataset.id === String(id));
-  $("revision-detail").hidden = false;
-  $("revision-title").textContent = `Version ${rev.version} by ${rev.author || "someone"}`;
-  renderDiff($("revision-diff"), rev.diff);
+function wireRestore(rev) {
   const restore = $("revision-restore");
   restore.disabled = !canWrite() || rev.version === state.version;
   restore.onclick = async () => {
     if (!confirm(`Restore version ${rev.version}? It becomes a new version; nothing is lost.`)) return;
-    const out = await call(`${config.urls.revisions}${id}/restore`, { method: "POST", body: { version: state.version } });
+    const out = await call(`${config.urls.revisions}${rev.id}/restore`, { method: "POST", body: { version: state.version } });
     if (out.ok) {
       adopt(out.data);
       setStatus(`Restored version ${rev.version} as version ${out.data.version}.`, "ok");
@@ -446,34 +296,7 @@ async function showRevision(id) {
 }
 
 // --- the edit lock ------------------------------------------------------------------------
-function lockText() {
-  const info = lock.info;
-  if (!config.canEdit) return ["readonly", "You can read this agent but not edit it."];
-  if (lock.mine) {
-    return ["mine", `You are editing in this tab (lock taken ${ago(info.acquired_at)}). It renews while this page is open.`];
-  }
-  if (lock.heldByMyOtherSession && info && !info.expired) {
-    return ["yours", `You are editing this agent in another tab or window (since ${ago(info.acquired_at)}). ` +
-      "This tab is read-only; take over to edit here (the other tab becomes read-only)."];
-  }
-  if (info) {
-    const text = `Locked by ${info.holder} since ${ago(info.acquired_at)}`;
-    return info.expired ? ["expired", `${text} — the lock has expired.`] : ["other", `${text}. Read-only until they finish.`];
-  }
-  return ["free", "Nobody holds the lock."];
-}
-
-function renderLock(message = "") {
-  const [mode, text] = lockText();
-  const info = lock.info;
-  $("lockbar").dataset.mode = mode;
-  $("lock-text").textContent = message ? `${message} ${text}` : text;
-  $("lock-text").title = info ? `Taken ${fullTime(info.acquired_at)}, expires ${fullTime(info.expires_at)}` : "";
-  const take = $("lock-take");
-  take.hidden = !(config.canEdit && (mode === "yours" || mode === "expired" || mode === "free"));
-  take.textContent = mode === "yours" ? "Take over here" : mode === "free" ? "Start editing" : "Take over";
-  $("lock-break").hidden = !(config.canEdit && config.canBreak && mode === "other");
-}
+const renderLock = (message = "") => renderLockBar(lock, config, message);
 
 // The lock changed (taken, renewed, lost to another session): the form is rendered again,
 // the user's values kept, only when this tab starts or stops holding it.
@@ -523,25 +346,16 @@ async function loadCatalog() {
   const tools = res.ok ? listOf(res.data) : [];
   // A code agent is shared by everyone: only shared (code) tools may join it.
   toolCatalog = tools.filter((t) => state.source !== "code" || t.source === "code");
-  const select = $("add-tool-name");
-  select.replaceChildren(new Option("Choose a tool…", ""));
-  for (const tool of toolCatalog) {
-    const option = new Option(tool.name, tool.name);
-    option.title = tool.description || "";
-    select.append(option);
-  }
+  fill($("add-tool-name"), h("option", { value: "" }, "Choose a tool…"),
+    toolCatalog.map((tool) => h("option", { value: tool.name, title: tool.description || "" }, tool.name)));
 }
 
 function addTool() {
   const name = $("add-tool-name").value;
   const key = $("add-tool-key").value.trim() || name;
-  const error = $("add-tool-error");
-  const taken = allTools().some((t) => t.key === key && t.active !== false) || key in pending;
-  if (!name) error.textContent = "Choose a tool.";
-  else if (!/^[A-Za-z0-9_-]{1,64}$/.test(key)) error.textContent = "A key uses letters, digits, _ and -.";
-  else if (taken) error.textContent = `The agent already has a tool named ${key}.`;
-  else {
-    error.textContent = "";
+  const problem = addToolProblem({ state, pending, name, key });
+  $("add-tool-error").textContent = problem;
+  if (!problem) {
     const tool = toolCatalog.find((t) => t.name === name);
     pending[key] = { tool: name, description: tool?.description || "" };
     $("add-tool-key").value = "";

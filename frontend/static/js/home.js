@@ -3,7 +3,8 @@
 // agents the user may change the tools of (a code agent's editor policy may keep them in code).
 
 import { api, ApiError, flattenMessages, listOf } from "./lib/api.js";
-import { fill, h, kindLabel } from "./lib/tool_dom.js";
+import { fill, h } from "./lib/dom.js";
+import { kindLabel } from "./lib/tool_display.js";
 
 const KEY_RE = /^[a-zA-Z0-9_-]{1,64}$/;
 const KEY_HINT = "The tool name the model sees: 1–64 letters, digits, _ or -.";

@@ -1,6 +1,8 @@
 // The tool sources page (/sources/): import OpenAPI specs (and re-import with a diff),
 // register MCP servers and pick their tools, add A2A agents. Talks to /api/sources/...
 import { api, ApiError } from "./lib/api.js";
+import { h } from "./lib/dom.js";
+import { formatJson, fullTime } from "./lib/format.js";
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
@@ -11,23 +13,7 @@ function serverHint(preview) {
     : "The tools call this URL.";
 }
 
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value == null || value === false) continue;
-    if (key === "class") node.className = value;
-    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-    else if (key in node && typeof value !== "string") node[key] = value;
-    else node.setAttribute(key, value === true ? "" : value);
-  }
-  for (const child of children.flat()) {
-    if (child == null || child === false) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return node;
-}
-
-const toolLink = (name) => el("a", { class: "chip tool-chip", href: `/tools/${encodeURIComponent(name)}/` }, name);
+const toolLink = (name) => h("a", { class: "chip tool-chip", href: `/tools/${encodeURIComponent(name)}/` }, name);
 const KIND_LABEL = { openapi: "OpenAPI", mcp: "MCP", a2a: "A2A" };
 
 // --- errors ----------------------------------------------------------------------------
@@ -35,13 +21,13 @@ function showErrors(box, err) {
   box.hidden = false;
   box.replaceChildren();
   const body = err instanceof ApiError ? err.body || {} : {};
-  box.append(el("p", { class: "error-title" }, err.message));
+  box.append(h("p", { class: "error-title" }, err.message));
   const list = body.errors || [];
   const fields = err instanceof ApiError ? err.fieldErrors : {};
   if (list.length || Object.keys(fields).length) {
-    box.append(el("ul", { class: "error-list" },
-      list.map((e) => el("li", {}, el("code", {}, e.path), " ", e.message)),
-      Object.entries(fields).map(([k, v]) => el("li", {}, el("code", {}, k), " ", v))));
+    box.append(h("ul", { class: "error-list" },
+      list.map((e) => h("li", {}, h("code", {}, e.path), " ", e.message)),
+      Object.entries(fields).map(([k, v]) => h("li", {}, h("code", {}, k), " ", v))));
   }
 }
 
@@ -71,32 +57,32 @@ async function loadSources() {
   $("#source-count").textContent = sources.length ? `(${sources.length})` : "";
   const list = $("#source-cards");
   list.replaceChildren();
-  if (!sources.length) list.append(el("li", { class: "muted" }, "No sources yet: import a spec, register a server or add an agent."));
+  if (!sources.length) list.append(h("li", { class: "muted" }, "No sources yet: import a spec, register a server or add an agent."));
   for (const source of sources) list.append(sourceCard(source));
 }
 
 function sourceCard(source) {
-  const actions = el("div", { class: "card-actions" });
+  const actions = h("div", { class: "card-actions" });
   if (source.kind === "openapi") {
-    actions.append(el("button", { class: "link-button", onclick: () => startReimport(source) }, "Re-import"));
+    actions.append(h("button", { class: "link-button", onclick: () => startReimport(source) }, "Re-import"));
   }
   if (source.kind === "mcp") {
     actions.append(
-      el("button", { class: "link-button", onclick: () => showMcpPick(source) }, "Pick tools"),
-      el("button", { class: "link-button", onclick: (e) => refreshMcp(source, e.target) }, "Refresh"));
+      h("button", { class: "link-button", onclick: () => showMcpPick(source) }, "Pick tools"),
+      h("button", { class: "link-button", onclick: (e) => refreshMcp(source, e.target) }, "Refresh"));
   }
-  actions.append(el("button", { class: "link-button danger", onclick: () => deleteSource(source) }, "Delete"));
-  const when = source.imported_at ? new Date(source.imported_at).toLocaleString() : "";
-  return el("li", { class: "source-card", "data-source": source.id },
-    el("div", { class: "card-head" },
-      el("strong", {}, source.name),
-      el("span", { class: `kind kind-${source.kind}` }, KIND_LABEL[source.kind] || source.kind)),
-    source.url ? el("div", { class: "source-url", title: source.url }, source.url) : null,
-    el("div", { class: "muted small" }, when ? `Imported ${when}` : "",
+  actions.append(h("button", { class: "link-button danger", onclick: () => deleteSource(source) }, "Delete"));
+  const when = fullTime(source.imported_at);
+  return h("li", { class: "source-card", "data-source": source.id },
+    h("div", { class: "card-head" },
+      h("strong", {}, source.name),
+      h("span", { class: `kind kind-${source.kind}` }, KIND_LABEL[source.kind] || source.kind)),
+    source.url ? h("div", { class: "source-url", title: source.url }, source.url) : null,
+    h("div", { class: "muted small" }, when ? `Imported ${when}` : "",
       source.has_credentials ? " · credentials set" : ""),
     source.tools.length
-      ? el("div", { class: "chips" }, source.tools.map((t) => toolLink(t.name)))
-      : el("div", { class: "muted small" }, "No tools exposed yet."),
+      ? h("div", { class: "chips" }, source.tools.map((t) => toolLink(t.name)))
+      : h("div", { class: "muted small" }, "No tools exposed yet."),
     actions);
 }
 
@@ -178,43 +164,43 @@ async function previewSpec() {
   }
 }
 
-const methodBadge = (method) => el("span", { class: `method method-${method.toLowerCase()}` }, method);
+const methodBadge = (method) => h("span", { class: `method method-${method.toLowerCase()}` }, method);
 
 function renderPreview(preview, payload) {
   const box = $("#spec-preview-box");
-  const rows = preview.operations.map((op) => el("tr", { "data-key": op.key },
-    el("td", {}, el("input", { type: "checkbox", class: "op-pick", "aria-label": `Pick ${op.key}` })),
-    el("td", { class: "nowrap" }, methodBadge(op.method), " ", el("code", {}, op.path)),
-    el("td", {}, el("input", { class: "op-name code", value: op.suggested_name, "aria-label": `Tool name for ${op.key}` }),
-      op.name_taken ? el("div", { class: "warn small" }, "name taken: change it") : null),
-    el("td", { class: "op-desc" }, op.summary || el("span", { class: "muted" }, op.description),
-      op.auth ? el("span", { class: "badge auth-badge" }, op.auth.replace("_", " ")) : null,
-      (op.notes || []).map((note) => el("div", { class: "warn small" }, note)))));
+  const rows = preview.operations.map((op) => h("tr", { "data-key": op.key },
+    h("td", {}, h("input", { type: "checkbox", class: "op-pick", "aria-label": `Pick ${op.key}` })),
+    h("td", { class: "nowrap" }, methodBadge(op.method), " ", h("code", {}, op.path)),
+    h("td", {}, h("input", { class: "op-name code", value: op.suggested_name, "aria-label": `Tool name for ${op.key}` }),
+      op.name_taken ? h("div", { class: "warn small" }, "name taken: change it") : null),
+    h("td", { class: "op-desc" }, op.summary || h("span", { class: "muted" }, op.description),
+      op.auth ? h("span", { class: "badge auth-badge" }, op.auth.replace("_", " ")) : null,
+      (op.notes || []).map((note) => h("div", { class: "warn small" }, note)))));
   const auths = new Set(preview.operations.map((op) => op.auth).filter(Boolean));
-  const creds = el("div", { class: "creds" });
+  const creds = h("div", { class: "creds" });
   const credField = (name, label, type = "password") =>
-    el("label", {}, label, el("input", { type, name, autocomplete: "off", "data-cred": name }));
+    h("label", {}, label, h("input", { type, name, autocomplete: "off", "data-cred": name }));
   if (auths.has("api_key")) creds.append(credField("api_key", "API key"));
   if (auths.has("bearer")) creds.append(credField("token", "Bearer token"));
   if (auths.has("basic")) creds.append(credField("username", "User name", "text"), credField("password", "Password"));
-  const importButton = el("button", { class: "primary", id: "spec-import" }, "Import selected");
-  const count = el("span", { class: "muted", id: "pick-count" }, "0 selected");
+  const importButton = h("button", { class: "primary", id: "spec-import" }, "Import selected");
+  const count = h("span", { class: "muted", id: "pick-count" }, "0 selected");
   box.replaceChildren(
-    el("div", { class: "preview-head" },
-      el("h3", {}, preview.title, " ", el("span", { class: "muted" }, `OpenAPI ${preview.version}`)),
-      el("label", { class: "inline" }, "Base URL ",
-        el("input", { id: "base-url", class: "code", value: preview.base_url, list: "server-urls", title: serverHint(preview), "data-url-check": true }),
-        el("datalist", { id: "server-urls" }, (preview.servers || []).map((url) => el("option", { value: url }))),
-        (preview.servers || []).length > 1 ? el("span", { class: "muted", id: "server-count" }, ` ${preview.servers.length} servers declared: pick one or type another`) : null)),
-    el("table", { class: "ops" },
-      el("thead", {}, el("tr", {},
-        el("th", {}, el("input", { type: "checkbox", id: "pick-all", "aria-label": "Pick all" })),
-        el("th", {}, "Operation"), el("th", {}, "Tool name"), el("th", {}, "Summary"))),
-      el("tbody", {}, rows)),
-    creds.childElementCount ? el("fieldset", { class: "cred-box" },
-      el("legend", {}, "Credentials (stored encrypted on each tool, never shown again)"), creds) : null,
-    el("div", { class: "actions" }, importButton, count),
-    el("div", { id: "import-result" }));
+    h("div", { class: "preview-head" },
+      h("h3", {}, preview.title, " ", h("span", { class: "muted" }, `OpenAPI ${preview.version}`)),
+      h("label", { class: "inline" }, "Base URL ",
+        h("input", { id: "base-url", class: "code", value: preview.base_url, list: "server-urls", title: serverHint(preview), "data-url-check": true }),
+        h("datalist", { id: "server-urls" }, (preview.servers || []).map((url) => h("option", { value: url }))),
+        (preview.servers || []).length > 1 ? h("span", { class: "muted", id: "server-count" }, ` ${preview.servers.length} servers declared: pick one or type another`) : null)),
+    h("table", { class: "ops" },
+      h("thead", {}, h("tr", {},
+        h("th", {}, h("input", { type: "checkbox", id: "pick-all", "aria-label": "Pick all" })),
+        h("th", {}, "Operation"), h("th", {}, "Tool name"), h("th", {}, "Summary"))),
+      h("tbody", {}, rows)),
+    creds.childElementCount ? h("fieldset", { class: "cred-box" },
+      h("legend", {}, "Credentials (stored encrypted on each tool, never shown again)"), creds) : null,
+    h("div", { class: "actions" }, importButton, count),
+    h("div", { id: "import-result" }));
   const updateCount = () => { count.textContent = `${$$(".op-pick:checked", box).length} selected`; };
   box.addEventListener("change", updateCount);
   $("#pick-all").addEventListener("change", (e) => {
@@ -237,9 +223,9 @@ async function importSpec(payload) {
   if (Object.keys(credentials).length) body.credentials = credentials;
   try {
     const source = await api("/api/sources/openapi/import", { method: "POST", body });
-    box.replaceChildren(el("div", { class: "success" },
-      el("p", {}, `Imported ${source.tools.length} tool(s) from "${source.name}". Open one to test it in the console:`),
-      el("div", { class: "chips" }, source.tools.map((t) => toolLink(t.name)))));
+    box.replaceChildren(h("div", { class: "success" },
+      h("p", {}, `Imported ${source.tools.length} tool(s) from "${source.name}". Open one to test it in the console:`),
+      h("div", { class: "chips" }, source.tools.map((t) => toolLink(t.name)))));
     await loadSources();
   } catch (err) {
     showErrors(errors, err);
@@ -262,34 +248,34 @@ function renderDiff(diff, payload) {
   const addable = (op) => !op.tool && op.status !== "removed";
   const order = { changed: 0, added: 1, removed: 2, unchanged: 3 };
   const operations = [...diff.operations].sort((a, b) => order[a.status] - order[b.status]);
-  const rows = operations.map((op) => el("tr", { "data-key": op.key, class: `diff-${op.status}` },
-    el("td", {}, addable(op)
-      ? el("input", { type: "checkbox", class: "op-pick", "aria-label": `Add ${op.key}` }) : null),
-    el("td", {}, el("span", { class: `status status-${op.status}` }, op.status)),
-    el("td", { class: "nowrap" }, el("code", {}, op.key)),
-    el("td", {}, op.tool ? toolLink(op.tool) : addable(op)
-      ? el("input", { class: "op-name code", value: op.suggested_name, "aria-label": `Tool name for ${op.key}` })
-      : el("span", { class: "muted" }, "not imported")),
-    el("td", {}, op.changes.length ? el("ul", { class: "changes" }, op.changes.map((c) => el("li", {}, c))) : "")));
+  const rows = operations.map((op) => h("tr", { "data-key": op.key, class: `diff-${op.status}` },
+    h("td", {}, addable(op)
+      ? h("input", { type: "checkbox", class: "op-pick", "aria-label": `Add ${op.key}` }) : null),
+    h("td", {}, h("span", { class: `status status-${op.status}` }, op.status)),
+    h("td", { class: "nowrap" }, h("code", {}, op.key)),
+    h("td", {}, op.tool ? toolLink(op.tool) : addable(op)
+      ? h("input", { class: "op-name code", value: op.suggested_name, "aria-label": `Tool name for ${op.key}` })
+      : h("span", { class: "muted" }, "not imported")),
+    h("td", {}, op.changes.length ? h("ul", { class: "changes" }, op.changes.map((c) => h("li", {}, c))) : "")));
   const counts = {};
   for (const op of diff.operations) counts[op.status] = (counts[op.status] || 0) + 1;
-  const apply = el("button", { class: "primary", id: "reimport-apply" }, "Apply changes");
+  const apply = h("button", { class: "primary", id: "reimport-apply" }, "Apply changes");
   box.replaceChildren(
-    el("h3", {}, "What changes ", el("span", { class: "muted" },
+    h("h3", {}, "What changes ", h("span", { class: "muted" },
       Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(" · "))),
-    el("table", { class: "ops" }, el("thead", {}, el("tr", {},
-      el("th", {}, "Add"), el("th", {}, "Status"), el("th", {}, "Operation"), el("th", {}, "Tool"),
-      el("th", {}, "What changed"))), el("tbody", {}, rows)),
-    el("p", { class: "muted small" }, "Applying updates the tools of changed operations and retires the tools of removed ones."),
-    el("div", { class: "actions" }, apply));
+    h("table", { class: "ops" }, h("thead", {}, h("tr", {},
+      h("th", {}, "Add"), h("th", {}, "Status"), h("th", {}, "Operation"), h("th", {}, "Tool"),
+      h("th", {}, "What changed"))), h("tbody", {}, rows)),
+    h("p", { class: "muted small" }, "Applying updates the tools of changed operations and retires the tools of removed ones."),
+    h("div", { class: "actions" }, apply));
   apply.addEventListener("click", () => busy(apply, async () => {
     const add = $$("tbody tr", box).filter((tr) => $(".op-pick", tr)?.checked)
       .map((tr) => ({ key: tr.dataset.key, name: $(".op-name", tr).value.trim() }));
     try {
       const result = await api(`/api/sources/${reimportSource.id}/openapi/reimport`,
         { method: "POST", body: { ...payload, add } });
-      box.replaceChildren(el("div", { class: "success" },
-        el("p", {}, `Updated: ${result.updated.join(", ") || "none"} · retired: ${result.retired.join(", ") || "none"} · added: ${result.added.join(", ") || "none"}`)));
+      box.replaceChildren(h("div", { class: "success" },
+        h("p", {}, `Updated: ${result.updated.join(", ") || "none"} · retired: ${result.retired.join(", ") || "none"} · added: ${result.added.join(", ") || "none"}`)));
       endReimport();
       await loadSources();
     } catch (err) {
@@ -322,27 +308,27 @@ function showMcpPick(source) {
   selectTab("mcp");
   const box = $("#mcp-pick-box");
   const exposed = new Set(source.tools.map((t) => t.key));
-  const rows = (source.remote_tools || []).map((tool) => el("tr", { "data-remote": tool.name },
-    el("td", {}, exposed.has(tool.name) ? el("span", { class: "badge badge-set" }, "exposed")
-      : el("input", { type: "checkbox", class: "op-pick", "aria-label": `Expose ${tool.name}` })),
-    el("td", {}, el("code", {}, tool.name)),
-    el("td", {}, exposed.has(tool.name) ? "" : el("input", { class: "op-name code", value: tool.name.toLowerCase().replace(/[^a-z0-9_]+/g, "_"), "aria-label": `Tool name for ${tool.name}` })),
-    el("td", {}, tool.description || el("span", { class: "muted" }, "no description"),
-      el("details", {}, el("summary", {}, "input schema"), el("pre", {}, JSON.stringify(tool.input_schema, null, 2))))));
-  const expose = el("button", { class: "primary" }, "Expose selected");
+  const rows = (source.remote_tools || []).map((tool) => h("tr", { "data-remote": tool.name },
+    h("td", {}, exposed.has(tool.name) ? h("span", { class: "badge badge-set" }, "exposed")
+      : h("input", { type: "checkbox", class: "op-pick", "aria-label": `Expose ${tool.name}` })),
+    h("td", {}, h("code", {}, tool.name)),
+    h("td", {}, exposed.has(tool.name) ? "" : h("input", { class: "op-name code", value: tool.name.toLowerCase().replace(/[^a-z0-9_]+/g, "_"), "aria-label": `Tool name for ${tool.name}` })),
+    h("td", {}, tool.description || h("span", { class: "muted" }, "no description"),
+      h("details", {}, h("summary", {}, "input schema"), h("pre", {}, formatJson(tool.input_schema))))));
+  const expose = h("button", { class: "primary" }, "Expose selected");
   box.replaceChildren(
-    el("h3", {}, `Tools of ${source.name}`),
-    el("table", { class: "ops" }, el("thead", {}, el("tr", {}, el("th", {}, ""), el("th", {}, "Remote tool"),
-      el("th", {}, "Tool name"), el("th", {}, "Description"))), el("tbody", {}, rows)),
-    el("div", { class: "actions" }, expose),
-    el("div", { id: "mcp-result" }));
+    h("h3", {}, `Tools of ${source.name}`),
+    h("table", { class: "ops" }, h("thead", {}, h("tr", {}, h("th", {}, ""), h("th", {}, "Remote tool"),
+      h("th", {}, "Tool name"), h("th", {}, "Description"))), h("tbody", {}, rows)),
+    h("div", { class: "actions" }, expose),
+    h("div", { id: "mcp-result" }));
   box.hidden = false;
   expose.addEventListener("click", () => busy(expose, async () => {
     const picks = $$("tbody tr", box).filter((tr) => $(".op-pick", tr)?.checked)
       .map((tr) => ({ remote_name: tr.dataset.remote, name: $(".op-name", tr).value.trim() }));
     try {
       const result = await api(`/api/sources/${source.id}/mcp/pick`, { method: "POST", body: { picks } });
-      $("#mcp-result").replaceChildren(el("div", { class: "success" }, "Exposed: ", result.tools.map(toolLink)));
+      $("#mcp-result").replaceChildren(h("div", { class: "success" }, "Exposed: ", result.tools.map(toolLink)));
       await loadSources();
     } catch (err) {
       showErrors($("#mcp-errors"), err);
@@ -356,7 +342,7 @@ async function refreshMcp(source, button) {
       const { changes, source: fresh } = await api(`/api/sources/${source.id}/mcp/refresh`, { method: "POST" });
       await loadSources();
       showMcpPick(fresh);
-      $("#mcp-result").replaceChildren(el("div", { class: "success" },
+      $("#mcp-result").replaceChildren(h("div", { class: "success" },
         `Refreshed: ${changes.added.length} new, ${changes.removed.length} gone, ${changes.changed.length} changed on the server; updated ${changes.updated.length}, retired ${changes.retired.length}.`));
     } catch (err) {
       selectTab("mcp");
@@ -379,7 +365,7 @@ async function addA2A(event) {
       const result = await api("/api/sources/a2a/", { method: "POST", body });
       form.reset();
       $("#a2a-done").hidden = false;
-      $("#a2a-done").replaceChildren(el("div", { class: "success" },
+      $("#a2a-done").replaceChildren(h("div", { class: "success" },
         `Added "${result.source.name}" as the tool `, toolLink(result.tool), "."));
       await loadSources();
     } catch (err) {
@@ -396,5 +382,5 @@ $("#reimport-cancel").addEventListener("click", () => { endReimport(); $("#spec-
 $("#mcp-form").addEventListener("submit", registerMcp);
 $("#a2a-form").addEventListener("submit", addA2A);
 loadSources().catch((err) => {
-  $("#source-cards").replaceChildren(el("li", { class: "error" }, err.message));
+  $("#source-cards").replaceChildren(h("li", { class: "error" }, err.message));
 }).finally(() => { $("#sources-app").dataset.ready = "1"; });

@@ -3,7 +3,9 @@
 // create / edit form. Navigation between them stays in the page (history.pushState).
 
 import { api, ApiError, listOf } from "./lib/api.js";
-import { fill, h, kindLabel, orderSchema, pretty } from "./lib/tool_dom.js";
+import { fill, h } from "./lib/dom.js";
+import { formatJson } from "./lib/format.js";
+import { kindLabel, orderSchema } from "./lib/tool_display.js";
 import { openConsole } from "./tools_console.js";
 import { renderToolForm } from "./tools_form.js";
 import { verdictLine } from "./lib/url_check.js";
@@ -164,7 +166,7 @@ function renderDetail(tool) {
     editable ? h("button", { type: "button", class: "secondary danger", id: "delete-tool", onclick: () => deleteTool(tool) }, "Delete") : null);
   const schemaCard = (title, schema, id) => h("section", { class: "schema-card", id },
     h("h3", {}, title),
-    schema ? h("pre", { class: "json" }, pretty(orderSchema(schema))) : h("p", { class: "muted" }, "Not declared: any output is accepted."));
+    schema ? h("pre", { class: "json" }, formatJson(orderSchema(schema))) : h("p", { class: "muted" }, "Not declared: any output is accepted."));
   fill(main,
     h("header", { class: "tool-head" },
       h("div", { class: "tool-title" },
@@ -238,7 +240,7 @@ function configView(config) {
     h("h3", {}, "Configuration"),
     blocks.map(([key, text]) => h("div", { class: "config-block" },
       h("div", { class: "config-key" }, key), h("pre", { class: "json code-block" }, text))),
-    Object.keys(rest).length ? h("pre", { class: "json" }, pretty(rest)) : null);
+    Object.keys(rest).length ? h("pre", { class: "json" }, formatJson(rest)) : null);
 }
 
 function toggleConsole(tool, slot, button) {

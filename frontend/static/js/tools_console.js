@@ -8,8 +8,8 @@
 import { api, ApiError, listOf } from "./lib/api.js";
 import { mountSchemaForm, skeleton } from "./lib/schema_form.js";
 import { parseJson } from "./lib/schema_json.js";
-import { formatDuration, timeAgo } from "./lib/format.js";
-import { fill, h, pretty } from "./lib/tool_dom.js";
+import { fill, h } from "./lib/dom.js";
+import { formatDuration, formatJson, timeAgo } from "./lib/format.js";
 import { isFinal, ToolRunWatcher } from "./lib/tool_runs.js";
 import { isKnowledgeResult, renderCitations } from "./lib/citations.js";
 
@@ -31,11 +31,11 @@ export function openConsole(slot, tool) {
   if (!formBox.querySelector("[name]") && !Object.keys(schema.properties || {}).length) {
     formBox.append(h("p", { class: "muted no-input" }, "This tool takes no input: press Send."));
   }
-  raw.value = pretty(form.getValue());
+  raw.value = formatJson(form.getValue());
   checkRaw();
 
   function syncRawFromForm() {
-    raw.value = pretty(form.getValue());
+    raw.value = formatJson(form.getValue());
     checkRaw();
   }
 
@@ -247,12 +247,12 @@ export function openConsole(slot, tool) {
     return h("div", { class: "output-block" },
       h("div", { class: "output-head" }, h("h4", {}, title),
         h("button", { type: "button", class: "link-button", onclick: (event) => copy(event, value) }, "Copy")),
-      h("pre", { class: "json", id }, value === undefined ? "" : pretty(value)));
+      h("pre", { class: "json", id }, value === undefined ? "" : formatJson(value)));
   }
 
   async function copy(event, value) {
     try {
-      await navigator.clipboard.writeText(pretty(value));
+      await navigator.clipboard.writeText(formatJson(value));
       event.target.textContent = "Copied";
     } catch {
       event.target.textContent = "Copy failed";
@@ -296,7 +296,7 @@ export function openConsole(slot, tool) {
       setMode("json");
     } else if (input !== null && input !== undefined) {
       form.setValue(input);
-      raw.value = pretty(input);
+      raw.value = formatJson(input);
       checkRaw();
     }
     show(runData);

@@ -6,7 +6,9 @@
 import { api, ApiError, flattenMessages, listOf } from "./lib/api.js";
 import { mountSchemaForm } from "./lib/schema_form.js";
 import { parseJson, schemaProblems, TOOL_NAME_RE, toSnakeCase } from "./lib/schema_json.js";
-import { fill, h, kindLabel, orderSchema, pretty } from "./lib/tool_dom.js";
+import { fill, h } from "./lib/dom.js";
+import { formatJson } from "./lib/format.js";
+import { kindLabel, orderSchema } from "./lib/tool_display.js";
 import { watchUrl } from "./lib/url_check.js";
 
 const NAME_HINT = "snake_case: lowercase letters, digits and _, starting with a letter. The model sees this name.";
@@ -52,11 +54,11 @@ function clearErrors(form) {
 function schemaEditor(id, { initial, optional, mustBeObject }) {
   const area = h("textarea", { id, class: "code schema-editor", rows: 10, spellcheck: "false",
     placeholder: optional ? "Leave empty to accept any output" : "" });
-  area.value = initial === null || initial === undefined ? "" : pretty(orderSchema(initial));
+  area.value = initial === null || initial === undefined ? "" : formatJson(orderSchema(initial));
   const status = h("div", { class: "schema-status", "aria-live": "polite" });
   const format = h("button", { type: "button", class: "link-button", onclick: () => {
     const parsed = parseJson(area.value);
-    if (parsed.ok) { area.value = pretty(parsed.value); check(); }
+    if (parsed.ok) { area.value = formatJson(parsed.value); check(); }
   } }, "Format");
   function check() {
     if (optional && !area.value.trim()) {

@@ -1,7 +1,7 @@
 // /knowledge/<slug>/: documents with their status, adding files, pages and text, the
 // ingestion progress pushed on /ws/knowledge/<slug>/, re-index and delete, and search.
 import { api, ApiError, csrfToken } from "../js/lib/api.js";
-import { el } from "../js/lib/chat_render.js";
+import { h } from "../js/lib/dom.js";
 import { renderCitations } from "../js/lib/citations.js";
 
 const root = document.getElementById("kn-detail");
@@ -26,26 +26,26 @@ function docRow(doc) {
   const chunks = doc.status === "embedding" || doc.status === "parsing"
     ? `${doc.chunks_done} / ${doc.chunk_count || "…"}`
     : String(doc.chunk_count);
-  const name = el("a", { href: doc.viewer_url }, doc.name);
+  const name = h("a", { href: doc.viewer_url }, doc.name);
   const cells = [
-    el("td", {}, name, doc.kind === "url" ? el("div", { class: "muted small" }, doc.source_url) : null,
-      doc.error ? el("div", { class: "doc-error" }, doc.error) : null),
-    el("td", {}, doc.format || ""),
-    el("td", {}, el("span", { class: `status status-${doc.status}` }, doc.status)),
-    el("td", {}, chunks),
-    el("td", { class: "actions" },
-      el("button", { class: "secondary", type: "button", dataset: { action: "reindex" }, disabled: ["queued", "parsing", "embedding"].includes(doc.status) }, "Re-index"),
+    h("td", {}, name, doc.kind === "url" ? h("div", { class: "muted small" }, doc.source_url) : null,
+      doc.error ? h("div", { class: "doc-error" }, doc.error) : null),
+    h("td", {}, doc.format || ""),
+    h("td", {}, h("span", { class: `status status-${doc.status}` }, doc.status)),
+    h("td", {}, chunks),
+    h("td", { class: "actions" },
+      h("button", { class: "secondary", type: "button", dataset: { action: "reindex" }, disabled: ["queued", "parsing", "embedding"].includes(doc.status) }, "Re-index"),
       " ",
-      el("button", { class: "secondary", type: "button", dataset: { action: "delete" } }, "Delete")),
+      h("button", { class: "secondary", type: "button", dataset: { action: "delete" } }, "Delete")),
   ];
-  return el("tr", { dataset: { id: String(doc.id), status: doc.status } }, ...cells);
+  return h("tr", { dataset: { id: String(doc.id), status: doc.status } }, ...cells);
 }
 
 function renderDocs() {
   const list = [...docs.values()].sort((a, b) => a.id - b.id);
   document.getElementById("doc-count").textContent = `(${list.length})`;
   if (!list.length) {
-    rows.replaceChildren(el("tr", {}, el("td", { colspan: "5", class: "empty" }, "No documents yet: add files, a web page or text.")));
+    rows.replaceChildren(h("tr", {}, h("td", { colspan: "5", class: "empty" }, "No documents yet: add files, a web page or text.")));
     return;
   }
   rows.replaceChildren(...list.map(docRow));
@@ -217,12 +217,12 @@ document.getElementById("tool-form").addEventListener("submit", async (event) =>
   const done = document.getElementById("tool-done");
   try {
     const tool = await api(`${base}/tool`, { method: "POST", body: { name } });
-    done.replaceChildren("Created ", el("a", { href: `/tools/${encodeURIComponent(tool.name)}/` }, tool.name),
+    done.replaceChildren("Created ", h("a", { href: `/tools/${encodeURIComponent(tool.name)}/` }, tool.name),
       ": add it to an agent on the home page, or test it in the tool console.");
   } catch (err) {
     done.textContent = errorText(err);
   }
 });
 
-loadDocs().then(() => poll()).catch((err) => rows.replaceChildren(el("tr", {}, el("td", { colspan: "5", class: "error" }, err.message))));
+loadDocs().then(() => poll()).catch((err) => rows.replaceChildren(h("tr", {}, h("td", { colspan: "5", class: "error" }, err.message))));
 connect();

@@ -1,6 +1,6 @@
 // /knowledge/: the user's knowledge bases and the form that creates one.
 import { api, ApiError } from "../js/lib/api.js";
-import { el } from "../js/lib/chat_render.js";
+import { h } from "../js/lib/dom.js";
 
 const list = document.getElementById("kb-list");
 const form = document.getElementById("kb-form");
@@ -11,14 +11,14 @@ async function load() {
   const bases = data.results || [];
   document.getElementById("kb-count").textContent = `(${bases.length})`;
   if (!bases.length) {
-    list.replaceChildren(el("li", { class: "empty" }, "No knowledge base yet: create one to add documents."));
+    list.replaceChildren(h("li", { class: "empty" }, "No knowledge base yet: create one to add documents."));
     return;
   }
-  list.replaceChildren(...bases.map((kb) => el("li", { class: "card", dataset: { slug: kb.slug } },
-    el("a", { class: "name", href: `/knowledge/${encodeURIComponent(kb.slug)}/` }, kb.name),
-    el("span", { class: "muted" }, `${kb.documents} document${kb.documents === 1 ? "" : "s"}`),
-    el("span", { class: "badge" }, kb.search_mode === "hybrid" ? `hybrid · ${kb.embedding_model}` : "full text only"),
-    kb.description ? el("span", { class: "muted small" }, kb.description) : null)));
+  list.replaceChildren(...bases.map((kb) => h("li", { class: "card", dataset: { slug: kb.slug } },
+    h("a", { class: "name", href: `/knowledge/${encodeURIComponent(kb.slug)}/` }, kb.name),
+    h("span", { class: "muted" }, `${kb.documents} document${kb.documents === 1 ? "" : "s"}`),
+    h("span", { class: "badge" }, kb.search_mode === "hybrid" ? `hybrid · ${kb.embedding_model}` : "full text only"),
+    kb.description ? h("span", { class: "muted small" }, kb.description) : null)));
 }
 
 form.addEventListener("submit", async (event) => {
@@ -35,4 +35,4 @@ form.addEventListener("submit", async (event) => {
   }
 });
 
-load().catch((err) => { list.replaceChildren(el("li", { class: "error" }, err.message)); });
+load().catch((err) => { list.replaceChildren(h("li", { class: "error" }, err.message)); });

@@ -1,12 +1,14 @@
-// A tool call in the conversation: a card that appears at `tool-input-start`, fills its
-// argument fields live from the patches of `tool-input-delta`, then shows the result or
-// error, hook decisions, pending -> completed for async calls, and the widget a suspended
-// call needs (ask_user, submit_plan, approval, client function).
+// A tool call in the conversation, drawn from its model (lib/chat_calls.js): a card that
+// appears with the call, fills its argument fields live as patches apply, then shows the
+// result or error, hook decisions, pending -> completed for async calls, and the widget a
+// suspended call needs (ask_user, submit_plan, approval, client function).
 
-import { applyPatches } from "./patch.js";
-import { el, formatJson, valueNode } from "./chat_render.js";
-import { formatDuration } from "./format.js";
+import { CALL_STATUSES, hookVerdict } from "./chat_calls.js";
+import { valueNode } from "./chat_render.js";
+import { answeredNode, buildWidget } from "./chat_widgets.js";
 import { isKnowledgeResult, renderCitations } from "./citations.js";
+import { fill, h } from "./dom.js";
+import { formatDuration, formatInline, formatJson } from "./format.js";
 
 // Result renderers keyed by the tool's kind: (output) -> Node. A tool whose kind is not
 // known to the page is still matched by the `kind` its output declares.
@@ -22,77 +24,77 @@ function resultRenderer(toolKind, output) {
   return null;
 }
 
-const STATUS_LABELS = {
-  streaming: "generating input",
-  running: "running",
-  pending: "pending · running in the background",
-  suspended: "waiting for you",
-  resuming: "resuming",
-  completed: "completed",
-  failed: "failed",
-  skipped: "skipped by a hook",
-};
-
 export class ToolCard {
-  constructor({ toolCallId, toolName, runId, toolKind }) {
-    this.toolCallId = toolCallId;
-    this.toolName = toolName || "tool";
-    this.toolKind = toolKind || null;
-    this.runId = runId;
-    this.value = undefined;
+  // toolKind: the bound tool's kind (it picks a result renderer); onAnswer(callId,
+  // payload) -> promise: sends the answer of a widget.
+  constructor(call, { toolKind = null, chatUrl = "/chat/", onAnswer = async () => {} } = {}) {
+    this.call = call;
+    this.toolKind = toolKind;
+    this.chatUrl = chatUrl;
+    this.onAnswer = onAnswer;
     this.rows = new Map(); // top-level key -> {row, valueEl, kind}
     this.dirty = new Set();
     this.frame = 0;
-    this.rawChunks = [];
-    this.final = false; // the complete input arrived (tool-call)
-    this.wasPending = false;
-    this.status = null;
-    const isAgent = this.toolName.startsWith("agent-");
-    this.statusEl = el("span", { class: "tool-status" });
-    this.rawButton = el("button", { type: "button", class: "tool-raw-toggle", title: "Show the raw argument text" }, "raw");
-    this.rawEl = el("pre", { class: "tool-raw", hidden: true });
-    this.argsEl = el("dl", { class: "tool-args" });
-    this.hooksEl = el("ul", { class: "tool-hooks", hidden: true });
-    this.widgetEl = el("div", { class: "tool-widget", hidden: true });
-    this.resultEl = el("div", { class: "tool-result", hidden: true });
-    this.element = el("article", {
-      class: `tool-card${isAgent ? " tool-card-agent" : ""}`,
-      dataset: { toolCallId, toolName: this.toolName },
-    },
-    el("header", { class: "tool-head" },
-      el("span", { class: "tool-icon", "aria-hidden": "true" }, isAgent ? "◆" : "ƒ"),
-      el("code", { class: "tool-name" }, this.toolName),
+    this.liveRow = null;
+    this.widget = null; // the widget model drawn last
+    const isAgent = call.toolName.startsWith("agent-");
+    this.statusEl = h("span", { class: "tool-status" });
+    this.rawButton = h("button", { type: "button", class: "tool-raw-toggle", title: "Show the raw argument text" }, "raw");
+    this.rawEl = h("pre", { class: "tool-raw", hidden: true });
+    this.argsEl = h("dl", { class: "tool-args" });
+    this.hooksEl = h("ul", { class: "tool-hooks", hidden: true });
+    this.widgetEl = h("div", { class: "tool-widget", hidden: true });
+    this.resultEl = h("div", { class: "tool-result", hidden: true });
+    this.headEl = h("header", { class: "tool-head" },
+      h("span", { class: "tool-icon", "aria-hidden": "true" }, isAgent ? "◆" : "ƒ"),
+      h("code", { class: "tool-name" }, call.toolName),
       this.statusEl,
-      this.rawButton),
-    this.argsEl, this.rawEl, this.hooksEl, this.widgetEl, this.resultEl);
+      this.rawButton);
+    this.element = h("article", {
+      class: `tool-card${isAgent ? " tool-card-agent" : ""}`,
+      dataset: { toolCallId: call.id, toolName: call.toolName },
+    }, this.headEl, this.argsEl, this.rawEl, this.hooksEl, this.widgetEl, this.resultEl);
     this.rawButton.addEventListener("click", () => {
       this.rawEl.hidden = !this.rawEl.hidden;
-      if (!this.rawEl.hidden) this.rawEl.textContent = this.rawChunks.join("") || formatJson(this.value);
+      if (!this.rawEl.hidden) this.rawEl.textContent = this.call.raw.join("") || formatJson(this.call.value);
     });
-    this.setStatus("streaming");
+    this.drawStatus();
   }
 
-  setStatus(status, label) {
-    this.status = status;
+  // One change record of this call ({aspect, ...}).
+  update(change) {
+    const draw = {
+      status: () => this.drawStatus(),
+      raw: () => { if (!this.rawEl.hidden) this.rawEl.append(change.delta); },
+      input: () => (change.patches ? change.patches.forEach((patch) => this.touched(patch)) : this.redrawInput()),
+      hidden: () => this.drawHidden(),
+      hooks: () => this.drawHooks(change.added),
+      log: () => this.drawLog(change.data),
+      outcome: () => this.drawOutcome(),
+      widget: () => this.drawWidget(),
+      link: () => this.drawLink(),
+    }[change.aspect];
+    if (draw) draw();
+  }
+
+  drawStatus() {
+    const { status, note } = this.call;
     this.element.dataset.status = status;
-    this.statusEl.textContent = label || STATUS_LABELS[status] || status;
+    this.statusEl.textContent = note || (status === "completed" ? this.completedLabel() : CALL_STATUSES[status] || status);
   }
 
-  // One tool-input-delta: append the raw text, apply the patches, refresh what changed.
-  applyDelta(patches, argsTextDelta) {
-    if (argsTextDelta) {
-      this.rawChunks.push(argsTextDelta);
-      if (!this.rawEl.hidden) this.rawEl.append(argsTextDelta);
-    }
-    if (!patches || !patches.length || this.final) return;
-    this.value = applyPatches(this.value, patches);
-    for (const patch of patches) this._touched(patch);
+  completedLabel() {
+    const duration = this.call.outcome?.durationMs;
+    return `${this.call.wasPending ? "completed (async)" : "completed"}${duration != null ? ` · ${formatDuration(duration)}` : ""}`;
   }
 
-  _touched(patch) {
+  // --- the input ---------------------------------------------------------------------------
+  touched(patch) {
     const path = patch.path || [];
-    if (!path.length || this.value === null || typeof this.value !== "object" || Array.isArray(this.value)) {
-      this._scheduleAll();
+    const value = this.call.value;
+    if (!path.length || value === null || typeof value !== "object" || Array.isArray(value)) {
+      this.dirty.add("*");
+      this.schedule();
       return;
     }
     const key = String(path[0]);
@@ -101,25 +103,20 @@ export class ToolCard {
     // argument costs the size of each delta, not of the whole value.
     if (patch.op === "append" && path.length === 1 && known && known.kind === "text" && !this.dirty.has(key)) {
       known.valueEl.append(patch.value);
-      this._markLive(known);
+      this.markLive(known);
       return;
     }
     this.dirty.add(key);
-    this._schedule();
+    this.schedule();
   }
 
-  _markLive(row) {
+  markLive(row) {
     if (this.liveRow && this.liveRow !== row) this.liveRow.row.classList.remove("live");
     row.row.classList.add("live");
     this.liveRow = row;
   }
 
-  _scheduleAll() {
-    this.dirty.add("*");
-    this._schedule();
-  }
-
-  _schedule() {
+  schedule() {
     if (this.frame) return;
     const run = () => { this.frame = 0; this.flush(); };
     // Coalesce structural redraws per animation frame (a background tab still gets them).
@@ -127,33 +124,41 @@ export class ToolCard {
       ? requestAnimationFrame(run) : setTimeout(run, 16);
   }
 
+  // The whole input again, now (the complete input, or a late joiner's partial value).
+  redrawInput() {
+    this.dirty.add("*");
+    this.flush();
+    if (this.call.final && this.liveRow) this.liveRow.row.classList.remove("live");
+  }
+
   // Redraws the fields marked dirty (all of them after a root change).
   flush() {
+    if (this.call.hidden) return;
     const all = this.dirty.has("*");
     const keys = [...this.dirty];
     this.dirty.clear();
-    const value = this.value;
+    const value = this.call.value;
     if (value === null || value === undefined || typeof value !== "object" || Array.isArray(value)) {
       this.argsEl.replaceChildren();
       this.rows.clear();
-      if (value !== undefined) this.argsEl.append(el("div", { class: "arg arg-root" }, el("dd", { class: "arg-value" }, valueNode(value))));
+      if (value !== undefined) this.argsEl.append(h("div", { class: "arg arg-root" }, h("dd", { class: "arg-value" }, valueNode(value))));
       return;
     }
     if (all) {
       this.argsEl.replaceChildren();
       this.rows.clear();
-      for (const key of Object.keys(value)) this._renderRow(key);
+      for (const key of Object.keys(value)) this.drawRow(key);
     } else {
-      for (const key of keys) this._renderRow(key);
+      for (const key of keys) this.drawRow(key);
     }
   }
 
-  _renderRow(key) {
-    const value = this.value[key];
+  drawRow(key) {
+    const value = this.call.value[key];
     let row = this.rows.get(key);
     if (!row) {
-      const valueEl = el("dd", { class: "arg-value" });
-      const rowEl = el("div", { class: "arg", dataset: { key } }, el("dt", {}, key), valueEl);
+      const valueEl = h("dd", { class: "arg-value" });
+      const rowEl = h("div", { class: "arg", dataset: { key } }, h("dt", {}, key), valueEl);
       this.argsEl.append(rowEl);
       row = { row: rowEl, valueEl, kind: null };
       this.rows.set(key, row);
@@ -162,136 +167,94 @@ export class ToolCard {
     row.kind = typeof value === "string" ? "text" : scalars ? "list" : "json";
     row.row.dataset.kind = row.kind;
     if (row.kind === "text") row.valueEl.textContent = value;
-    else if (row.kind === "list") row.valueEl.replaceChildren(...value.map((item) => el("span", { class: "arg-item" }, typeof item === "string" ? item : JSON.stringify(item))));
-    else row.valueEl.replaceChildren(el("pre", {}, formatJson(value)));
-    if (!this.final) this._markLive(row);
+    else if (row.kind === "list") fill(row.valueEl, value.map((item) => h("span", { class: "arg-item" }, formatInline(item))));
+    else fill(row.valueEl, h("pre", {}, formatJson(value)));
+    if (!this.call.final) this.markLive(row);
   }
 
-  // The complete, validated input (tool-call): authoritative over the streamed value.
-  setInput(input) {
-    if (input === undefined) return;
-    this.final = true;
-    this.value = input;
-    this._scheduleAll();
-    this.flush();
-    if (this.liveRow) this.liveRow.row.classList.remove("live");
+  drawHidden() {
+    this.rows.clear();
+    fill(this.argsEl, h("div", { class: "arg arg-root arg-hidden" }, h("dd", {}, "Input hidden: its display transform failed.")));
+    this.rawButton.hidden = true;
   }
 
-  // A late joiner's current partial value (`partial`), then the deltas it had buffered.
-  setPartial(value) {
-    if (this.final) return;
-    this.value = value;
-    this._scheduleAll();
-    this.flush();
-  }
-
-  // Hook decisions come as `tool-hook` events and again in `hookDecisions` lists: each
-  // decision is shown once.
-  setHooks(decisions) {
-    const list = Array.isArray(decisions) ? decisions : decisions ? [decisions] : [];
-    this.hookKeys = this.hookKeys || new Set();
-    for (const decision of list) {
-      const hook = decision.hook || decision.name || "hook";
-      const key = JSON.stringify([hook, decision.source, decision.proceed, decision.reason, decision.error, decision.inputChanged, decision.outputChanged]);
-      if (this.hookKeys.has(key)) continue;
-      this.hookKeys.add(key);
-      const proceed = decision.proceed;
-      const verdict = decision.decision || hookVerdict(decision);
+  // --- what happened -------------------------------------------------------------------
+  drawHooks(added) {
+    for (const decision of added) {
+      const verdict = hookVerdict(decision);
       const detail = decision.reason || decision.message || decision.note || "";
-      const item = el("li", { class: `hook ${proceed === false ? "hook-stop" : ""}` },
-        el("span", { class: "hook-name" }, hook),
-        decision.source ? el("span", { class: "hook-source muted" }, ` (${decision.source})`) : null,
-        verdict ? ` ${verdict}` : "",
-        detail ? el("span", { class: "muted" }, ` — ${detail}`) : null);
       // A skipping hook's output is the card's result below; it is not repeated here.
-      this.hooksEl.append(item);
+      this.hooksEl.append(h("li", { class: `hook ${decision.proceed === false ? "hook-stop" : ""}` },
+        h("span", { class: "hook-name" }, decision.hook),
+        decision.source ? h("span", { class: "hook-source muted" }, ` (${decision.source})`) : null,
+        verdict ? ` ${verdict}` : "",
+        detail ? h("span", { class: "muted" }, ` — ${detail}`) : null));
     }
     this.hooksEl.hidden = this.hooksEl.childElementCount === 0;
   }
 
-  // A display transform failed: nothing raw may be shown (DESIGN.md section 7).
-  setHidden() {
-    this.final = true;
-    this.value = undefined;
-    this.rows.clear();
-    this.argsEl.replaceChildren(el("div", { class: "arg arg-root arg-hidden" }, el("dd", {}, "Input hidden: its display transform failed.")));
-    this.rawChunks = [];
-    this.rawButton.hidden = true;
-  }
-
-  addLog(data) {
+  drawLog(data) {
     if (!this.logEl) {
-      this.logEl = el("ol", { class: "tool-log" });
+      this.logEl = h("ol", { class: "tool-log" });
       this.resultEl.before(this.logEl);
     }
-    this.logEl.append(el("li", {}, typeof data === "string" ? data : formatJson(data)));
+    this.logEl.append(h("li", {}, typeof data === "string" ? data : formatJson(data)));
   }
 
-  linkSubagent(href, agent) {
-    this.element.querySelector(".tool-head").append(el("a", { class: "tool-link", href, target: "_blank" }, `open ${agent || "sub-agent"} thread ↗`));
+  drawLink() {
+    const { threadId, agent } = this.call.subagent;
+    this.headEl.append(h("a", { class: "tool-link", href: `${this.chatUrl}t/${threadId}/`, target: "_blank" },
+      `open ${agent || "sub-agent"} thread ↗`));
   }
 
-  setPending() {
-    this.wasPending = true;
-    this.setStatus("pending");
-  }
-
-  setResult(output, { modelOutput, durationMs, hidden = false } = {}) {
-    this.clearWidget();
-    const label = `${this.wasPending ? "completed (async)" : "completed"}${durationMs != null ? ` · ${formatDuration(durationMs)}` : ""}`;
-    this.setStatus("completed", label);
-    const render = hidden ? null : resultRenderer(this.toolKind, output);
-    const body = [el("div", { class: "tool-result-label" }, render ? "Sources" : "Result"),
-      hidden ? el("div", { class: "muted" }, "Output hidden: its display transform failed.") : render ? render(output) : valueNode(output)];
-    if (modelOutput !== undefined && JSON.stringify(modelOutput) !== JSON.stringify(output)) {
-      body.push(el("details", { class: "model-output" }, el("summary", {}, "What the model sees"), valueNode(modelOutput)));
+  drawOutcome() {
+    const outcome = this.call.outcome;
+    let body;
+    if (outcome.kind === "result") {
+      const render = outcome.hidden ? null : resultRenderer(this.toolKind, outcome.output);
+      body = [h("div", { class: "tool-result-label" }, render ? "Sources" : "Result"),
+        outcome.hidden ? h("div", { class: "muted" }, "Output hidden: its display transform failed.")
+          : render ? render(outcome.output) : valueNode(outcome.output)];
+      if (outcome.modelOutput !== undefined && JSON.stringify(outcome.modelOutput) !== JSON.stringify(outcome.output)) {
+        body.push(h("details", { class: "model-output" }, h("summary", {}, "What the model sees"), valueNode(outcome.modelOutput)));
+      }
+    } else if (outcome.kind === "error") {
+      const { error, errors } = outcome;
+      const message = typeof error === "string" ? error : (error && (error.message || error.detail)) || formatJson(error);
+      body = [h("div", { class: "tool-result-label" }, "Error"), h("div", { class: "value-text" }, message),
+        errors.length ? h("ul", { class: "error-paths" }, errors.map((e) => h("li", {}, h("code", {}, e.path || "$"), ` ${e.message || ""}`))) : null];
+    } else {
+      if (outcome.output === undefined) return;
+      body = [h("div", { class: "tool-result-label" }, "Output given by the hook"), valueNode(outcome.output)];
     }
-    this.resultEl.replaceChildren(...body);
-    this.resultEl.className = "tool-result";
+    fill(this.resultEl, body);
+    this.resultEl.className = `tool-result${outcome.kind === "error" ? " tool-result-error" : ""}`;
     this.resultEl.hidden = false;
   }
 
-  setError(error, { errors } = {}) {
-    this.clearWidget();
-    this.setStatus("failed");
-    const message = typeof error === "string" ? error : (error && (error.message || error.detail)) || formatJson(error);
-    const body = [el("div", { class: "tool-result-label" }, "Error"), el("div", { class: "value-text" }, message)];
-    if (Array.isArray(errors) && errors.length) {
-      body.push(el("ul", { class: "error-paths" }, errors.map((e) => el("li", {}, el("code", {}, e.path || "$"), ` ${e.message || ""}`))));
+  drawWidget() {
+    const widget = this.call.widget;
+    if (widget === this.widget) return;
+    this.widget = widget;
+    if (!widget) {
+      this.widgetEl.replaceChildren();
+      this.widgetEl.hidden = true;
+      return;
     }
-    this.resultEl.replaceChildren(...body);
-    this.resultEl.className = "tool-result tool-result-error";
-    this.resultEl.hidden = false;
-  }
-
-  setSkipped(output) {
-    this.setStatus("skipped");
-    if (output !== undefined) {
-      this.resultEl.replaceChildren(el("div", { class: "tool-result-label" }, "Output given by the hook"), valueNode(output));
-      this.resultEl.className = "tool-result";
-      this.resultEl.hidden = false;
+    let node;
+    if (widget.kind === "form") {
+      node = buildWidget({
+        kind: widget.suspendKind, toolName: widget.toolName, payload: widget.payload, input: this.call.value,
+        autoResume: widget.autoResume, submit: (answer) => this.onAnswer(this.call.id, answer),
+      });
+    } else if (widget.kind === "answered") {
+      node = answeredNode(widget.suspendKind, widget.payload);
+    } else {
+      node = h("div", { class: `answered${widget.tone ? ` answered-${widget.tone}` : ""}` }, widget.text);
     }
-  }
-
-  showWidget(node) {
-    this.widgetEl.replaceChildren(node);
+    fill(this.widgetEl, node);
     this.widgetEl.hidden = false;
     // The widget restates the input (the question, the plan): keep the fields to one line.
     this.element.classList.add("has-widget");
   }
-
-  clearWidget() {
-    if (this.widgetEl.querySelector("form:not(.answered)")) this.widgetEl.replaceChildren();
-    this.widgetEl.hidden = this.widgetEl.childElementCount === 0;
-  }
-}
-
-function hookVerdict(decision) {
-  if (decision.hook === "after_tool_call") {
-    if (decision.error) return `turned the result into an error: ${decision.error}`;
-    return decision.outputChanged ? "changed the output" : "kept the output";
-  }
-  if (decision.proceed === false) return "skipped the call";
-  if (decision.inputChanged) return "proceeded with a changed input";
-  return decision.proceed === true ? "proceeded" : "";
 }

@@ -1,36 +1,13 @@
-// DOM helpers of the chat page: element building, safe light markdown, value formatting.
+// What the chat shows of model text and tool values: light markdown for finished text and
+// values as nodes, built from text nodes only (lib/dom.js).
 
-export function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs || {})) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
-    else if (key === "dataset") Object.assign(node.dataset, value);
-    else if (key.startsWith("on") && typeof value === "function") node.addEventListener(key.slice(2), value);
-    else if (value === true) node.setAttribute(key, "");
-    else node.setAttribute(key, String(value));
-  }
-  for (const child of children.flat()) {
-    if (child === undefined || child === null || child === false) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return node;
-}
-
-export function formatJson(value) {
-  if (value === undefined) return "";
-  try {
-    return JSON.stringify(value, null, 2);
-  } catch {
-    return String(value);
-  }
-}
+import { h } from "./dom.js";
+import { formatJson } from "./format.js";
 
 // A value as a node: strings as text, everything else as pretty JSON.
 export function valueNode(value) {
-  if (typeof value === "string") return el("div", { class: "value-text" }, value);
-  return el("pre", { class: "value-json" }, formatJson(value));
+  if (typeof value === "string") return h("div", { class: "value-text" }, value);
+  return h("pre", { class: "value-json" }, formatJson(value));
 }
 
 // Inline markdown: `code`, **bold**, *italic*, [text](http...). Built from text nodes, so
@@ -42,10 +19,10 @@ function inline(text) {
   for (const match of text.matchAll(pattern)) {
     if (match.index > last) out.append(text.slice(last, match.index));
     const token = match[0];
-    if (match[1]) out.append(el("code", {}, token.slice(1, -1)));
-    else if (match[2]) out.append(el("strong", {}, token.slice(2, -2)));
-    else if (match[3]) out.append(el("em", {}, token.slice(1, -1)));
-    else out.append(el("a", { href: match[5], target: "_blank", rel: "noopener noreferrer" }, token.slice(1, token.indexOf("]"))));
+    if (match[1]) out.append(h("code", {}, token.slice(1, -1)));
+    else if (match[2]) out.append(h("strong", {}, token.slice(2, -2)));
+    else if (match[3]) out.append(h("em", {}, token.slice(1, -1)));
+    else out.append(h("a", { href: match[5], target: "_blank", rel: "noopener noreferrer" }, token.slice(1, token.indexOf("]"))));
     last = match.index + token.length;
   }
   if (last < text.length) out.append(text.slice(last));
@@ -61,9 +38,9 @@ export function renderMarkdown(text) {
   let list = null;
   const flushParagraph = () => {
     if (paragraph.length) {
-      const p = el("p");
+      const p = h("p");
       paragraph.forEach((line, i) => {
-        if (i) p.append(el("br"));
+        if (i) p.append(h("br"));
         p.append(inline(line));
       });
       root.append(p);
@@ -82,7 +59,7 @@ export function renderMarkdown(text) {
       flushList();
       const body = [];
       for (i += 1; i < lines.length && !/^```\s*$/.test(lines[i]); i++) body.push(lines[i]);
-      root.append(el("pre", { class: "code-block", "data-lang": fence[1] || null }, el("code", {}, body.join("\n"))));
+      root.append(h("pre", { class: "code-block", "data-lang": fence[1] || null }, h("code", {}, body.join("\n"))));
       continue;
     }
     const heading = line.match(/^(#{1,4})\s+(.*)$/);
@@ -91,15 +68,15 @@ export function renderMarkdown(text) {
     if (heading) {
       flushParagraph();
       flushList();
-      root.append(el(`h${Math.min(6, heading[1].length + 2)}`, {}, inline(heading[2])));
+      root.append(h(`h${Math.min(6, heading[1].length + 2)}`, {}, inline(heading[2])));
     } else if (bullet || numbered) {
       flushParagraph();
       const tag = bullet ? "ul" : "ol";
       if (!list || list.tagName.toLowerCase() !== tag) {
         flushList();
-        list = el(tag);
+        list = h(tag);
       }
-      list.append(el("li", {}, inline((bullet || numbered)[1])));
+      list.append(h("li", {}, inline((bullet || numbered)[1])));
     } else if (!line.trim()) {
       flushParagraph();
       flushList();

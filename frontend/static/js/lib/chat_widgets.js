@@ -1,4 +1,4 @@
-// The widgets of suspended tool calls, answered in place (DESIGN.md sections 7, 8):
+// The widgets of suspended tool calls, answered in place (docs/runs.md):
 // ask_user (free text, single select, multi select), submit_plan (approve / reject with
 // a reason), approval of any tool (approve / decline with a reason). Each widget calls
 // `submit(payload)`; the page sends it as `{type: "resume", toolCallId, payload}`.
@@ -6,20 +6,12 @@
 // Resume payloads: ask_user {answer: "text"} or {answer: ["a", "b"]} (multi select);
 // submit_plan and approvals {approved: true} or {approved: false, reason: "..."}.
 
-import { el, formatJson, valueNode } from "./chat_render.js";
+import { suspendKind } from "./chat_calls.js";
+import { valueNode } from "./chat_render.js";
+import { h } from "./dom.js";
+import { formatJson } from "./format.js";
 
-export function suspendKind(toolName, payload) {
-  const p = payload && typeof payload === "object" ? payload : {};
-  const kind = String(p.kind || p.type || p.reason || "").toLowerCase();
-  // tools_app.types: {"kind": "client-function"}, {"kind": "ask-user"}, {"kind": "plan-approval"}.
-  if (kind.includes("client")) return "client";
-  if (kind.includes("plan") || toolName === "submit_plan") return "plan";
-  if (kind.includes("ask") || kind.includes("question") || toolName === "ask_user") return "ask";
-  if (kind.includes("approv") || p.requiresApproval === true) return "approval";
-  if (p.question !== undefined || Array.isArray(p.options)) return "ask";
-  if (p.plan !== undefined || Array.isArray(p.steps)) return "plan";
-  return "generic";
-}
+export { suspendKind };
 
 function optionOf(option) {
   if (option && typeof option === "object") {
@@ -38,13 +30,13 @@ export function askMode(payload) {
 }
 
 function reasonField(placeholder) {
-  return el("textarea", { class: "reason", name: "reason", rows: 2, placeholder });
+  return h("textarea", { class: "reason", name: "reason", rows: 2, placeholder });
 }
 
 // Wraps the controls in a form that locks itself after one answer (no double resume).
 function widgetForm(kindClass, title, controls, actions, onSubmit) {
-  const error = el("div", { class: "widget-error error", hidden: true });
-  const form = el("form", { class: `widget ${kindClass}` }, el("div", { class: "widget-title" }, title), ...controls, error, el("div", { class: "widget-actions" }, ...actions));
+  const error = h("div", { class: "widget-error error", hidden: true });
+  const form = h("form", { class: `widget ${kindClass}` }, h("div", { class: "widget-title" }, title), ...controls, error, h("div", { class: "widget-actions" }, ...actions));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const action = event.submitter ? event.submitter.value : "submit";
@@ -77,26 +69,26 @@ function askWidget(payload, { autoResume }) {
   const options = (payload.options || payload.choices || []).map(optionOf);
   const controls = [];
   if (mode === "text") {
-    const text = el("textarea", { name: "answer", rows: 2, placeholder: autoResume ? "Type your answer here or in the message box" : "Type your answer", "aria-label": "Your answer" });
+    const text = h("textarea", { name: "answer", rows: 2, placeholder: autoResume ? "Type your answer here or in the message box" : "Type your answer", "aria-label": "Your answer" });
     controls.push(text);
     // Free text with suggested options: a click fills the answer, which stays editable.
     if (options.length) {
-      controls.push(el("div", { class: "suggestions" }, options.map((option) => el("button", {
+      controls.push(h("div", { class: "suggestions" }, options.map((option) => h("button", {
         type: "button", class: "suggestion", onclick: () => { text.value = option.value; text.focus(); },
       }, option.label))));
     }
   } else {
     const type = mode === "multi" ? "checkbox" : "radio";
     const name = `answer-${Math.random().toString(36).slice(2, 8)}`;
-    controls.push(el("div", { class: `choices choices-${mode}`, role: mode === "multi" ? "group" : "radiogroup" },
-      options.map((option) => el("label", { class: "choice" },
-        el("input", { type, name, value: option.value }),
-        el("span", { class: "choice-label" }, option.label),
-        option.description ? el("span", { class: "choice-description muted" }, option.description) : null))));
+    controls.push(h("div", { class: `choices choices-${mode}`, role: mode === "multi" ? "group" : "radiogroup" },
+      options.map((option) => h("label", { class: "choice" },
+        h("input", { type, name, value: option.value }),
+        h("span", { class: "choice-label" }, option.label),
+        option.description ? h("span", { class: "choice-description muted" }, option.description) : null))));
   }
-  if (mode === "multi") controls.unshift(el("div", { class: "muted widget-hint" }, "Choose one or more."));
+  if (mode === "multi") controls.unshift(h("div", { class: "muted widget-hint" }, "Choose one or more."));
   return widgetForm("widget-ask", question, controls,
-    [el("button", { type: "submit", class: "primary", value: "answer" }, "Answer")],
+    [h("button", { type: "submit", class: "primary", value: "answer" }, "Answer")],
     (_action, form) => {
       if (mode === "text") {
         const answer = form.querySelector("textarea[name=answer]").value.trim();
@@ -109,15 +101,15 @@ function askWidget(payload, { autoResume }) {
 }
 
 function stepList(steps) {
-  return el("ol", { class: "plan-steps" }, steps.map((step) => el("li", {},
+  return h("ol", { class: "plan-steps" }, steps.map((step) => h("li", {},
     typeof step === "string" ? step : (step.title || step.description || step.step || formatJson(step)))));
 }
 
 // submit_plan suspends with {plan: "text", steps: ["..."]}; either may be missing.
 function planBody(payload) {
   const { plan, steps } = payload;
-  const body = el("div", { class: "plan" });
-  if (typeof plan === "string") body.append(el("div", { class: "plan-text value-text" }, plan));
+  const body = h("div", { class: "plan" });
+  if (typeof plan === "string") body.append(h("div", { class: "plan-text value-text" }, plan));
   else if (Array.isArray(plan)) body.append(stepList(plan));
   else if (plan && typeof plan === "object") body.append(Array.isArray(plan.steps) ? stepList(plan.steps) : valueNode(plan));
   // Steps the plan's text already spells out are not listed twice.
@@ -130,8 +122,8 @@ function planBody(payload) {
 function decisionWidget(kindClass, title, body, approveLabel, rejectLabel) {
   const reason = reasonField(`Why? (the model sees this when you ${rejectLabel.toLowerCase()})`);
   return widgetForm(kindClass, title, [body, reason], [
-    el("button", { type: "submit", class: "primary approve", value: "approve" }, approveLabel),
-    el("button", { type: "submit", class: "secondary reject", value: "reject" }, rejectLabel),
+    h("button", { type: "submit", class: "primary approve", value: "approve" }, approveLabel),
+    h("button", { type: "submit", class: "secondary reject", value: "reject" }, rejectLabel),
   ], (action) => {
     const text = reason.value.trim();
     if (action === "approve") return { payload: text ? { approved: true, reason: text } : { approved: true } };
@@ -141,9 +133,9 @@ function decisionWidget(kindClass, title, body, approveLabel, rejectLabel) {
 }
 
 function genericWidget(payload) {
-  const text = el("textarea", { class: "code", name: "payload", rows: 3, placeholder: '{"answer": "..."}' });
+  const text = h("textarea", { class: "code", name: "payload", rows: 3, placeholder: '{"answer": "..."}' });
   return widgetForm("widget-generic", "This call waits for a resume payload (JSON).", [valueNode(payload), text],
-    [el("button", { type: "submit", class: "primary", value: "resume" }, "Resume")],
+    [h("button", { type: "submit", class: "primary", value: "resume" }, "Resume")],
     () => {
       try {
         return { payload: JSON.parse(text.value || "{}") };
@@ -162,10 +154,10 @@ export function buildWidget({ kind, toolName, payload, input, autoResume = false
   else if (kind === "approval") {
     const shown = p.input ?? input;
     form = decisionWidget("widget-approval", p.question || p.message || `Allow ${toolName} to run with this input?`,
-      shown === undefined ? el("span") : valueNode(shown), "Approve", "Decline");
+      shown === undefined ? h("span") : valueNode(shown), "Approve", "Decline");
   } else form = genericWidget(p);
   form.submitAnswer = submit;
-  if (autoResume) form.append(el("div", { class: "muted widget-hint" }, "Auto-resume is on: your next chat message answers this call."));
+  if (autoResume) form.append(h("div", { class: "muted widget-hint" }, "Auto-resume is on: your next chat message answers this call."));
   return form;
 }
 
@@ -184,5 +176,5 @@ export function answeredNode(kindClass, payload) {
   } else {
     text = `Resumed with ${formatJson(p)}`;
   }
-  return el("div", { class: `answered answered-${tone}` }, text);
+  return h("div", { class: `answered answered-${tone}` }, text);
 }

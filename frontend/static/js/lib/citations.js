@@ -4,7 +4,7 @@
 // Used by the chat (tool cards of kind knowledge_search), the tool console and the
 // knowledge page's search box.
 
-import { el } from "./chat_render.js";
+import { h } from "./dom.js";
 
 export function isKnowledgeResult(value) {
   return Boolean(value && typeof value === "object" && value.kind === "knowledge_search" && Array.isArray(value.results));
@@ -22,7 +22,7 @@ export function citationCard(result) {
   const doc = result.document || {};
   const where = [result.page ? `page ${result.page}` : "", result.heading || ""].filter(Boolean).join(" · ");
   const external = doc.kind === "url";
-  const link = el("a", {
+  const link = h("a", {
     class: "citation-link",
     href: result.url || result.viewer_url,
     target: "_blank",
@@ -30,18 +30,18 @@ export function citationCard(result) {
     title: external ? "Open the page at this passage" : "Open the document at this passage",
   }, external ? "open page ↗" : "open ↗");
   const passage = String(result.text || "");
-  return el("li", { class: "citation", dataset: { rank: String(result.rank), chunk: String(result.chunk) } },
-    el("header", { class: "citation-head" },
-      el("span", { class: "citation-mark" }, result.citation || `[${result.rank}]`),
-      el("span", { class: "citation-source" }, doc.name || "document"),
-      where ? el("span", { class: "citation-where muted" }, where) : null,
-      el("span", { class: "citation-score muted" }, formatScore(result)),
+  return h("li", { class: "citation", dataset: { rank: String(result.rank), chunk: String(result.chunk) } },
+    h("header", { class: "citation-head" },
+      h("span", { class: "citation-mark" }, result.citation || `[${result.rank}]`),
+      h("span", { class: "citation-source" }, doc.name || "document"),
+      where ? h("span", { class: "citation-where muted" }, where) : null,
+      h("span", { class: "citation-score muted" }, formatScore(result)),
       link),
-    el("p", { class: "citation-text" }, passage.length > 600 ? `${passage.slice(0, 600)}…` : passage));
+    h("p", { class: "citation-text" }, passage.length > 600 ? `${passage.slice(0, 600)}…` : passage));
 }
 
 export function renderCitations(value) {
   const results = (value && value.results) || [];
-  if (!results.length) return el("p", { class: "muted citations-empty" }, "No passage matched.");
-  return el("ol", { class: "citations" }, results.map(citationCard));
+  if (!results.length) return h("p", { class: "muted citations-empty" }, "No passage matched.");
+  return h("ol", { class: "citations" }, results.map(citationCard));
 }

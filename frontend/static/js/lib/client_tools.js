@@ -1,4 +1,4 @@
-// Client function tools: tools whose code runs in the browser (DESIGN.md section 8).
+// Client function tools: tools whose code runs in the browser (docs/runs.md).
 //
 // When a run calls a client tool, the page looks the function up here by the name the
 // tool's config gives (`function`), falling back to the tool name, runs it with the

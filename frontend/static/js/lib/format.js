@@ -1,5 +1,7 @@
-// Times and durations as people read them, one formatter for every page (and the admin's
-// editor script): "just now", "2 min ago", "in 1 min", "3 h ago", "2 d ago"; "35 ms", "1.20 s".
+// Values as people read them, one formatter for every page (and the admin's editor script):
+// times "just now", "2 min ago", "in 1 min", "3 h ago", "2 d ago"; durations "35 ms",
+// "1.20 s"; JSON indented for a block or compact for a line. Only refreshTimes() touches
+// the page, so the Node unit tests import this module as the browser does.
 
 const MINUTE = 60;
 const HOUR = 60 * MINUTE;
@@ -33,6 +35,27 @@ export function formatDuration(ms) {
   if (ms < 1) return "<1 ms";
   if (ms < 1000) return `${Math.round(ms)} ms`;
   return `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
+}
+
+// A value as indented JSON for a <pre> block; undefined (no value) is the empty string,
+// and what JSON cannot spell (a cycle, a function) falls back to its string form.
+export function formatJson(value) {
+  if (value === undefined) return "";
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+// A value on one line: a string as it is, anything else as compact JSON.
+export function formatInline(value) {
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
 }
 
 // Keep every <time datetime=... data-ago> under `root` reading right as time passes.

@@ -1,5 +1,5 @@
-// The thread's signals and notification inbox (issue 6), mounted by chat.js in the
-// "Inbox" side panel: `mountInbox(body, {threadId, onEvent})`.
+// The thread's signals and notification inbox, mounted by chat.js in the "Inbox" side
+// panel: `mountInbox(body, {threadId, onEvent})`.
 //
 // - Signals and notifications appear in the conversation, as cards with their tag and
 //   attributes, where they reached the thread: inside the run they were delivered into,
@@ -9,12 +9,11 @@
 //   work), runs the digest now, and shows (and for studio agents edits) the agent's policy.
 
 import { api } from "./api.js";
-import { el, formatJson } from "./chat_render.js";
-import { timeAgo } from "./format.js";
+import { h } from "./dom.js";
+import { formatInline, formatJson, timeAgo } from "./format.js";
+import { PRIORITIES, renderPolicy } from "./inbox_policy.js";
 
-const PRIORITIES = ["low", "medium", "high", "urgent"];
 const STATUSES = ["pending", "summarized", "delivered", "digested", "failed"];
-const ACTIONS = ["now", "summary", "digest", "persist"];
 const DECISIONS = {
   wake: "woke the agent",
   deliver: "delivered into the running run",
@@ -28,17 +27,17 @@ const DECISIONS = {
 function loadStyles() {
   if (document.querySelector("link[data-inbox-css]")) return;
   const href = new URL("../../css/inbox.css", import.meta.url).href;
-  document.head.append(el("link", { rel: "stylesheet", href, "data-inbox-css": "" }));
+  document.head.append(h("link", { rel: "stylesheet", href, "data-inbox-css": "" }));
 }
 
 // --- signals in the conversation --------------------------------------------------------------
 function attributeChips(attributes) {
   const entries = Object.entries(attributes || {});
   if (!entries.length) return null;
-  return el("ul", { class: "sig-attrs", "aria-label": "Attributes" },
-    entries.map(([key, value]) => el("li", { class: "sig-attr", dataset: { key } },
-      el("span", { class: "sig-attr-key" }, key), "=",
-      el("span", { class: "sig-attr-value" }, typeof value === "string" ? value : JSON.stringify(value)))));
+  return h("ul", { class: "sig-attrs", "aria-label": "Attributes" },
+    entries.map(([key, value]) => h("li", { class: "sig-attr", dataset: { key } },
+      h("span", { class: "sig-attr-key" }, key), "=",
+      h("span", { class: "sig-attr-value" }, formatInline(value)))));
 }
 
 function signalKind(signal) {
@@ -52,18 +51,18 @@ function signalKind(signal) {
 function signalCard(signal) {
   const kind = signalKind(signal);
   const priority = signal.attributes?.priority;
-  return el("div", {
+  return h("div", {
     class: `sig-card sig-${kind}${priority ? ` sig-pri-${priority}` : ""}`,
     dataset: { signalId: String(signal.id), status: signal.status, kind },
   },
-    el("div", { class: "sig-head" },
-      el("code", { class: "sig-tag" }, `<${signal.tagName}>`),
-      el("span", { class: "sig-kind" }, kind === "summary" ? "notification summary" : kind),
-      priority ? el("span", { class: `pri pri-${priority}` }, priority) : null,
-      el("span", { class: "sig-status", dataset: { status: signal.status } }, signal.status)),
+    h("div", { class: "sig-head" },
+      h("code", { class: "sig-tag" }, `<${signal.tagName}>`),
+      h("span", { class: "sig-kind" }, kind === "summary" ? "notification summary" : kind),
+      priority ? h("span", { class: `pri pri-${priority}` }, priority) : null,
+      h("span", { class: "sig-status", dataset: { status: signal.status } }, signal.status)),
     attributeChips(signal.attributes),
-    signal.contents ? el("div", { class: "sig-body" }, signal.contents) : null,
-    el("div", { class: "sig-foot muted" }, DECISIONS[signal.decision] || signal.decision));
+    signal.contents ? h("div", { class: "sig-body" }, signal.contents) : null,
+    h("div", { class: "sig-foot muted" }, DECISIONS[signal.decision] || signal.decision));
 }
 
 function runTurn(runId) {
@@ -118,18 +117,18 @@ class Inbox {
   }
 
   build() {
-    this.countsNode = el("div", { class: "inbox-counts", role: "tablist", "aria-label": "Filter by status" });
-    this.listNode = el("ol", { class: "inbox-list", "aria-label": "Notifications" });
-    this.resultNode = el("div", { class: "inbox-result", role: "status", "aria-live": "polite" });
+    this.countsNode = h("div", { class: "inbox-counts", role: "tablist", "aria-label": "Filter by status" });
+    this.listNode = h("ol", { class: "inbox-list", "aria-label": "Notifications" });
+    this.resultNode = h("div", { class: "inbox-result", role: "status", "aria-live": "polite" });
     this.form = this.buildForm();
-    this.digestButton = el("button", { type: "button", class: "inbox-digest", onclick: () => this.digestNow() }, "Digest now");
-    this.policyNode = el("details", { class: "inbox-policy" }, el("summary", {}, "Delivery policy"),
-      el("p", { class: "muted" }, "Loading…"));
+    this.digestButton = h("button", { type: "button", class: "inbox-digest", onclick: () => this.digestNow() }, "Digest now");
+    this.policyNode = h("details", { class: "inbox-policy" }, h("summary", {}, "Delivery policy"),
+      h("p", { class: "muted" }, "Loading…"));
     this.policyNode.addEventListener("toggle", () => { if (this.policyNode.open) this.loadPolicy(); });
     this.body.replaceChildren(
       this.countsNode,
       this.listNode,
-      el("div", { class: "inbox-actions" }, this.digestButton),
+      h("div", { class: "inbox-actions" }, this.digestButton),
       this.form,
       this.resultNode,
       this.policyNode,
@@ -137,22 +136,22 @@ class Inbox {
   }
 
   buildForm() {
-    const priority = el("select", { name: "priority", "aria-label": "Priority" },
-      PRIORITIES.map((p) => el("option", { value: p, selected: p === "high" }, p)));
-    const form = el("form", { class: "inbox-form", "aria-label": "Send a notification", autocomplete: "off" },
-      el("div", { class: "inbox-form-title" }, "Send a notification"),
-      el("div", { class: "inbox-row" },
-        el("label", {}, "Source", el("input", { name: "source", value: "tester", required: true, maxlength: 100 })),
-        el("label", {}, "Priority", priority)),
-      el("label", {}, "Summary", el("input", { name: "summary", required: true, placeholder: "Build 42 failed on main" })),
-      el("details", { class: "inbox-more" }, el("summary", {}, "Kind, payload, keys, attributes"),
-        el("label", {}, "Kind", el("input", { name: "kind", placeholder: "build" })),
-        el("label", {}, "Payload (JSON)", el("textarea", { name: "payload", rows: 2, class: "code", placeholder: '{"url": "…"}' })),
-        el("div", { class: "inbox-row" },
-          el("label", {}, "Dedupe key", el("input", { name: "dedupeKey" })),
-          el("label", {}, "Coalesce key", el("input", { name: "coalesceKey" }))),
-        el("label", {}, "Attributes (JSON object)", el("textarea", { name: "attributes", rows: 2, class: "code", placeholder: '{"repo": "studio"}' }))),
-      el("button", { type: "submit", class: "primary" }, "Send notification"));
+    const priority = h("select", { name: "priority", "aria-label": "Priority" },
+      PRIORITIES.map((p) => h("option", { value: p, selected: p === "high" }, p)));
+    const form = h("form", { class: "inbox-form", "aria-label": "Send a notification", autocomplete: "off" },
+      h("div", { class: "inbox-form-title" }, "Send a notification"),
+      h("div", { class: "inbox-row" },
+        h("label", {}, "Source", h("input", { name: "source", value: "tester", required: true, maxlength: 100 })),
+        h("label", {}, "Priority", priority)),
+      h("label", {}, "Summary", h("input", { name: "summary", required: true, placeholder: "Build 42 failed on main" })),
+      h("details", { class: "inbox-more" }, h("summary", {}, "Kind, payload, keys, attributes"),
+        h("label", {}, "Kind", h("input", { name: "kind", placeholder: "build" })),
+        h("label", {}, "Payload (JSON)", h("textarea", { name: "payload", rows: 2, class: "code", placeholder: '{"url": "…"}' })),
+        h("div", { class: "inbox-row" },
+          h("label", {}, "Dedupe key", h("input", { name: "dedupeKey" })),
+          h("label", {}, "Coalesce key", h("input", { name: "coalesceKey" }))),
+        h("label", {}, "Attributes (JSON object)", h("textarea", { name: "attributes", rows: 2, class: "code", placeholder: '{"repo": "studio"}' }))),
+      h("button", { type: "submit", class: "primary" }, "Send notification"));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       this.send(new FormData(form));
@@ -190,7 +189,7 @@ class Inbox {
   }
 
   say(text, kind, decision = "") {
-    this.resultNode.replaceChildren(el("span", { class: `inbox-say inbox-say-${kind}`, dataset: { decision } }, text));
+    this.resultNode.replaceChildren(h("span", { class: `inbox-say inbox-say-${kind}`, dataset: { decision } }, text));
   }
 
   async digestNow() {
@@ -215,7 +214,7 @@ class Inbox {
       this.counts = data.counts;
       this.render();
     } catch (error) {
-      this.listNode.replaceChildren(el("li", { class: "error" }, `The inbox could not be loaded (${error.message}).`));
+      this.listNode.replaceChildren(h("li", { class: "error" }, `The inbox could not be loaded (${error.message}).`));
     }
   }
 
@@ -226,34 +225,34 @@ class Inbox {
       ...STATUSES.map((status) => this.countChip(status, status, this.counts[status]?.records ?? 0, this.counts[status]?.notifications ?? 0)));
     const shown = this.filter ? this.records.filter((r) => r.status === this.filter) : this.records;
     if (!shown.length) {
-      this.listNode.replaceChildren(el("li", { class: "empty" }, this.filter ? `No ${this.filter} notifications.` : "No notifications yet. Send one below."));
+      this.listNode.replaceChildren(h("li", { class: "empty" }, this.filter ? `No ${this.filter} notifications.` : "No notifications yet. Send one below."));
       return;
     }
     this.listNode.replaceChildren(...shown.map((record) => this.recordItem(record)));
   }
 
   countChip(status, label, records, notifications = records) {
-    const chip = el("button", {
+    const chip = h("button", {
       type: "button", role: "tab", class: `inbox-count${this.filter === status ? " active" : ""}`,
       dataset: { status: status || "all" }, "aria-selected": this.filter === status ? "true" : "false",
       title: notifications !== records ? `${records} records standing for ${notifications} notifications` : "",
       onclick: () => { this.filter = status; this.render(); },
-    }, label, " ", el("span", { class: "n" }, String(records)));
+    }, label, " ", h("span", { class: "n" }, String(records)));
     return chip;
   }
 
   recordItem(record) {
-    return el("li", { class: `inbox-item st-${record.status}`, dataset: { id: String(record.id), status: record.status } },
-      el("div", { class: "inbox-item-head" },
-        el("span", { class: `pri pri-${record.priority}` }, record.priority),
-        el("span", { class: "inbox-source" }, record.kind ? `${record.source} / ${record.kind}` : record.source),
-        record.count > 1 ? el("span", { class: "inbox-times", title: "Coalesced notifications" }, `×${record.count}`) : null,
-        el("span", { class: "inbox-status" }, record.status)),
-      el("div", { class: "inbox-summary" }, record.summary),
-      record.error ? el("div", { class: "error inbox-error" }, record.error) : null,
-      el("div", { class: "inbox-meta muted" }, timeAgo(record.createdAt),
+    return h("li", { class: `inbox-item st-${record.status}`, dataset: { id: String(record.id), status: record.status } },
+      h("div", { class: "inbox-item-head" },
+        h("span", { class: `pri pri-${record.priority}` }, record.priority),
+        h("span", { class: "inbox-source" }, record.kind ? `${record.source} / ${record.kind}` : record.source),
+        record.count > 1 ? h("span", { class: "inbox-times", title: "Coalesced notifications" }, `×${record.count}`) : null,
+        h("span", { class: "inbox-status" }, record.status)),
+      h("div", { class: "inbox-summary" }, record.summary),
+      record.error ? h("div", { class: "error inbox-error" }, record.error) : null,
+      h("div", { class: "inbox-meta muted" }, timeAgo(record.createdAt),
         record.action ? ` · policy: ${record.action}` : "",
-        Object.keys(record.payload || {}).length ? el("details", { class: "inbox-payload" }, el("summary", {}, "payload"), el("pre", {}, formatJson(record.payload))) : null));
+        Object.keys(record.payload || {}).length ? h("details", { class: "inbox-payload" }, h("summary", {}, "payload"), h("pre", {}, formatJson(record.payload))) : null));
   }
 
   // --- the agent's policy ---------------------------------------------------------------------
@@ -266,91 +265,14 @@ class Inbox {
     try {
       this.renderPolicy(await api(this.policyUrl()));
     } catch (error) {
-      this.policyNode.replaceChildren(this.policyNode.firstChild, el("p", { class: "error" }, error.message));
+      this.policyNode.replaceChildren(this.policyNode.firstChild, h("p", { class: "error" }, error.message));
     }
   }
 
   renderPolicy(data) {
-    const editable = data.editable;
-    const choices = (state, inherit) => [
-      ...(inherit ? [el("option", { value: "" }, "inherit")] : []),
-      ...ACTIONS.filter((a) => a !== "summary" || state === "active").map((a) => el("option", { value: a }, a)),
-    ];
-    const select = (name, label, state, value, inherit) => {
-      const node = el("select", { name, "aria-label": label }, choices(state, inherit));
-      node.value = value || "";
-      return node;
-    };
-    const cell = (priority, state) => {
-      const value = data.table[priority][state];
-      if (!editable) return el("td", { class: `act act-${value}` }, value);
-      return el("td", {}, select(`${priority}.${state}`, `${priority} when ${state}`, state, value, false));
-    };
-    const table = el("table", { class: "policy-table" },
-      el("thead", {}, el("tr", {}, el("th", {}, "priority"), el("th", {}, "active"), el("th", {}, "idle"))),
-      el("tbody", {}, PRIORITIES.map((p) => el("tr", {}, el("th", {}, el("span", { class: `pri pri-${p}` }, p)), cell(p, "active"), cell(p, "idle")))));
-    // Rules for one source override the priority table where they say something.
-    const sourceTable = (source, rules) => {
-      const rule = (priority, state) => rules?.[priority]?.[state] || "";
-      const body = PRIORITIES.map((p) => el("tr", {}, el("th", {}, el("span", { class: `pri pri-${p}` }, p)),
-        ...["active", "idle"].map((state) => editable
-          ? el("td", {}, select(`${p}.${state}`, `${source}: ${p} when ${state}`, state, rule(p, state), true))
-          : el("td", { class: `act act-${rule(p, state) || "inherit"}` }, rule(p, state) || "inherit"))));
-      const remove = editable ? el("button", { type: "button", class: "link policy-source-remove", "aria-label": `Remove the rules for ${source}`,
-        onclick: (event) => event.target.closest(".policy-source").remove() }, "remove") : null;
-      return el("div", { class: "policy-source", dataset: { source } },
-        el("div", { class: "policy-source-head" }, "From ", el("code", {}, source), remove),
-        el("table", { class: "policy-table" },
-          el("thead", {}, el("tr", {}, el("th", {}, "priority"), el("th", {}, "active"), el("th", {}, "idle"))),
-          el("tbody", {}, body)));
-    };
-    const sources = el("div", { class: "policy-sources" },
-      Object.entries(data.policy?.source || {}).map(([source, rules]) => sourceTable(source, rules)));
-    const note = data.codeFunction
-      ? "This agent decides in code (a policy function); the table is its fallback."
-      : editable ? "What happens to a notification while a run is going (active) or not (idle)." : "Defined in code: read-only here.";
-    const children = [this.policyNode.firstChild, el("p", { class: "muted" }, note), table];
-    if (editable || sources.children.length) {
-      children.push(el("p", { class: "muted" }, "By source: a source's rules come first; \"inherit\" goes by priority."), sources);
-    }
-    if (editable) {
-      const status = el("span", { class: "policy-status muted", role: "status" });
-      const newSource = el("input", { name: "policy-source", placeholder: "source, e.g. github", "aria-label": "Source to add rules for" });
-      const add = el("button", { type: "button", class: "secondary policy-source-add", onclick: () => {
-        const source = newSource.value.trim();
-        if (!source) return;
-        if (!sources.querySelector(`.policy-source[data-source="${CSS.escape(source)}"]`)) sources.append(sourceTable(source, {}));
-        newSource.value = "";
-      } }, "Add source");
-      children.push(el("div", { class: "policy-source-new" }, newSource, add));
-      const save = el("button", { type: "button", class: "primary", onclick: async () => {
-        const priority = {};
-        for (const p of PRIORITIES) {
-          priority[p] = { active: table.querySelector(`[name="${p}.active"]`).value, idle: table.querySelector(`[name="${p}.idle"]`).value };
-        }
-        const source = {};
-        for (const node of sources.querySelectorAll(".policy-source")) {
-          const rules = {};
-          for (const p of PRIORITIES) {
-            for (const state of ["active", "idle"]) {
-              const value = node.querySelector(`[name="${p}.${state}"]`).value;
-              if (value) (rules[p] ||= {})[state] = value;
-            }
-          }
-          if (Object.keys(rules).length) source[node.dataset.source] = rules;
-        }
-        try {
-          const saved = await api(this.policyUrl(), { method: "PUT", body: { policy: { priority, source } } });
-          this.renderPolicy(saved);
-          this.policyNode.querySelector(".policy-status").textContent = "Saved.";
-        } catch (error) {
-          status.textContent = error.message;
-          status.className = "policy-status error";
-        }
-      } }, "Save policy");
-      children.push(el("div", { class: "policy-actions" }, save, status));
-    }
-    this.policyNode.replaceChildren(...children);
+    renderPolicy(this.policyNode, data, {
+      onSave: async (policy) => this.renderPolicy(await api(this.policyUrl(), { method: "PUT", body: { policy } })),
+    });
   }
 }
 

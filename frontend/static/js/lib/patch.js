@@ -4,7 +4,7 @@
 // path) or {op: "set", path: [...], value: any} (set a value; path [] is the root).
 // The server's incremental parser sends only what changed, so applying a patch costs
 // time proportional to the patch, never to the size of the value so far: the page never
-// re-parses the accumulated argument text (issue 4).
+// re-parses the accumulated argument text.
 //
 // Strings are immutable in JS, so "in place" means the container that holds the string
 // gets the longer string; a patch on the root returns the new root. Always use the

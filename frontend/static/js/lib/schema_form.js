@@ -10,127 +10,14 @@
 // property the schema does not list) are kept as they are, so switching between the raw
 // JSON and the form never loses input.
 
-import { fromPath, parseJson, toPath } from "./schema_json.js";
-import { h } from "./tool_dom.js";
+import { h } from "./dom.js";
+import {
+  booleanNode, constNode, enumNode, fieldLabel, hint, nextId, numberNode, rawNode, same, stringNode, wrap,
+} from "./schema_fields.js";
+import { fromPath, normalize, skeleton, toPath } from "./schema_json.js";
 
-// --- schema helpers ------------------------------------------------------------------------
-export function resolveRef(schema, root) {
-  let current = schema;
-  for (let depth = 0; current && typeof current === "object" && current.$ref && depth < 20; depth++) {
-    const ref = current.$ref;
-    if (!ref.startsWith("#")) return {};
-    let target = root;
-    for (const part of ref.slice(1).split("/").filter(Boolean)) {
-      target = target?.[part.replace(/~1/g, "/").replace(/~0/g, "~")];
-    }
-    const { $ref, ...rest } = current;
-    current = { ...(target || {}), ...rest };
-  }
-  return current;
-}
-
-// One effective schema for a node: $ref resolved, allOf merged, "nullable" unions reduced.
-export function normalize(schema, root) {
-  if (schema === true || schema === undefined || schema === null) return { nullable: false };
-  if (schema === false) return { type: "never" };
-  let s = resolveRef(schema, root);
-  if (Array.isArray(s.allOf)) {
-    const merged = { ...s };
-    delete merged.allOf;
-    for (const part of s.allOf) {
-      const p = normalize(part, root);
-      merged.properties = { ...(merged.properties || {}), ...(p.properties || {}) };
-      merged.required = [...(merged.required || []), ...(p.required || [])];
-      for (const [k, v] of Object.entries(p)) if (!(k in merged)) merged[k] = v;
-    }
-    s = merged;
-  }
-  let nullable = false;
-  for (const key of ["anyOf", "oneOf"]) {
-    if (Array.isArray(s[key])) {
-      const rest = s[key].filter((alt) => resolveRef(alt, root)?.type !== "null");
-      if (rest.length === 1) {
-        nullable = rest.length !== s[key].length;
-        const { [key]: _drop, ...others } = s;
-        s = { ...others, ...normalize(rest[0], root) };
-      }
-    }
-  }
-  if (Array.isArray(s.type)) {
-    const types = s.type.filter((t) => t !== "null");
-    nullable = nullable || types.length !== s.type.length;
-    s = { ...s, type: types.length === 1 ? types[0] : undefined };
-  }
-  if (!s.type) {
-    if (s.properties) s = { ...s, type: "object" };
-    else if (s.items) s = { ...s, type: "array" };
-    else if (Array.isArray(s.enum) && s.enum.every((v) => typeof v === "string")) s = { ...s, type: "string" };
-  }
-  return { ...s, nullable: nullable || Boolean(s.nullable) };
-}
-
-// A value shaped like the schema: defaults, required properties, first enum values.
-export function skeleton(schema, root = schema, depth = 0) {
-  const s = normalize(schema, root);
-  if ("default" in s) return structuredClone(s.default);
-  if ("const" in s) return structuredClone(s.const);
-  if (Array.isArray(s.enum) && s.enum.length) return structuredClone(s.enum[0]);
-  if (depth > 12) return null;
-  switch (s.type) {
-    case "object": {
-      const out = {};
-      const required = new Set(s.required || []);
-      for (const [key, sub] of Object.entries(s.properties || {})) {
-        const subSchema = normalize(sub, root);
-        if (required.has(key) || "default" in subSchema) out[key] = skeleton(sub, root, depth + 1);
-      }
-      return out;
-    }
-    case "array": {
-      const count = Math.max(0, Math.min(s.minItems || 0, 20));
-      return Array.from({ length: count }, () => skeleton(s.items, root, depth + 1));
-    }
-    case "string": return "";
-    case "number": return s.minimum ?? 0;
-    case "integer": return s.minimum ?? 0;
-    case "boolean": return false;
-    case "null": return null;
-    default: return s.nullable ? null : {};
-  }
-}
-
-// --- DOM helpers ---------------------------------------------------------------------------
-const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-let uid = 0;
-const nextId = () => `sf-${++uid}`;
-
-function fieldLabel(name, s, required) {
-  const title = s.title && s.title !== name ? s.title : null;
-  return [
-    // Array items (name null) are numbered beside the field instead.
-    name === null ? null : h("span", { class: "sf-name" }, String(name)),
-    required && name !== null ? h("span", { class: "sf-req", title: "required" }, "*") : null,
-    title ? h("span", { class: "sf-title" }, title) : null,
-    h("span", { class: "sf-type" }, describeType(s)),
-  ];
-}
-
-function describeType(s) {
-  if (Array.isArray(s.enum)) return "enum";
-  const base = s.type === "array" && s.items ? `array` : s.type || "any";
-  return s.nullable ? `${base} | null` : base;
-}
-
-function hint(s) {
-  const bits = [];
-  if (s.description) bits.push(s.description);
-  if (s.minimum !== undefined) bits.push(`≥ ${s.minimum}`);
-  if (s.maximum !== undefined) bits.push(`≤ ${s.maximum}`);
-  if (s.minLength) bits.push(`min length ${s.minLength}`);
-  if (s.maxLength) bits.push(`max length ${s.maxLength}`);
-  if (s.pattern) bits.push(`pattern ${s.pattern}`);
-  return bits.length ? h("div", { class: "sf-hint" }, bits.join(" · ")) : null;
-}
+// The schema helpers the form is built on, for the pages and tests that import them here.
+export { normalize, resolveRef, skeleton } from "./schema_json.js";
 
 // --- nodes: {el, get() -> value | undefined (= omitted), set(value)} ----------------------
 function buildNode(schema, keys, ctx, { name = null, required = true } = {}) {
@@ -150,175 +37,6 @@ function buildNode(schema, keys, ctx, { name = null, required = true } = {}) {
     case "null": return constNode({ ...s, const: null }, path, name, required);
     default: return rawNode(s, path, name, required);
   }
-}
-
-function wrap(s, path, name, required, control, extra = null) {
-  const el = h("div", { class: `sf-field sf-${s.type || "any"}`, "data-path": path },
-    h("label", { class: "sf-label", for: control?.id }, fieldLabel(name, s, required)),
-    control, extra, hint(s));
-  return el;
-}
-
-// "Foreign" values came from raw JSON and do not fit the control (e.g. "abc" for a number):
-// they are kept and sent as they are until the user edits the field.
-function foreignNote(el) {
-  const note = h("div", { class: "sf-foreign", hidden: true });
-  el.append(note);
-  return {
-    show(value, why) {
-      note.hidden = false;
-      note.textContent = `From raw JSON: ${JSON.stringify(value)} (${why}); edit the field to replace it.`;
-    },
-    hide() { note.hidden = true; },
-  };
-}
-
-// A node over one control: read()/write() talk to the control; values it does not
-// accept are kept as foreign values (above).
-function controlNode(el, control, event, { read, write, accepts, why, quiet = () => false }) {
-  const note = foreignNote(el);
-  let kept;
-  control.addEventListener(event, () => { kept = undefined; note.hide(); });
-  return {
-    el,
-    get: () => (kept !== undefined ? kept.value : read()),
-    set(value) {
-      kept = undefined;
-      note.hide();
-      if (accepts(value)) {
-        write(value);
-      } else {
-        write(undefined);
-        kept = { value };
-        // null in a nullable field is valid: kept, but nothing to warn about.
-        if (!quiet(value)) note.show(value, why);
-      }
-    },
-  };
-}
-
-function constNode(s, path, name, required) {
-  const el = wrap(s, path, name, required, h("code", { class: "sf-const" }, JSON.stringify(s.const)));
-  return { el, get: () => structuredClone(s.const), set() {} };
-}
-
-function enumNode(s, path, name, required) {
-  const select = h("select", { id: nextId(), name: path });
-  const optional = !required || s.nullable;
-  // Left empty, an optional value takes the schema's default (the tool applies it).
-  const emptyLabel = required ? "null" : "default" in s ? `— default: ${JSON.stringify(s.default)} —` : "— not set —";
-  if (optional) select.append(h("option", { value: "" }, emptyLabel));
-  s.enum.forEach((value, i) => select.append(h("option", { value: String(i) },
-    typeof value === "string" ? value : JSON.stringify(value))));
-  const indexOf = (value) => s.enum.findIndex((v) => same(v, value));
-  return controlNode(wrap(s, path, name, required, select), select, "change", {
-    read: () => {
-      if (select.value === "") return required ? null : undefined;
-      return structuredClone(s.enum[Number(select.value)]);
-    },
-    write: (value) => {
-      const index = indexOf(value);
-      select.value = index >= 0 ? String(index) : optional ? "" : "0";
-    },
-    accepts: (value) => value === undefined || (value === null && optional) || indexOf(value) >= 0,
-    why: "not one of the choices",
-  });
-}
-
-const FORMAT_INPUT = { email: "email", uri: "url", url: "url", date: "date", time: "time" };
-
-function stringNode(s, path, name, required) {
-  const id = nextId();
-  // Code bodies and templates need room and a monospace font.
-  const code = ["code", "python"].includes(s.format) || /python|javascript/.test(s.contentMediaType || "")
-    || s["x-widget"] === "code" || name === "code";
-  const long = code || ["textarea", "multiline"].includes(s.format) || s["x-widget"] === "textarea"
-    || (s.maxLength || 0) > 200 || Boolean(s.contentMediaType);
-  const input = long
-    ? h("textarea", { id, name: path, rows: code ? 12 : 3, class: code ? "code" : null, spellcheck: code ? "false" : null })
-    : h("input", { id, name: path, type: FORMAT_INPUT[s.format] || "text", autocomplete: "off" });
-  if (s.examples?.length) input.placeholder = String(s.examples[0]);
-  else if (s.format) input.placeholder = s.format;
-  return controlNode(wrap(s, path, name, required, input), input, "input", {
-    read: () => (input.value === "" && !required ? undefined : input.value),
-    write: (value) => { input.value = typeof value === "string" ? value : ""; },
-    accepts: (value) => value === undefined || typeof value === "string",
-    why: "not a string",
-    quiet: (value) => value === null && s.nullable,
-  });
-}
-
-function numberNode(s, path, name, required) {
-  const input = h("input", {
-    id: nextId(), name: path, type: "number", inputmode: s.type === "integer" ? "numeric" : "decimal",
-    step: s.type === "integer" ? (s.multipleOf || 1) : (s.multipleOf || "any"),
-    min: s.minimum, max: s.maximum,
-  });
-  return controlNode(wrap(s, path, name, required, input), input, "input", {
-    read: () => {
-      if (input.value === "") return required && s.nullable ? null : undefined;
-      const n = Number(input.value);
-      // An unparsable entry is sent as text so the server names the field's error.
-      return Number.isFinite(n) ? n : input.value;
-    },
-    write: (value) => { input.value = typeof value === "number" ? String(value) : ""; },
-    accepts: (value) => value === undefined || value === null || typeof value === "number",
-    why: `not a${s.type === "integer" ? "n integer" : " number"}`,
-  });
-}
-
-function booleanNode(s, path, name, required) {
-  const id = nextId();
-  // An optional boolean without a default needs a third state: "not set".
-  if (!required && !("default" in s)) {
-    const select = h("select", { id, name: path },
-      h("option", { value: "" }, "— not set —"), h("option", { value: "true" }, "true"),
-      h("option", { value: "false" }, "false"));
-    return controlNode(wrap(s, path, name, required, select), select, "change", {
-      read: () => (select.value === "" ? undefined : select.value === "true"),
-      write: (value) => { select.value = value === true ? "true" : value === false ? "false" : ""; },
-      accepts: (value) => value === undefined || typeof value === "boolean",
-      why: "not a boolean",
-    });
-  }
-  const box = h("input", { id, name: path, type: "checkbox" });
-  const el = h("div", { class: "sf-field sf-boolean", "data-path": path },
-    h("label", { class: "sf-check", for: id }, box, fieldLabel(name, s, required)), hint(s));
-  return controlNode(el, box, "change", {
-    read: () => box.checked,
-    write: (value) => { box.checked = Boolean(value ?? s.default); },
-    accepts: (value) => value === undefined || typeof value === "boolean",
-    why: "not a boolean",
-  });
-}
-
-// Free-form values (no usable schema): a small JSON box with its own syntax check.
-function rawNode(s, path, name, required) {
-  const id = nextId();
-  const area = h("textarea", { id, name: path, rows: 2, class: "code", spellcheck: "false",
-    placeholder: s.type === "object" ? "{ }" : "JSON value" });
-  const problem = h("div", { class: "sf-problem", hidden: true });
-  const el = wrap(s, path, name, required, area, problem);
-  const check = () => {
-    if (!area.value.trim()) { problem.hidden = true; return undefined; }
-    const parsed = parseJson(area.value);
-    problem.hidden = parsed.ok;
-    problem.textContent = parsed.ok ? "" : parsed.message;
-    return parsed;
-  };
-  area.addEventListener("input", check);
-  return {
-    el,
-    get() {
-      const parsed = check();
-      if (!parsed) return required ? null : undefined;
-      return parsed.ok ? parsed.value : area.value;
-    },
-    set(value) {
-      area.value = value === undefined ? "" : JSON.stringify(value, null, 1).replace(/\n\s*/g, " ");
-      check();
-    },
-  };
 }
 
 // PostgreSQL's jsonb does not keep key order, but "required" is a list and does: show
@@ -493,9 +211,7 @@ export function mountSchemaForm(container, schema, { onChange = () => {} } = {})
       const field = [...container.querySelectorAll("[data-path]")].find((el) => el.dataset.path === target);
       if (!field || field.closest("[hidden]")) continue;
       field.classList.add("sf-error");
-      const msg = document.createElement("div");
-      msg.className = "sf-error-msg";
-      msg.textContent = message;
+      const msg = h("div", { class: "sf-error-msg" }, message);
       const legend = field.querySelector(":scope > legend, :scope > label");
       (legend || field.firstChild)?.after(msg);
       return field;
@@ -515,3 +231,4 @@ export function mountSchemaForm(container, schema, { onChange = () => {} } = {})
     },
   };
 }
+

@@ -1,5 +1,7 @@
-// JSON text and JSON paths: parse with line and column, check the shape of a JSON Schema
-// while it is typed, and convert between "$.a[0].b" paths and key lists.
+// JSON text, JSON paths and JSON Schemas, without any DOM: parse with line and column,
+// check the shape of a schema while it is typed, convert between "$.a[0].b" paths and key
+// lists, and read a schema node as the form generator needs it ($ref resolved, allOf
+// merged, nullable unions reduced) or as a value shaped like it.
 
 // Parse JSON text; on a syntax error say where (1-based line and column), like the server.
 export function parseJson(text) {
@@ -107,3 +109,90 @@ export function toSnakeCase(text) {
 }
 
 export const TOOL_NAME_RE = /^[a-z][a-z0-9_]*$/;
+
+// --- schema nodes --------------------------------------------------------------------------
+export function resolveRef(schema, root) {
+  let current = schema;
+  for (let depth = 0; current && typeof current === "object" && current.$ref && depth < 20; depth++) {
+    const ref = current.$ref;
+    if (!ref.startsWith("#")) return {};
+    let target = root;
+    for (const part of ref.slice(1).split("/").filter(Boolean)) {
+      target = target?.[part.replace(/~1/g, "/").replace(/~0/g, "~")];
+    }
+    const { $ref, ...rest } = current;
+    current = { ...(target || {}), ...rest };
+  }
+  return current;
+}
+
+// One effective schema for a node: $ref resolved, allOf merged, "nullable" unions reduced.
+export function normalize(schema, root) {
+  if (schema === true || schema === undefined || schema === null) return { nullable: false };
+  if (schema === false) return { type: "never" };
+  let s = resolveRef(schema, root);
+  if (Array.isArray(s.allOf)) {
+    const merged = { ...s };
+    delete merged.allOf;
+    for (const part of s.allOf) {
+      const p = normalize(part, root);
+      merged.properties = { ...(merged.properties || {}), ...(p.properties || {}) };
+      merged.required = [...(merged.required || []), ...(p.required || [])];
+      for (const [k, v] of Object.entries(p)) if (!(k in merged)) merged[k] = v;
+    }
+    s = merged;
+  }
+  let nullable = false;
+  for (const key of ["anyOf", "oneOf"]) {
+    if (Array.isArray(s[key])) {
+      const rest = s[key].filter((alt) => resolveRef(alt, root)?.type !== "null");
+      if (rest.length === 1) {
+        nullable = rest.length !== s[key].length;
+        const { [key]: _drop, ...others } = s;
+        s = { ...others, ...normalize(rest[0], root) };
+      }
+    }
+  }
+  if (Array.isArray(s.type)) {
+    const types = s.type.filter((t) => t !== "null");
+    nullable = nullable || types.length !== s.type.length;
+    s = { ...s, type: types.length === 1 ? types[0] : undefined };
+  }
+  if (!s.type) {
+    if (s.properties) s = { ...s, type: "object" };
+    else if (s.items) s = { ...s, type: "array" };
+    else if (Array.isArray(s.enum) && s.enum.every((v) => typeof v === "string")) s = { ...s, type: "string" };
+  }
+  return { ...s, nullable: nullable || Boolean(s.nullable) };
+}
+
+// A value shaped like the schema: defaults, required properties, first enum values.
+export function skeleton(schema, root = schema, depth = 0) {
+  const s = normalize(schema, root);
+  if ("default" in s) return structuredClone(s.default);
+  if ("const" in s) return structuredClone(s.const);
+  if (Array.isArray(s.enum) && s.enum.length) return structuredClone(s.enum[0]);
+  if (depth > 12) return null;
+  switch (s.type) {
+    case "object": {
+      const out = {};
+      const required = new Set(s.required || []);
+      for (const [key, sub] of Object.entries(s.properties || {})) {
+        const subSchema = normalize(sub, root);
+        if (required.has(key) || "default" in subSchema) out[key] = skeleton(sub, root, depth + 1);
+      }
+      return out;
+    }
+    case "array": {
+      const count = Math.max(0, Math.min(s.minItems || 0, 20));
+      return Array.from({ length: count }, () => skeleton(s.items, root, depth + 1));
+    }
+    case "string": return "";
+    case "number": return s.minimum ?? 0;
+    case "integer": return s.minimum ?? 0;
+    case "boolean": return false;
+    case "null": return null;
+    default: return s.nullable ? null : {};
+  }
+}
+

@@ -6,29 +6,24 @@
 // operator allows. Saving is never blocked by it: every call is checked when it is made.
 
 import { api } from "./api.js";
+import { h } from "./dom.js";
 
 const WAIT_MS = 350;
 
 // One verdict as a line of text; `withUrl` prefixes it with the URL (the tool page).
 export function verdictLine(verdict, { withUrl = false } = {}) {
-  const line = document.createElement("div");
-  line.className = `url-verdict is-${verdict.status}${verdict.private_network ? " is-private" : ""}`;
-  line.dataset.status = verdict.status;
-  if (withUrl) {
-    const code = document.createElement("code");
-    code.textContent = verdict.url;
-    line.append(code, " ");
-  }
-  line.append(verdict.status === "refused" ? `⚠ ${verdict.message}` : verdict.message);
-  return line;
+  return h("div", {
+    class: `url-verdict is-${verdict.status}${verdict.private_network ? " is-private" : ""}`,
+    dataset: { status: verdict.status },
+  },
+  withUrl ? [h("code", {}, verdict.url), " "] : null,
+  verdict.status === "refused" ? `⚠ ${verdict.message}` : verdict.message);
 }
 
 export function watchUrl(input) {
   if (!input || input.dataset.urlWatched) return;
   input.dataset.urlWatched = "1";
-  const box = document.createElement("div");
-  box.className = "url-verdict-box";
-  box.setAttribute("aria-live", "polite");
+  const box = h("div", { class: "url-verdict-box", "aria-live": "polite" });
   input.after(box);
   let timer = null;
   let asked = 0;

@@ -1,33 +1,5 @@
-// Tiny DOM helpers shared by the tool panel modules: build elements without innerHTML.
-
-export function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs || {})) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key === "class") el.className = value;
-    else if (key === "text") el.textContent = value;
-    else if (key === "dataset") Object.assign(el.dataset, value);
-    else if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
-    else if (key === "value" || key === "checked") el[key] = value;
-    else el.setAttribute(key, value === true ? "" : value);
-  }
-  for (const child of children.flat()) {
-    if (child !== null && child !== undefined && child !== false) {
-      el.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    }
-  }
-  return el;
-}
-
-// replaceChildren() that skips null/false (the native one would print "null").
-export function fill(el, ...children) {
-  el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
-  return el;
-}
-
-export function pretty(value) {
-  return value === undefined ? "" : JSON.stringify(value, null, 2);
-}
+// How tools read on the pages: a kind's short label, and a JSON Schema in the order a
+// person wrote it.
 
 const SCHEMA_KEY_ORDER = ["$schema", "$id", "title", "type", "description", "properties", "items",
   "required", "enum", "const", "default"];
