@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "agents_core",
     "tools_app",
     "knowledge",
+    "traces",
     "frontend",
 ]
 

@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 
 from agents_core.models import Agent, Message, MessageRole, Run, RunStatus, Thread
+from agents_core.runtime import observers
 from agents_core.runtime.db import db
 
 
@@ -58,6 +59,9 @@ async def subagent_run(
             "parentRunId": str(parent_run_id),
             "parentToolCallId": tool_call_id,
         },
+    )
+    observers.notify(
+        "child_run_started", str(parent_run_id), child_run_id=str(run.id), call_id=tool_call_id
     )
     result = await execute_run(run.id, abort=abort)
     return result, thread.pk, run.pk
