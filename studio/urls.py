@@ -24,5 +24,6 @@ urlpatterns = [
     path("api/", include("knowledge.urls")),
     path("api/", include("traces.urls")),
     path("knowledge/", include("knowledge.page_urls")),
+    path("traces/", include("traces.page_urls")),
     path("", include("frontend.urls")),
 ]

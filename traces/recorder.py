@@ -168,7 +168,7 @@ class Recorder:
             return
         span, trace.model = trace.model, None
         tokens = usage_tokens(usage)
-        ttft = None if first_token_at is None else (first_token_at - span.start) * 1000
+        ttft = None if first_token_at is None else round((first_token_at - span.start) * 1000, 1)
         trace.close(
             span,
             finish_reason=finish_reason,

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from agents_core.models import Run
 from agents_core.services.threads import run_get
 from traces.models import Span
+
+
+def run_of_user(*, user: Any, run_id: Any) -> Run | None:
+    """The run if it is in one of the user's threads."""
+    return Run.objects.select_related("agent").filter(pk=run_id, thread__owner=user).first()
 
 
 def trace_id_of(run: Any) -> Any:
