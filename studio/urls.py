@@ -24,5 +24,6 @@ urlpatterns = [
     path("api/", include("knowledge.urls")),
     path("api/", include("providers.urls")),
     path("knowledge/", include("knowledge.page_urls")),
+    path("providers/", include("providers.page_urls")),
     path("", include("frontend.urls")),
 ]
