@@ -347,7 +347,8 @@ def spans_write(
             rows,
             update_conflicts=True,
             unique_fields=["span_id"],
-            update_fields=["end", "status", "error", "attributes"],
+            # A span sent over OTLP before (a resumed run's own) goes out again, updated.
+            update_fields=["end", "status", "error", "attributes", "exported_at"],
         )
     for span_id, end in closes:
         Span.objects.filter(span_id=span_id, end__isnull=True).update(end=_when(end))

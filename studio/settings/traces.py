@@ -1,6 +1,8 @@
-"""Traces (traces/): how long they are kept."""
+"""Traces (traces/): how long they are kept, and their export over OTLP."""
 
 from __future__ import annotations
+
+import os
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -19,3 +21,17 @@ CELERY_BEAT_SCHEDULE["traces-retention"] = {
     "task": "traces.traces_delete_expired",
     "schedule": 3600.0,
 }
+# OpenTelemetry export (traces/export.py): on when an OTLP endpoint is set in the standard
+# variables (the SDK reads them, and its other OTEL_EXPORTER_OTLP_* ones); beat's job sends
+# the spans closed since its last pass, up to a batch per pass.
+STUDIO_TRACE_EXPORT = bool(
+    os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+)
+STUDIO_TRACE_EXPORT_INTERVAL = envint("STUDIO_TRACE_EXPORT_INTERVAL", 10)
+STUDIO_TRACE_EXPORT_BATCH = envint("STUDIO_TRACE_EXPORT_BATCH", 512)
+if STUDIO_TRACE_EXPORT:
+    CELERY_BEAT_SCHEDULE["traces-export"] = {
+        "task": "traces.traces_export",
+        "schedule": float(STUDIO_TRACE_EXPORT_INTERVAL),
+    }
