@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "agents_core",
     "tools_app",
     "knowledge",
+    "evals",
     "frontend",
 ]
 
@@ -502,3 +503,10 @@ LOGGING = {
         "daphne": {"level": "WARNING"},
     },
 }
+
+# --- Agent tests (evals) -------------------------------------------------------------------
+# How many cases of a suite run at once, how long one turn of a case may take, and the
+# judge model when an expectation names none (empty: the agent's own model).
+STUDIO_EVAL_CONCURRENCY = envint("STUDIO_EVAL_CONCURRENCY", 4)
+STUDIO_EVAL_TURN_TIMEOUT = envint("STUDIO_EVAL_TURN_TIMEOUT", 300)
+STUDIO_EVAL_JUDGE_MODEL = os.environ.get("STUDIO_EVAL_JUDGE_MODEL", "")
