@@ -22,6 +22,7 @@ urlpatterns = [
     path("api/", include("agents_core.urls")),
     path("api/", include("tools_app.urls")),
     path("api/", include("knowledge.urls")),
+    path("api/", include("evals.urls")),
     path("knowledge/", include("knowledge.page_urls")),
     path("", include("frontend.urls")),
 ]
