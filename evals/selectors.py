@@ -3,8 +3,10 @@ and the JSON shapes the API, the websocket and the CLI share."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import QuerySet
 
 from evals.models import CaseResult, Suite, SuiteRun, TestCase
@@ -32,6 +34,11 @@ def suite_run_get(*, user: Any, suite_run_id: Any) -> SuiteRun | None:
     except (TypeError, ValueError):
         return None
     return SuiteRun.objects.filter(owner=user, pk=suite_run_id).select_related("suite").first()
+
+
+def jsonable(value: Any) -> Any:
+    """Dates as ISO text: what a channel layer and a websocket frame can carry."""
+    return json.loads(json.dumps(value, cls=DjangoJSONEncoder))
 
 
 def suite_run_info(suite_run: SuiteRun) -> dict[str, Any]:

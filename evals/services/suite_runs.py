@@ -4,7 +4,6 @@ progress to the channel-layer group `/ws/evals/<id>/` relays."""
 
 from __future__ import annotations
 
-import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -12,7 +11,6 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connections, transaction
 from django.utils import timezone
 
@@ -195,7 +193,7 @@ def suite_run_group(suite_run_id: int) -> str:
 def progress_publish(*, suite_run: SuiteRun, result: CaseResult | None = None) -> None:
     """Send the run's progress (and the result that changed) to its subscribers. A layer
     that is down loses the event, not the run: the page reads the state on connect."""
-    from evals.selectors import result_info, suite_run_info
+    from evals.selectors import jsonable, result_info, suite_run_info
 
     layer = get_channel_layer()
     if layer is None:
@@ -207,8 +205,6 @@ def progress_publish(*, suite_run: SuiteRun, result: CaseResult | None = None) -
         "result": result_info(result) if result is not None else None,
     }
     try:
-        async_to_sync(layer.group_send)(
-            suite_run_group(suite_run.pk), json.loads(json.dumps(event, cls=DjangoJSONEncoder))
-        )
+        async_to_sync(layer.group_send)(suite_run_group(suite_run.pk), jsonable(event))
     except Exception:  # noqa: BLE001 - a missed progress event must not fail a suite
         log.warning("evals progress for suite run %s not sent", suite_run.pk, exc_info=True)
