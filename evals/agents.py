@@ -8,7 +8,7 @@ from django.conf import settings
 
 from agents_core.definitions import Agent
 
-if getattr(settings, "STUDIO_LOAD_DEMO", True):
+if settings.STUDIO_LOAD_DEMO:
     from tools_app.demo import unit_convert, weather_lookup
     from tools_app.types.system.tools import ask_user
 

@@ -20,6 +20,7 @@ from evals.models import Suite, TestCase
 from knowledge.models import Document
 from knowledge.services.bases import kb_create
 from knowledge.store import get_store
+from providers.services import credential_create
 from tests.agents_core.factories import AgentFactory, AgentToolFactory, SubAgentFactory
 from tests.studio.db_state import db_fingerprint
 from tests.tools_app.factories import ToolFactory
@@ -46,6 +47,7 @@ class World:
     mcp: Any
     kb: Any
     document: Any
+    credential: Any
     case: Any = None
     suite: Any = None
 
@@ -308,6 +310,16 @@ ROUTES: dict[tuple[str, str, str], Route] = {
         },
         numbers=["timeout_seconds"],
     ),
+    ("provider-list", "post", ""): Route(
+        lambda w: "/api/providers/",
+        {"provider": "openai", "name": "team-openai", "api_key": "sk-abc", "api_base": ""},
+    ),
+    ("provider-detail", "patch", ""): Route(
+        lambda w: f"/api/providers/{w.credential.pk}/", {"name": "renamed", "api_key": "sk-x"}
+    ),
+    ("provider-test", "post", ""): Route(
+        lambda w: f"/api/providers/{w.credential.pk}/test", {"model": "gpt-4o-mini"}
+    ),
 }
 
 
@@ -476,10 +488,11 @@ def world(owner, echo_type) -> Iterator[World]:
     )
     kb = kb_create(owner=owner, name="Bad docs", slug="bad-docs", embedding_model="")
     document = Document.objects.create(kb=kb, kind="text", title="t", status="ready")
+    credential = credential_create(owner=owner, provider="openai", api_key="sk-stored")
     case = TestCase.objects.create(agent=agent, owner=owner, name="bad-case", spec=CASE["spec"])
     suite = Suite.objects.create(agent=agent, owner=owner, slug="bad-suite", name="Bad")
     suite.cases.set([case])
-    yield World(agent, thread, run, revision, openapi, mcp, kb, document, case, suite)
+    yield World(agent, thread, run, revision, openapi, mcp, kb, document, credential, case, suite)
     get_store().drop(table=kb.table_name)
 
 
@@ -551,6 +564,9 @@ LONGER_THAN_COLUMN = [
     (("thread-notifications", "post", ""), "dedupeKey", 201),
     (("tool-list", "post", ""), "name", 65),
     (("mcp-register", "post", ""), "name", 201),
+    (("provider-list", "post", ""), "name", 65),
+    (("provider-detail", "patch", ""), "name", 65),
+    (("provider-test", "post", ""), "model", 201),
     (("evals-case-list", "post", ""), "name", 201),
     (("evals-suite-list", "post", ""), "name", 201),
 ]
