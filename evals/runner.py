@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 
-from agents_core.models import Run, RunStatus, StreamEvent, Thread, ToolCallStatus
+from agents_core.models import MessageRole, Run, RunStatus, Thread, ToolCallStatus
 from agents_core.services.runs import run_abort, run_resume, run_start
 from agents_core.services.threads import thread_create
 from evals.expectations import Observation, check_turn
@@ -136,27 +136,29 @@ def _wait(run: Run) -> Run:
 
 
 def observe(run: Run, *, duration_ms: float) -> Observation:
-    """What the engine needs from a finished run: its answer, calls, usage and status."""
-    finish = (
-        StreamEvent.objects.filter(run=run, type__in=["run-finish", "run-error"])
-        .order_by("-seq")
-        .values_list("payload", flat=True)
-        .first()
-    ) or {}
+    """What the engine needs from a finished run: its answer (the text of its last
+    assistant message), calls, usage and status, all read from rows the run saves before
+    its status changes (its stream events are written later, in batches)."""
+    answer = ""
+    for message in run.thread.messages.filter(run=run, role=MessageRole.ASSISTANT).order_by("-pk"):
+        texts = [p.get("text", "") for p in message.parts or [] if p.get("type") == "text"]
+        if texts:
+            answer = "".join(texts)
+            break
     calls = [
         {"name": c.tool_name, "input": c.input, "status": c.status, "error": c.error}
         for c in run.tool_calls.order_by("created_at", "pk")
     ]
     usage = run.usage or {}
     return Observation(
-        answer=str(finish.get("text") or ""),
+        answer=answer,
         tool_calls=calls,
-        steps=int(finish.get("steps") or run.step or 0),
+        steps=run.step,
         tokens=int(usage.get("total_tokens") or 0),
         cost=_cost(run.agent.model, usage),
         duration_ms=duration_ms,
         status=run.status,
-        error=run.error or str(finish.get("error") or ""),
+        error=run.error,
     )
 
 
