@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "knowledge",
     "providers",
     "traces",
+    "evals",
     "frontend",
 ]
 
