@@ -6,4 +6,6 @@ from traces import api
 
 urlpatterns = [
     path("runs/<uuid:run_id>/trace", api.RunTraceApi.as_view(), name="run-trace"),
+    path("traces/", api.TraceRunListApi.as_view(), name="trace-run-list"),
+    path("usage/", api.UsageApi.as_view(), name="usage"),
 ]
