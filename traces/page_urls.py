@@ -7,5 +7,6 @@ from traces import views
 app_name = "traces"
 
 urlpatterns = [
+    path("", views.runs, name="runs"),
     path("<uuid:run_id>/", views.trace, name="trace"),
 ]

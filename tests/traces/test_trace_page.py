@@ -70,3 +70,38 @@ def test_another_users_trace_page_is_a_404(client, owner, outsider):
     assert client.get(f"/traces/{run.pk}/").status_code == 404
     client.force_login(owner)
     assert client.get(f"/traces/{run.pk}/").status_code == 200
+
+
+def test_the_runs_page_filters_runs_and_draws_usage_charts(studio_server, browser, owner):
+    page = open_chat(browser, studio_server, "/chat/weather-assistant/")
+    send(page, "use weather_lookup for Paris")
+    wait_idle(page)
+    run = Run.objects.get(thread__owner=owner)
+    seen = len(page.chat_logs)
+    page.click("#nav-runs")
+    page.wait_for_selector(f'#runs-rows tr[data-run-id="{run.pk}"]')
+    # uPlot draws each chart on a canvas, its legend names the series.
+    page.wait_for_selector("#chart-runs canvas")
+    assert page.locator(".usage-charts canvas").count() == 3
+    assert "tokens in" in page.locator("#chart-tokens").inner_text()
+    assert "studio/scripted" in page.locator("#usage-table").inner_text()
+    assert "time to first token" in page.locator("#latency-table").inner_text()
+    # A filter that matches nothing, then a search that finds the run again.
+    page.select_option("#runs-filters select[name=status]", "failed")
+    page.click("#runs-filters button[type=submit]")
+    page.wait_for_selector("#runs-rows >> text=No runs match.")
+    page.select_option("#runs-filters select[name=status]", "")
+    page.fill("#runs-filters input[name=q]", "weather_lookup")
+    page.click("#runs-filters button[type=submit]")
+    page.wait_for_selector(f'#runs-rows tr[data-run-id="{run.pk}"]')
+    page.click(f'#runs-rows tr[data-run-id="{run.pk}"] .run-trace-link')
+    page.wait_for_selector(".span-line")
+    page.go_back()
+    page.fill("#runs-filters input[name=min_ms]", "-5")
+    page.eval_on_selector("#runs-filters", "f => f.noValidate = true")
+    page.click("#runs-filters button[type=submit]")
+    page.wait_for_selector("#runs-errors:not([hidden])")
+    assert "min_ms" in page.locator("#runs-errors").inner_text()
+    page.screenshot(path="/tmp/trace-runs.png", full_page=True)
+    logged = [log for log in page.chat_logs[seen:] if log.startswith("pageerror")]
+    assert not logged, logged
