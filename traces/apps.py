@@ -9,9 +9,13 @@ class TracesConfig(AppConfig):
     verbose_name = "Traces"
 
     def ready(self) -> None:
+        from django.conf import settings
+
         from agents_core.runtime import observers
         from traces.recorder import recorder
 
+        if not settings.STUDIO_TRACES:
+            return
         # Every process that runs agents (web, run workers, Celery workers finishing
         # async tools) records the spans of its runs.
         observers.register(recorder)

@@ -6,9 +6,11 @@ import os
 
 from django.core.exceptions import ImproperlyConfigured
 
-from studio.env import envint
+from studio.env import envbool, envint
 from studio.settings.services import CELERY_BEAT_SCHEDULE
 
+# Runs record their spans (off: no spans; bench.traced compares the two).
+STUDIO_TRACES = envbool("STUDIO_TRACES", True)
 # Traces whose run started more than this many days ago are deleted by beat's job, this
 # many spans per statement (a statement never holds a big table's locks for long).
 STUDIO_TRACE_RETENTION_DAYS = envint("STUDIO_TRACE_RETENTION_DAYS", 30)
