@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "agents_core",
     "tools_app",
     "knowledge",
+    "providers",
     "frontend",
 ]
 

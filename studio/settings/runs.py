@@ -22,6 +22,8 @@ STUDIO_CODE_MODULES = envlist("STUDIO_CODE_MODULES", [])
 # own endpoint; any other base, wherever an agent or a run sets it, is refused: it would
 # receive the server's provider keys (agents_core/runtime/model_endpoints.py).
 STUDIO_MODEL_API_BASES = envlist("STUDIO_MODEL_API_BASES", [])
+# How long a provider's "test connection" call may take, in seconds (providers/connection.py).
+STUDIO_PROVIDER_TEST_TIMEOUT = envfloat("STUDIO_PROVIDER_TEST_TIMEOUT", 20.0)
 
 # --- Editor ---------------------------------------------------------------------------------
 # How long an edit lock lives without a renewal; the editor pages renew it every third of

@@ -19,6 +19,7 @@ from agents_core.models import Revision, Run, Thread, ToolCall
 from knowledge.models import Document
 from knowledge.services.bases import kb_create
 from knowledge.store import get_store
+from providers.services import credential_create
 from tests.agents_core.factories import AgentFactory, AgentToolFactory, SubAgentFactory
 from tests.studio.db_state import db_fingerprint
 from tests.tools_app.factories import ToolFactory
@@ -45,6 +46,7 @@ class World:
     mcp: Any
     kb: Any
     document: Any
+    credential: Any
 
 
 @dataclass
@@ -279,6 +281,16 @@ ROUTES: dict[tuple[str, str, str], Route] = {
         },
         numbers=["timeout_seconds"],
     ),
+    ("provider-list", "post", ""): Route(
+        lambda w: "/api/providers/",
+        {"provider": "openai", "name": "team-openai", "api_key": "sk-abc", "api_base": ""},
+    ),
+    ("provider-detail", "patch", ""): Route(
+        lambda w: f"/api/providers/{w.credential.pk}/", {"name": "renamed", "api_key": "sk-x"}
+    ),
+    ("provider-test", "post", ""): Route(
+        lambda w: f"/api/providers/{w.credential.pk}/test", {"model": "gpt-4o-mini"}
+    ),
 }
 
 
@@ -447,7 +459,8 @@ def world(owner, echo_type) -> Iterator[World]:
     )
     kb = kb_create(owner=owner, name="Bad docs", slug="bad-docs", embedding_model="")
     document = Document.objects.create(kb=kb, kind="text", title="t", status="ready")
-    yield World(agent, thread, run, revision, openapi, mcp, kb, document)
+    credential = credential_create(owner=owner, provider="openai", api_key="sk-stored")
+    yield World(agent, thread, run, revision, openapi, mcp, kb, document, credential)
     get_store().drop(table=kb.table_name)
 
 
@@ -519,6 +532,9 @@ LONGER_THAN_COLUMN = [
     (("thread-notifications", "post", ""), "dedupeKey", 201),
     (("tool-list", "post", ""), "name", 65),
     (("mcp-register", "post", ""), "name", 201),
+    (("provider-list", "post", ""), "name", 65),
+    (("provider-detail", "patch", ""), "name", 65),
+    (("provider-test", "post", ""), "model", 201),
 ]
 
 
