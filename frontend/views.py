@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.contrib.staticfiles import finders
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -70,8 +69,6 @@ def chat(
             "agents": _chat_agents(request.user),
             "agent_slug": agent_slug or "",
             "thread": thread,
-            # The signals engineer's inbox module mounts beside the chat once it exists.
-            "inbox_module": bool(finders.find("js/lib/inbox.js")),
         },
     )
 
