@@ -1,4 +1,4 @@
-"""The code-first API (DESIGN.md section 6), mirroring Mastra's.
+"""The code-first API, mirroring Mastra's.
 
     from agents_core.definitions import Agent, create_tool
 
