@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from agents_core.models import Run
-from agents_core.services.threads import run_get
+from agents_core.selectors import run_for, runs_for
 from traces.models import Span
 
 
 def run_of_user(*, user: Any, run_id: Any) -> Run | None:
     """The run if it is in one of the user's threads."""
-    return Run.objects.select_related("agent").filter(pk=run_id, thread__owner=user).first()
+    return runs_for(user).select_related("agent").filter(pk=run_id).first()
 
 
 def trace_id_of(run: Any) -> Any:
@@ -23,7 +23,7 @@ def trace_id_of(run: Any) -> Any:
 def trace_spans(*, user: Any, run_id: Any) -> list[Span]:
     """Every span of the trace of `run_id`, in start order; NotFound (404) unless the run
     is in one of the user's threads."""
-    run = run_get(user=user, run_id=run_id)
+    run = run_for(user, run_id)
     return list(Span.objects.filter(trace_id=trace_id_of(run)).order_by("start", "id"))
 
 

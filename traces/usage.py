@@ -27,6 +27,7 @@ from django.db.models.functions import Cast, Coalesce, TruncDate
 from django.utils import timezone
 
 from agents_core.models import Run
+from agents_core.selectors import runs_for
 from traces.models import Span, SpanKind
 
 
@@ -51,7 +52,7 @@ def run_list(*, user: Any, filters: dict[str, Any]) -> QuerySet[Run]:
     filters: agent (slug), status, model, min_ms / max_ms, min_cost / max_cost, since /
     until (datetimes), q (the thread's title, the message, the agent's name, the error)."""
     runs = (
-        Run.objects.filter(thread__owner=user)
+        runs_for(user)
         .exclude(thread__metadata__has_key="parentRunId")
         .select_related("agent", "thread")
         .annotate(
@@ -109,7 +110,7 @@ def usage(*, user: Any, since: datetime, until: datetime | None = None) -> dict[
     """Tokens and cost per day, agent and model, runs and errors per day, and latency
     percentiles (runs, model calls, time to first token) between since and until."""
     until = until or timezone.now()
-    spans = Span.objects.filter(run__thread__owner=user, start__gte=since, start__lt=until)
+    spans = Span.objects.filter(run__in=runs_for(user), start__gte=since, start__lt=until)
     models = (
         spans.filter(kind=SpanKind.MODEL)
         .annotate(day=TruncDate("start"))
