@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents_core.runtime.model_endpoints import agent_model_errors
+from providers.options import call_option_problems, message_option_problems
 
 SNAKE_CASE = re.compile(r"^[a-z][a-z0-9_]*$")
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -191,6 +192,14 @@ def validate_editor_policy(editor: Any) -> Any:
     return dict(editor)
 
 
+def _checked_options(message: Mapping, path: str) -> Mapping:
+    """A system message whose providerOptions are all known (providers/options.py)."""
+    problems = message_option_problems(message.get("providerOptions"), f"{path}.providerOptions")
+    if problems:
+        raise DefinitionError("; ".join(problems))
+    return message
+
+
 def validate_instructions(instructions: Any) -> Any:
     """A string, a list of strings, a system message, or a list of system messages."""
 
@@ -202,12 +211,15 @@ def validate_instructions(instructions: Any) -> Any:
             and set(value) <= {"role", "content", "providerOptions"}
         )
 
-    if isinstance(instructions, str) or is_message(instructions):
+    if isinstance(instructions, str):
         return instructions
-    if isinstance(instructions, list) and (
-        all(isinstance(item, str) for item in instructions)
-        or all(is_message(item) for item in instructions)
-    ):
+    if is_message(instructions):
+        return _checked_options(instructions, "$")
+    if isinstance(instructions, list) and all(isinstance(item, str) for item in instructions):
+        return instructions
+    if isinstance(instructions, list) and all(is_message(item) for item in instructions):
+        for index, item in enumerate(instructions):
+            _checked_options(item, f"$[{index}]")
         return instructions
     raise DefinitionError(
         "instructions must be a string, a list of strings, a system message "
@@ -248,6 +260,9 @@ class Agent:
         unknown_hooks = set(self.hooks) - {"before_tool_call", "after_tool_call"}
         if unknown_hooks:
             raise DefinitionError(f"Agent {self.id!r}: unknown hooks {sorted(unknown_hooks)}.")
+        problems = call_option_problems(self.default_options.get("providerOptions"))
+        if problems:
+            raise DefinitionError(f"Agent {self.id!r}: default_options {'; '.join(problems)}.")
         errors = agent_model_errors(
             model=self.resolved_model(),
             metadata=self.metadata,

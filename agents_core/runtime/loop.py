@@ -238,10 +238,11 @@ class Runner:
         await db(_signals_drain, setup.run)
         rows, calls = await db(thread_memory, setup.thread_id)
         self.memory_upto = rows[-1].pk if rows else 0
-        messages = instruction_messages(setup.instructions) + memory_messages(rows, calls)
+        call = setup.model_calls[0]
+        messages = instruction_messages(setup.instructions, call.model)
+        messages += memory_messages(rows, calls)
         specs = setup.active_specs()
         choice = setup.tool_choice()
-        call = setup.model_calls[0]
         kwargs: dict[str, Any] = {
             "model": call.model,
             "messages": messages,

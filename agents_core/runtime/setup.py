@@ -16,6 +16,7 @@ from agents_core.runtime.model_endpoints import (
     run_model_refusals,
     sets_base,
 )
+from providers.options import call_kwargs
 from providers.resolve import ModelCall, model_call
 
 SUBAGENT_PARAMETERS = {
@@ -49,8 +50,7 @@ _CAMEL = {
     "presencePenalty": "presence_penalty",
     "numRetries": "num_retries",
 }
-# What the offline provider reads from providerOptions.studio (runtime/offline.py).
-OFFLINE_OPTIONS = ("delay", "chunk_size", "stamp", "fail")
+OPTIONS_REFUSED = "provider_options_refused"
 
 
 @dataclass
@@ -126,10 +126,11 @@ class RunSetup:
             key = _CAMEL.get(key, key)
             if key in MODEL_SETTINGS and (value or key != "api_base"):
                 settings[key] = value
-        if self.agent.model.startswith("studio/"):
-            studio = (self.options.get("providerOptions") or {}).get("studio")
-            if isinstance(studio, dict):
-                settings.update({key: studio[key] for key in OFFLINE_OPTIONS if key in studio})
+        model = call.model if call is not None else self.agent.model
+        try:
+            settings.update(call_kwargs(self.options.get("providerOptions"), model))
+        except ValueError as exc:
+            raise ModelError(f"The model call was not made: {exc}", OPTIONS_REFUSED) from None
         if call is not None:
             # A key or base the agent or the run sets wins over the credential's.
             if call.api_key and not settings.get("api_key"):

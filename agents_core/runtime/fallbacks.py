@@ -1,0 +1,77 @@
+"""Opening a model stream with retries and fallbacks.
+
+The agent's model is tried first, then each model of `fallbacks` (default options or run
+options) in order. Each one is retried on what may pass (a rate limit, a 5xx, a connection
+error or a timeout), at most `settings.STUDIO_MODEL_RETRIES` times with a backoff doubling
+from `settings.STUDIO_MODEL_RETRY_BACKOFF` seconds; what will not pass by waiting (a bad key,
+an unknown model, a refused request) ends the run at once. Only the opening of the stream
+is retried: once the first chunk has arrived the answer is being shown, and a failure after
+it ends the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+
+from agents_core.runtime.errors import ModelError, model_error
+from providers.resolve import ModelCall
+
+logger = logging.getLogger(__name__)
+
+# model_error codes worth another try, of the same model or the next one.
+RETRYABLE = frozenset({"rate_limited", "unavailable", "provider_error", "unreachable", "timeout"})
+MAX_FALLBACKS = 5
+
+
+def fallback_problems(value: Any, path: str = "$.fallbacks") -> list[str]:
+    """Problems of a `fallbacks` option, each with its JSON path."""
+    from agents_core.definitions import valid_model_string
+
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_FALLBACKS:
+        return [f"{path}: must be a list of at most {MAX_FALLBACKS} model strings"]
+    return [
+        f"{path}[{index}]: must be a model string provider/model"
+        for index, model in enumerate(value)
+        if not isinstance(model, str) or not valid_model_string(model) or "://" in model
+    ]
+
+
+async def open_stream(
+    litellm: Any,
+    calls: list[ModelCall],
+    kwargs_for: Callable[[ModelCall], dict[str, Any]],
+    *,
+    on_retry: Callable[[ModelCall, ModelError, int], None] | None = None,
+) -> tuple[Any, ModelCall]:
+    """(litellm's stream, the call that opened it). `kwargs_for(call)` gives a call's
+    arguments (a ModelError from it, a refused base, ends the run: it is configuration)."""
+    retries = max(0, int(settings.STUDIO_MODEL_RETRIES))
+    backoff = max(0.0, float(settings.STUDIO_MODEL_RETRY_BACKOFF))
+    last: ModelError | None = None
+    for call in calls:
+        kwargs = kwargs_for(call)
+        for attempt in range(retries + 1):
+            try:
+                return await litellm.acompletion(**kwargs), call
+            except Exception as exc:  # noqa: BLE001 - sorted by model_error just below
+                error = model_error(exc, call.requested)
+                if error.code not in RETRYABLE:
+                    raise error from exc
+                last = error
+            if on_retry is not None:
+                on_retry(call, last, attempt)
+            if attempt < retries:
+                await asyncio.sleep(backoff * 2**attempt)
+        logger.info("Model %s failed (%s); trying the next one", call.requested, last.code)
+    assert last is not None  # noqa: S101 - calls is never empty
+    if len(calls) > 1:
+        tried = ", ".join(call.requested for call in calls)
+        raise ModelError(f"Every model failed ({tried}); the last: {last.message}", last.code)
+    raise last
