@@ -67,7 +67,7 @@ def discover() -> Registry:
     module_names = [
         f"{config.name}.{name}" for config in apps.get_app_configs() for name in ("tools", "agents")
     ]
-    module_names += list(getattr(settings, "STUDIO_CODE_MODULES", []))
+    module_names += list(settings.STUDIO_CODE_MODULES)
     for module_name in module_names:
         try:
             module = importlib.import_module(module_name)
