@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents_core.runtime.model_endpoints import agent_model_errors
+from providers.catalog import fallback_problems, valid_model_string
 from providers.options import call_option_problems, message_option_problems
 
 SNAKE_CASE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -261,6 +262,7 @@ class Agent:
         if unknown_hooks:
             raise DefinitionError(f"Agent {self.id!r}: unknown hooks {sorted(unknown_hooks)}.")
         problems = call_option_problems(self.default_options.get("providerOptions"))
+        problems += fallback_problems(self.default_options.get("fallbacks"))
         if problems:
             raise DefinitionError(f"Agent {self.id!r}: default_options {'; '.join(problems)}.")
         errors = agent_model_errors(
@@ -294,11 +296,3 @@ class Agent:
             else "callable",
             "metadata": self.metadata,
         }
-
-
-MODEL_STRING = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/\S+$")
-
-
-def valid_model_string(value: str) -> bool:
-    """litellm model strings are `provider/model` (the model part may contain slashes)."""
-    return bool(MODEL_STRING.match(value or ""))

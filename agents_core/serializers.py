@@ -21,6 +21,7 @@ from agents_core.definitions import (
 )
 from agents_core.models import Agent, AgentTool, SubAgent
 from agents_core.runtime.model_endpoints import agent_model_errors
+from providers.catalog import fallback_problems
 from providers.options import call_option_problems
 
 # What the model APIs accept as a tool (function) name.
@@ -85,6 +86,7 @@ def default_options_problems(options: dict[str, Any]) -> list[str]:
     if auto_resume is not None and not isinstance(auto_resume, bool):
         problems.append("$.autoResume: must be true or false.")
     problems += call_option_problems(options.get("providerOptions"))
+    problems += fallback_problems(options.get("fallbacks"))
     return problems
 
 

@@ -50,6 +50,7 @@ def run_data(run: Run, *, calls: bool = False) -> dict[str, Any]:
         "step": run.step,
         "error": run.error,
         "usage": run.usage,
+        "model": run.model,
         "options": run.options,
         "createdAt": run.created_at.isoformat(),
         "finishedAt": run.finished_at.isoformat() if run.finished_at else None,

@@ -18,6 +18,7 @@ from typing import Any
 
 from django.conf import settings
 
+from agents_core.models import Run
 from agents_core.runtime.errors import ModelError, model_error
 from providers.resolve import ModelCall
 
@@ -25,22 +26,6 @@ logger = logging.getLogger(__name__)
 
 # model_error codes worth another try, of the same model or the next one.
 RETRYABLE = frozenset({"rate_limited", "unavailable", "provider_error", "unreachable", "timeout"})
-MAX_FALLBACKS = 5
-
-
-def fallback_problems(value: Any, path: str = "$.fallbacks") -> list[str]:
-    """Problems of a `fallbacks` option, each with its JSON path."""
-    from agents_core.definitions import valid_model_string
-
-    if value is None:
-        return []
-    if not isinstance(value, list) or len(value) > MAX_FALLBACKS:
-        return [f"{path}: must be a list of at most {MAX_FALLBACKS} model strings"]
-    return [
-        f"{path}[{index}]: must be a model string provider/model"
-        for index, model in enumerate(value)
-        if not isinstance(model, str) or not valid_model_string(model) or "://" in model
-    ]
 
 
 async def open_stream(
@@ -75,3 +60,8 @@ async def open_stream(
         tried = ", ".join(call.requested for call in calls)
         raise ModelError(f"Every model failed ({tried}); the last: {last.message}", last.code)
     raise last
+
+
+def run_model_record(run_id: Any, model: str) -> None:
+    """Keep on the run the model that answered its last model call."""
+    Run.objects.filter(pk=run_id).update(model=model)

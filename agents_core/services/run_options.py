@@ -7,6 +7,7 @@ from typing import Any
 
 from agents_core.runtime.model_endpoints import REFUSED_CODE, run_model_refusals
 from agents_core.runtime.worker import uses_workers
+from providers.catalog import fallback_problems
 from providers.options import call_option_problems
 from studio.exceptions import ApplicationError
 
@@ -19,6 +20,7 @@ RUN_OPTIONS = {
     "modelSettings",
     "providerOptions",
     "autoResume",
+    "fallbacks",
 }
 
 
@@ -52,6 +54,7 @@ def _clean_options(options: dict[str, Any] | None) -> tuple[dict[str, Any], dict
     if steps is not None and not (isinstance(steps, int) and 1 <= steps <= 100):
         raise ApplicationError("maxSteps must be an integer from 1 to 100.", code="invalid_options")
     problems = call_option_problems(options.get("providerOptions"), "$.options.providerOptions")
+    problems += fallback_problems(options.get("fallbacks"), "$.options.fallbacks")
     if problems:
         raise ApplicationError(
             problems[0],
