@@ -29,33 +29,28 @@ RETRYABLE = frozenset({"rate_limited", "unavailable", "provider_error", "unreach
 
 
 async def open_stream(
-    litellm: Any,
-    calls: list[ModelCall],
-    kwargs_for: Callable[[ModelCall], dict[str, Any]],
-    *,
-    on_retry: Callable[[ModelCall, ModelError, int], None] | None = None,
+    litellm: Any, calls: list[ModelCall], kwargs_for: Callable[[ModelCall], dict[str, Any]]
 ) -> tuple[Any, ModelCall]:
-    """(litellm's stream, the call that opened it). `kwargs_for(call)` gives a call's
-    arguments (a ModelError from it, a refused base, ends the run: it is configuration)."""
+    """(litellm's stream, the call that opened it), for `calls` (never empty) tried in
+    order. `kwargs_for(call)` gives a call's arguments; a ModelError from it (a refused
+    base, an unknown option) ends the run: it is configuration, not a passing failure."""
     retries = max(0, int(settings.STUDIO_MODEL_RETRIES))
     backoff = max(0.0, float(settings.STUDIO_MODEL_RETRY_BACKOFF))
-    last: ModelError | None = None
+    failures: list[ModelError] = []
     for call in calls:
         kwargs = kwargs_for(call)
         for attempt in range(retries + 1):
+            if attempt:
+                await asyncio.sleep(backoff * 2 ** (attempt - 1))
             try:
                 return await litellm.acompletion(**kwargs), call
             except Exception as exc:  # noqa: BLE001 - sorted by model_error just below
                 error = model_error(exc, call.requested)
                 if error.code not in RETRYABLE:
                     raise error from exc
-                last = error
-            if on_retry is not None:
-                on_retry(call, last, attempt)
-            if attempt < retries:
-                await asyncio.sleep(backoff * 2**attempt)
-        logger.info("Model %s failed (%s); trying the next one", call.requested, last.code)
-    assert last is not None  # noqa: S101 - calls is never empty
+                failures.append(error)
+        logger.info("Model %s failed (%s); trying the next", call.requested, failures[-1].code)
+    last = failures[-1]
     if len(calls) > 1:
         tried = ", ".join(call.requested for call in calls)
         raise ModelError(f"Every model failed ({tried}); the last: {last.message}", last.code)

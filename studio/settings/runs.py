@@ -1,4 +1,4 @@
-"""Models, the editor and runs."""
+"""Models, the editor, runs and agent tests."""
 
 from __future__ import annotations
 
@@ -80,3 +80,11 @@ STUDIO_RUN_GC_THRESHOLDS = tuple(
 # a few deltas together costs less CPU per delta than writing each alone, for a little
 # latency (docs/benchmarks.md).
 STUDIO_STREAM_BATCH_MS = envint("STUDIO_STREAM_BATCH_MS", 60)
+
+# --- Agent tests (evals) ------------------------------------------------------------------
+# How many cases of a suite run play at once, how long one turn of a case may take before
+# its run is stopped (seconds), and the judge model when an expectation names none (empty:
+# the agent's own model).
+STUDIO_EVAL_CONCURRENCY = envint("STUDIO_EVAL_CONCURRENCY", 4)
+STUDIO_EVAL_TURN_TIMEOUT = envint("STUDIO_EVAL_TURN_TIMEOUT", 300)
+STUDIO_EVAL_JUDGE_MODEL = os.environ.get("STUDIO_EVAL_JUDGE_MODEL", "")
