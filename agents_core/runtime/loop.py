@@ -236,7 +236,8 @@ class Runner:
     # --- one model call ------------------------------------------------------------------
     async def _model_step(self) -> tuple[list[CallState], str]:
         setup = self.setup
-        litellm = await _litellm(offline=setup.agent.model.startswith("studio/"))
+        offline = any(call.model.startswith("studio/") for call in setup.model_calls)
+        litellm = await _litellm(offline=offline)
         # Signals delivered into this run are written to the thread's memory by the drain,
         # so reading the memory after it gives each of them to the model exactly once.
         await db(_signals_drain, setup.run)

@@ -117,3 +117,18 @@ def test_fallbacks_that_are_not_model_strings_are_refused_with_their_path(api):
 
     assert response.status_code == 400
     assert "$.fallbacks[1]: must be a model string" in str(response.json()["default_options"])
+
+
+async def test_the_offline_model_can_be_the_fallback(synced, owner, openai_server):
+    openai_server.script = [Reply(status=500, error="boom")]
+    thread = await _setup(
+        owner,
+        "openai/gpt-4o-mini",
+        ["studio/scripted"],
+        [("openai", "sk-good", openai_server.url)],
+    )
+
+    run, events = await run_to_end(thread, "hello", owner)
+
+    assert run.status == "completed", run.error
+    assert run.model == "studio/scripted" and events[-1]["model"] == "studio/scripted"
