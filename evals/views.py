@@ -10,13 +10,12 @@ from django.shortcuts import render
 
 from evals import selectors
 from evals.compare import suite_runs_compare
-from evals.models import SuiteRun
 
 
 @login_required
 def index(request: HttpRequest) -> HttpResponse:
     suites = selectors.suite_list(user=request.user)
-    runs = SuiteRun.objects.filter(owner=request.user).select_related("suite")[:50]
+    runs = selectors.suite_run_list(user=request.user)[:50]
     return render(request, "evals/index.html", {"suites": suites, "runs": runs})
 
 
