@@ -82,7 +82,7 @@ def _save_or_field_error(instance: Any, field: str, message: str, **save_kwargs:
 
 
 # --- agents ---------------------------------------------------------------------------------
-def _slug_taken(slug: str) -> str:
+def slug_taken(slug: str) -> str:
     return f"An agent with the slug {slug!r} already exists; pick another one."
 
 
@@ -92,9 +92,9 @@ def agent_create(*, owner: Any, slug: str, name: str, **fields: Any) -> Agent:
     if unknown:
         raise TypeError(f"agent_create() got unexpected fields {sorted(unknown)}")
     if Agent.objects.filter(slug=slug).exists():
-        raise ValidationError({"slug": _slug_taken(slug)})
+        raise ValidationError({"slug": slug_taken(slug)})
     agent = Agent(slug=slug, name=name, owner=owner, source=Source.STUDIO, **fields)
-    _save_or_field_error(agent, "slug", _slug_taken(slug), force_insert=True)
+    _save_or_field_error(agent, "slug", slug_taken(slug), force_insert=True)
     return agent
 
 

@@ -128,6 +128,21 @@ ROUTES: dict[tuple[str, str, str], Route] = {
     ("agent-list", "post", ""): Route(lambda w: "/api/agents/", {"slug": "fresh", **AGENT}),
     ("agent-detail", "put", ""): Route(_agent(), {**AGENT, "version": 1}, numbers=["version"]),
     ("agent-detail", "patch", ""): Route(_agent(), {**AGENT, "version": 1}, numbers=["version"]),
+    ("agent-import", "post", ""): Route(
+        lambda w: "/api/agents/import",
+        {
+            "document": {
+                "format": "agent-studio.agent",
+                "version": 1,
+                "agent": "imported",
+                "agents": [{**AGENT, "slug": "imported", "tools": [], "subagents": []}],
+                "tools": [],
+            },
+            "renames": {"agents": {"imported": "imported-2"}},
+            "dry_run": True,
+        },
+    ),
+    ("agent-duplicate", "post", ""): Route(_agent("duplicate"), {"slug": "copy", "name": "Copy"}),
     ("agent-tool-list", "post", ""): Route(
         _agent("tools/"),
         {"tool": "bad_tool", "key": "other", "description_override": "d", "position": 1},
