@@ -10,6 +10,7 @@ values there.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
@@ -155,8 +156,6 @@ def _args_miss(exp: dict[str, Any], value: Any, name: str) -> Verdict | None:
 
 
 def _short(value: Any, limit: int = 120) -> str:
-    import json
-
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -212,8 +211,6 @@ def _answer(exp: dict[str, Any], obs: Observation) -> Verdict:
             kind, ok, reason, expected=None if ok else exp["value"], actual=None if ok else text
         )
     # answer_json
-    import json
-
     try:
         value = json.loads(text)
     except ValueError as exc:

@@ -62,7 +62,7 @@ def case_play(*, case: TestCase, user: Any, metadata: dict[str, Any] | None = No
         verdicts = check_turn(
             turn.get("expect") or [],
             obs,
-            judge=_judge,
+            judge=judge_answer,
             similarity=lexical_similarity,
             judge_model=settings.STUDIO_EVAL_JUDGE_MODEL or case.agent.model,
         )
@@ -84,10 +84,6 @@ def case_play(*, case: TestCase, user: Any, metadata: dict[str, Any] | None = No
         error=error,
         duration_ms=(time.monotonic() - started) * 1000,
     )
-
-
-def _judge(rubric: str, answer: str, model: str) -> tuple[float, str]:
-    return judge_answer(rubric, answer, model)
 
 
 def _turn_play(
