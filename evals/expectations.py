@@ -312,7 +312,10 @@ def _judge(exp: dict[str, Any], obs: Observation, judge: Judge | None, model: st
 def _similar(exp: dict[str, Any], obs: Observation, similarity: Similarity | None) -> Verdict:
     if similarity is None:
         return Verdict("similar", False, "no similarity measure is available")
-    score = similarity(exp["reference"], obs.answer)
+    try:
+        score = similarity(exp["reference"], obs.answer)
+    except Exception as exc:  # noqa: BLE001 - a measure that fails is a failed expectation
+        return Verdict("similar", False, f"the similarity could not be measured: {exc}")
     threshold = exp.get("threshold", 0.5)
     ok = score >= threshold
     return Verdict(

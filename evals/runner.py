@@ -19,7 +19,7 @@ from agents_core.models import MessageRole, Run, RunStatus, Thread, ToolCallStat
 from agents_core.services.runs import run_abort, run_resume, run_start
 from agents_core.services.threads import thread_create
 from evals.expectations import Observation, check_turn
-from evals.judge import judge_answer, lexical_similarity
+from evals.judge import judge_answer, similarity_measure
 from evals.models import TestCase
 
 POLL_SECONDS = 0.05
@@ -63,7 +63,7 @@ def case_play(*, case: TestCase, user: Any, metadata: dict[str, Any] | None = No
             turn.get("expect") or [],
             obs,
             judge=judge_answer,
-            similarity=lexical_similarity,
+            similarity=similarity_measure(),
             judge_model=settings.STUDIO_EVAL_JUDGE_MODEL or case.agent.model,
         )
         entry.update(
