@@ -18,10 +18,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents_core.models import Agent, Run, Thread
-from agents_core.runtime.task_tools import task_list_data
 from agents_core.selectors import run_for, thread_for, thread_list
 from agents_core.services import runs as run_services
 from agents_core.services import threads as thread_services
+from agents_core.tool_side import task_list_data
 
 TAG = ["threads"]
 LIST_LIMIT = 200

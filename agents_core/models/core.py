@@ -12,11 +12,7 @@ from django.conf import settings
 from django.db import models
 
 from studio.fields import NulFreeJSONEncoder, NulFreeTextField
-
-
-class Source(models.TextChoices):
-    CODE = "code", "Code"
-    STUDIO = "studio", "Studio"
+from tools_app.models import Source  # one enum for where agents and tools come from
 
 
 class AgentQuerySet(models.QuerySet["Agent"]):
