@@ -148,7 +148,8 @@ class ThreadListApi(APIView):
         if agent is None:
             raise serializers.ValidationError({"agent": [f"No agent {data['agent']!r}."]})
         thread = thread_services.thread_create(user=request.user, agent=agent, title=data["title"])
-        thread.active_runs = []  # type: ignore[attr-defined] - a new thread has none
+        # A new thread has no runs yet; ThreadOutput reads the prefetched list.
+        thread.active_runs = []  # type: ignore[attr-defined]
         return Response(ThreadOutput(thread).data, status=status.HTTP_201_CREATED)
 
 
