@@ -57,6 +57,8 @@ class RunOutput(serializers.Serializer):
     step = serializers.IntegerField()
     error = serializers.CharField()
     usage = serializers.JSONField()
+    # The model that answered the last model call (the agent's or a fallback).
+    model = serializers.CharField()
     options = serializers.JSONField()
     createdAt = IsoDateTimeField(source="created_at")  # noqa: N815
     finishedAt = IsoDateTimeField(source="finished_at")  # noqa: N815
