@@ -21,13 +21,9 @@ from providers.catalog import fallback_problems
 from providers.options import call_kwargs
 from providers.resolve import ModelCall, model_call
 from tools_app.models import Source, Tool, ToolKind
+from tools_app.types.agent import PROMPT_SCHEMA
 
-SUBAGENT_PARAMETERS = {
-    "type": "object",
-    "properties": {"prompt": {"type": "string", "description": "What to ask the agent."}},
-    "required": ["prompt"],
-    "additionalProperties": False,
-}
+SUBAGENT_PARAMETERS = PROMPT_SCHEMA
 # A sub-agent's run is bounded by its own max steps; this only ends one that hangs.
 SUBAGENT_TIMEOUT_SECONDS = 3600.0
 DEFAULT_MAX_STEPS = 10
