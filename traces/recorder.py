@@ -142,6 +142,8 @@ class Recorder:
         trace = self.runs.get(run_id)
         if trace is None:
             return
+        if trace.model is not None:  # the model before this one failed: a fallback
+            trace.close(trace.model, error="this model failed; the next one was tried")
         params = {k: v for k, v in request.items() if k not in NOT_PARAMS}
         trace.model = trace.open(
             SpanKind.MODEL,

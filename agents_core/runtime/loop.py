@@ -23,7 +23,8 @@ from agents_core.runtime import heap, model_stream, observers, stats, store
 from agents_core.runtime.db import db
 from agents_core.runtime.errors import ModelError, model_error
 from agents_core.runtime.events import EventSink
-from agents_core.runtime.messages import instruction_messages, memory_messages, thread_memory
+from agents_core.runtime.fallbacks import open_stream, run_model_record
+from agents_core.runtime.messages import memory_messages, thread_memory
 from agents_core.runtime.partial_json import IncrementalJSONParser, PartialJSONError
 from agents_core.runtime.setup import RunSetup, ToolSpec, load_setup
 
@@ -128,6 +129,8 @@ class Runner:
         self.step_message: int | None = None
         self.memory_upto: int | None = None
         self.hooks = {**setup.hooks, **active.hooks}
+        # The model that answered the last call (the agent's or a fallback), kept on the run.
+        self.answered = setup.run.model
 
     # --- the run -------------------------------------------------------------------------
     async def run(self) -> RunResult:
@@ -218,6 +221,7 @@ class Runner:
             text=self.last_text,
             usage=self.usage,
             steps=self.step,
+            model=self.answered,
         )
         return RunResult(RunStatus.COMPLETED, text=self.last_text)
 
@@ -255,7 +259,8 @@ class Runner:
     # --- one model call ------------------------------------------------------------------
     async def _model_step(self) -> tuple[list[CallState], str]:
         setup = self.setup
-        litellm = await _litellm(offline=setup.agent.model.startswith("studio/"))
+        offline = any(call.model.startswith("studio/") for call in setup.model_calls)
+        litellm = await _litellm(offline=offline)
         # Signals delivered into this run are written to the thread's memory by the drain,
         # so reading the memory after it gives each of them to the model exactly once.
         drained = await db(_signals_drain, setup.run)
@@ -263,30 +268,24 @@ class Runner:
             observers.notify("signals_drained", self.run_id, signals=drained)
         rows, calls = await db(thread_memory, setup.thread_id)
         self.memory_upto = rows[-1].pk if rows else 0
-        messages = instruction_messages(setup.instructions) + memory_messages(rows, calls)
+        memory = memory_messages(rows, calls)
         specs = setup.active_specs()
         choice = setup.tool_choice()
-        call = setup.model_calls[0]
-        kwargs: dict[str, Any] = {
-            "model": call.model,
-            "messages": messages,
-            "stream": True,
-            **setup.model_kwargs(call),
-        }
-        if specs:
-            kwargs["tools"] = [spec.function() for spec in specs]
-            kwargs["tool_choice"] = choice
-        if kwargs["model"].startswith("openai/") or "api_base" in kwargs:
-            kwargs["stream_options"] = {"include_usage": True}
         self._check_abort()
-        observers.notify("model_call_started", self.run_id, step=self.step, request=kwargs)
         self.step_message = await db(
             store.step_message_start, run_id=self.run_id, thread_id=setup.thread_id
         )
-        try:
-            response = await litellm.acompletion(**kwargs)
-        except Exception as exc:  # noqa: BLE001
-            raise model_error(exc, setup.agent.model) from exc
+
+        def request(call: Any) -> dict[str, Any]:
+            kwargs = setup.call_kwargs(call, memory, specs, choice)
+            # One span per model tried: what each was sent, fallbacks included.
+            observers.notify("model_call_started", self.run_id, step=self.step, request=kwargs)
+            return kwargs
+
+        response, call = await open_stream(litellm, setup.model_calls, request)
+        if call.requested != self.answered:
+            self.answered = call.requested
+            await db(run_model_record, self.run_id, call.requested)
         allowed = {spec.name: spec for spec in specs} if choice != "none" else {}
         return await self._consume(response, allowed, litellm)
 
@@ -363,7 +362,7 @@ class Runner:
             raise
         except Exception as exc:  # noqa: BLE001 - provider down mid-stream, malformed chunk
             self.partial_text = "".join(text)
-            raise model_error(exc, self.setup.agent.model) from exc
+            raise model_error(exc, self.answered or self.setup.agent.model) from exc
         if not usage_counted and chunk is not None:
             # Without include_usage, litellm gives the stream's usage on its last chunk.
             reported = model_stream.reported_usage(chunk)

@@ -67,8 +67,8 @@ def test_every_setting_the_code_reads_is_defined():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="agents_core.runtime, agents_core.services.runs and tools_app still repeat "
-    "defaults (their owners are moving them to settings.NAME)",
+    reason="agents_core.runtime and agents_core.services.runs still repeat defaults "
+    "(their owner is moving them to settings.NAME)",
 )
 def test_no_code_repeats_a_default_with_getattr():
     repeated = sorted(

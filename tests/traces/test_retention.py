@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 
 from traces.models import Span
+from traces.recorder import span_id_for
 from traces.services import traces_delete_expired
 from traces.tasks import traces_delete_expired_task
 
@@ -26,11 +27,16 @@ def trace(owner, *, days_ago: float, children: int = 3):
     run = Run.objects.create(thread=thread_create(user=owner, agent=agent), agent=agent)
     start = timezone.now() - timedelta(days=days_ago)
     root = Span.objects.create(
-        span_id=run.pk.hex[:16], trace_id=run.pk, run=run, kind="run", name="kept", start=start
+        span_id=span_id_for(str(run.pk), "run"),
+        trace_id=run.pk,
+        run=run,
+        kind="run",
+        name="kept",
+        start=start,
     )
     for i in range(children):
         Span.objects.create(
-            span_id=f"{run.pk.hex[:14]}{i:02d}",
+            span_id=span_id_for(str(run.pk), str(i)),
             trace_id=run.pk,
             parent_id=root.span_id,
             run=run,
