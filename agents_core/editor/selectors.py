@@ -180,5 +180,10 @@ def editor_page_config(*, agent: Agent, user) -> dict[str, Any]:
             "lockBreak": reverse("agent-lock-break", kwargs={"slug": agent.slug}),
             "revisions": reverse("agent-revisions", kwargs={"slug": agent.slug}),
             "tools": reverse("tool-list"),
+            "agent": reverse("agent-detail", kwargs={"slug": agent.slug}),
+            "preview": reverse("agent-instructions-preview", kwargs={"slug": agent.slug}),
+            "export": reverse("agent-export", kwargs={"slug": agent.slug}),
+            "duplicate": reverse("frontend:agent-new") + f"?duplicate={agent.slug}",
+            "home": reverse("frontend:home"),
         },
     }

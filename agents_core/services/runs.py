@@ -30,6 +30,7 @@ from agents_core.runtime import active as active_runs
 from agents_core.runtime.events import events_emit_sync
 from agents_core.runtime.worker import QUEUED, process_is_dead, queue_marker
 from agents_core.services.run_options import run_options_check
+from agents_core.services.threads import title_summary
 from studio.exceptions import ApplicationError, Conflict, NotFound
 
 _YES = re.compile(r"^\s*(yes|y|ok|okay|sure|approve[sd]?|go( ahead)?|lgtm|do it)\b", re.I)
@@ -78,8 +79,8 @@ def run_start(
         Message.objects.create(
             thread=thread, run=run, role=MessageRole.USER, parts=[{"type": "text", "text": text}]
         )
-        if not thread.title:
-            Thread.objects.filter(pk=thread.pk).update(title=text[:80])
+        if not thread.title and (thread.agent.default_options or {}).get("generateTitle", True):
+            Thread.objects.filter(pk=thread.pk).update(title=title_summary(text))
     active_runs.remember_hooks(run.id, hooks)
     transaction.on_commit(lambda: active_runs.launch(run.id))
     return run

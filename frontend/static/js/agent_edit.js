@@ -5,7 +5,9 @@
 // saves and writes from any session but the lock's; this page only shows it.
 
 import { renderLockBar } from "./lib/agent_lockbar.js";
+import { InstructionsEditor } from "./lib/agent_instructions.js";
 import { RevisionList, renderDiff } from "./lib/agent_revisions.js";
+import { mountActions, mountSettings } from "./lib/agent_settings.js";
 import {
   addToolProblem, allTools as toolsOf, asText, dirtyFields as changedFields, reapplyEdit, savePayload, toolBadge,
   valuesOf,
@@ -29,6 +31,11 @@ const lock = new EditLockSession({
   url: config.urls.lock, username: config.username, heartbeatMs: config.heartbeatMs, onChange: lockChanged,
 });
 let heldBefore = false; // whether this tab held the lock at the last change
+const instructions = new InstructionsEditor({ root: $("instructions-structured"), textarea: $("field-instructions"), previewUrl: config.urls.preview, call });
+const settings = mountSettings({
+  root: $("settings-block"), config, call, getState: () => state && { version: state.version, lockMine: lock.mine },
+  afterSave: async () => { const res = await call(config.urls.overrides); if (res.ok) adopt(res.data, { keep: formValues() }); loadRevisions(); },
+});
 
 // --- HTTP ---------------------------------------------------------------------------------
 // Every answer as {ok, status, data}: refusals (409, 423, ...) carry the data this page shows.
@@ -54,6 +61,7 @@ const dirtyFields = (values) => changedFields({ state, base, values, pending });
 function formValues() {
   const values = structuredClone(base);
   values.instructions = $("field-instructions").value;
+  values.format = instructions.format();
   for (const name of ["name", "model", "description"]) values[name] = $(`field-${name}`).value;
   for (const row of document.querySelectorAll(".tool-row")) {
     const key = row.dataset.key;
@@ -77,6 +85,7 @@ function adopt(next, { keep = null } = {}) {
   render();
   if (keep && previous) {
     if (keep.instructions !== previous.instructions) $("field-instructions").value = keep.instructions;
+    instructions.load(keep.format || base.format, canWrite() && editable("instructions"));
     for (const name of ["name", "model", "description"]) {
       if (keep[name] !== previous[name]) $(`field-${name}`).value = keep[name];
     }
@@ -112,7 +121,7 @@ function render() {
   const area = $("field-instructions");
   area.value = base.instructions;
   area.disabled = !canWrite() || !editable("instructions");
-  $("instructions-format").textContent = base.format === "json" ? "JSON (a list or a system message)" : "Text";
+  instructions.load(base.format, !area.disabled);
   const badge = $("instructions-badge");
   if (!editable("instructions")) setBadge(badge, "Code-owned · read-only", "badge-locked");
   else if (instr.overridden) setBadge(badge, "Overridden", "badge-overridden");
@@ -304,6 +313,7 @@ function lockChanged(session, message) {
   clearInterval(poll);
   if (!session.mine && config.canEdit) poll = setInterval(() => lock.refresh(), config.pollMs);
   if (state && session.mine !== heldBefore) adopt(state, { keep: formValues() });
+  settings.render();
   heldBefore = session.mine;
   renderLock(message);
 }
@@ -371,6 +381,7 @@ async function start() {
     return;
   }
   adopt(res.data);
+  mountActions({ root: $("agent-actions"), config, call, source: res.data.source });
   if (config.canEdit) await lock.take();
   else renderLock();
   loadRevisions();
