@@ -66,7 +66,7 @@ def discover_module_names() -> list[str]:
     module_names = [
         f"{config.name}.{name}" for config in apps.get_app_configs() for name in ("tools", "agents")
     ]
-    return module_names + list(getattr(settings, "STUDIO_CODE_MODULES", []))
+    return module_names + list(settings.STUDIO_CODE_MODULES)
 
 
 def discover() -> Registry:

@@ -36,6 +36,7 @@ from litellm import CustomLLM
 from litellm.types.utils import GenericStreamingChunk, ModelResponse
 
 from agents_core.runtime.offline_citations import cite_knowledge, is_knowledge_result
+from agents_core.runtime.offline_judge import judge_reply
 
 PROVIDER = "studio"
 SUBAGENT_PREFIX = "agent-"
@@ -303,6 +304,8 @@ def script(
     messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, tool_choice: Any
 ) -> tuple[str, list[tuple[str, str]]]:
     """(text, [(tool name, argument text)]) for the next assistant turn."""
+    if (verdict := judge_reply(messages)) is not None:  # a judge request (evals)
+        return verdict, []
     available = _tool_names(tools) if tool_choice != "none" else {}
     tail: list[dict[str, Any]] = []
     for message in reversed(messages):

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Manager, Max
 
 from agents_core.editor.services.locks import lock_guard
 from agents_core.editor.services.permissions import binding_write_check
@@ -170,8 +170,8 @@ def _changed_fields(binding: AgentTool | SubAgent, data: dict[str, Any]) -> list
 
 
 # --- tool bindings --------------------------------------------------------------------------
-def _next_position(bindings: Iterable[Any]) -> int:
-    top = bindings.aggregate(top=Max("position"))["top"]  # type: ignore[attr-defined]
+def _next_position(bindings: Manager[Any]) -> int:
+    top = bindings.aggregate(top=Max("position"))["top"]
     return 0 if top is None else top + 1
 
 
