@@ -160,8 +160,13 @@ def run_end_interrupted(*, run: Run, expect_worker: str | None = None) -> bool:
     return True
 
 
-def _supersede(run: Run) -> None:
-    """The user moved on without answering: close the waiting call so memory stays valid."""
+SUPERSEDED = "Not answered: the user sent a new message instead."
+STOPPED = "Stopped: the run was stopped before this was answered."
+
+
+def _supersede(run: Run, *, error: str = SUPERSEDED, finish_reason: str = "superseded") -> None:
+    """The user moved on without answering (a new message, or Stop): close the waiting
+    calls with `error` so memory stays valid."""
     now = timezone.now()
     events = []
     with transaction.atomic():
@@ -175,7 +180,6 @@ def _supersede(run: Run) -> None:
         calls = list(
             run.tool_calls.filter(status__in=[ToolCallStatus.SUSPENDED, ToolCallStatus.RUNNING])
         )
-        error = "Not answered: the user sent a new message instead."
         for call in calls:
             ToolCall.objects.filter(pk=call.pk).update(
                 status=ToolCallStatus.SKIPPED, error=error, finished_at=now
@@ -211,7 +215,7 @@ def _supersede(run: Run) -> None:
                 "type": "run-finish",
                 "runId": str(run.pk),
                 "status": "aborted",
-                "finishReason": "superseded",
+                "finishReason": finish_reason,
             }
         )
         events_emit_sync(thread_id=run.thread_id, run_id=run.pk, events=events)
@@ -289,7 +293,7 @@ def run_abort(*, run: Run, user: Any) -> Run:
     one is closed at once."""
     _check_owner(run.thread, user)
     if run.status == RunStatus.SUSPENDED:
-        _supersede(run)
+        _supersede(run, error=STOPPED, finish_reason="stopped")
     elif run.status == RunStatus.RUNNING:
         with transaction.atomic():
             locked = Run.objects.select_for_update().get(pk=run.pk)

@@ -84,3 +84,20 @@ def test_an_agent_can_leave_threads_untitled(api, make_thread):
     api.post(f"/api/threads/{thread.pk}/runs/", {"message": "use weather_lookup"}, format="json")
     finish_runs()
     assert api.get(f"/api/threads/{thread.pk}/").json()["title"] == ""
+
+
+def test_stop_on_a_pending_question_says_it_was_stopped(api, make_thread):
+    thread = make_thread("planner")
+    started = api.post(
+        f"/api/threads/{thread.pk}/runs/", {"message": "ask me which city to visit"}, format="json"
+    )
+    finish_runs()
+    assert api.get(f"/api/runs/{started.json()['id']}/").json()["status"] == "suspended"
+
+    stopped = api.post(f"/api/runs/{started.json()['id']}/abort", {}, format="json")
+
+    assert stopped.status_code == 200 and stopped.json()["status"] == "aborted"
+    events = api.get(f"/api/threads/{thread.pk}/events/?after=0").json()["events"]
+    error = next(e for e in events if e["type"] == "tool-error")
+    assert error["toolName"] == "ask_user" and error["error"].startswith("Stopped")
+    assert events[-1]["type"] == "run-finish" and events[-1]["finishReason"] == "stopped"
