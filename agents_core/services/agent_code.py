@@ -111,7 +111,7 @@ def agent_python(document: dict[str, Any]) -> str:
     agent_vars: dict[str, str] = {}
     studio_slugs = {entry["slug"] for entry in document["agents"]}
     for entry in reversed(document["agents"]):  # sub-agents are defined before their parents
-        tools = {}
+        tools: dict[str, str] = {}
         for binding in entry["tools"]:
             name = binding["tool"]
             if name not in tool_vars:
@@ -126,23 +126,23 @@ def agent_python(document: dict[str, Any]) -> str:
             if binding["description_override"]:
                 notes.append(f"{entry['slug']}: the description override of {binding['key']!r}")
             tools[binding["key"]] = _Code(tool_vars[name])
-        agents = {}
+        agents: dict[str, str] = {}
         for binding in entry["subagents"]:
             slug = binding["agent"]
             if slug not in agent_vars and slug not in studio_slugs:
-                definition = get_agent_definition(slug)
-                if definition is None:
+                agent_definition = get_agent_definition(slug)
+                if agent_definition is None:
                     raise LookupError(f"No code agent with the slug {slug!r}.")
-                agent_vars[slug] = imported(definition, f"agent {slug!r}")
+                agent_vars[slug] = imported(agent_definition, f"agent {slug!r}")
             if binding["description_override"]:
                 notes.append(f"{entry['slug']}: the description override of agent-{binding['key']}")
             agents[binding["key"]] = _Code(agent_vars[slug])
         agent_vars[entry["slug"]] = _variable(entry["slug"], taken)
-        arguments: dict[str, Any] = {"id": entry["slug"]}
-        arguments.update({key: entry[key] for key in AGENT_KEYS})
-        arguments["tools"] = _Code(_mapping(tools))
-        arguments["agents"] = _Code(_mapping(agents))
-        blocks.append(f"{agent_vars[entry['slug']]} = {_call('Agent', arguments)}")
+        agent_arguments: dict[str, Any] = {"id": entry["slug"]}
+        agent_arguments.update({key: entry[key] for key in AGENT_KEYS})
+        agent_arguments["tools"] = _Code(_mapping(tools))
+        agent_arguments["agents"] = _Code(_mapping(agents))
+        blocks.append(f"{agent_vars[entry['slug']]} = {_call('Agent', agent_arguments)}")
     return _module(document, imports, notes, blocks)
 
 

@@ -106,9 +106,9 @@ def agent_document(*, agent: Agent, deep: bool = True) -> dict[str, Any]:
         for binding in effective_tool_bindings(current):
             if binding.tool.source == Source.STUDIO:
                 tools.setdefault(binding.tool.name, _tool_entry(binding.tool))
-        for binding in effective_subagent_bindings(current):
-            if binding.child.source == Source.STUDIO:
-                queue.append(binding.child)
+        for subagent in effective_subagent_bindings(current):
+            if subagent.child.source == Source.STUDIO:
+                queue.append(subagent.child)
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -230,13 +230,13 @@ def _validated(agents: list[dict], tools: list[dict]) -> tuple[list[dict], list[
         else:
             errors += _serializer_errors(serializer.errors, f"$.document.agents[{index}]")
     for index, entry in enumerate(tools):
-        serializer = ToolInputSerializer(
+        tool_serializer = ToolInputSerializer(
             data={k: v for k, v in entry.items() if k != "credentials"}
         )
-        if serializer.is_valid():
-            clean_tools.append(serializer.validated_data)
+        if tool_serializer.is_valid():
+            clean_tools.append(tool_serializer.validated_data)
         else:
-            errors += _serializer_errors(serializer.errors, f"$.document.tools[{index}]")
+            errors += _serializer_errors(tool_serializer.errors, f"$.document.tools[{index}]")
     if errors:
         raise _invalid(errors)
     return clean_agents, clean_tools
