@@ -51,7 +51,7 @@ if settings.STUDIO_LOAD_DEMO:
     # The built-in tools that suspend a run or keep state, on one agent: a question, a plan
     # to approve, a task list (README: the tour's chat examples run on it).
     planner = Agent(
-        id="planner",
+        id="task-planner",
         name="Planner",
         description="Asks what it needs, proposes a plan for approval, tracks it as tasks.",
         instructions=[

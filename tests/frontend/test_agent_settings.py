@@ -102,3 +102,45 @@ def test_a_code_agents_settings_are_shown_read_only(studio_server, browser, owne
     expect(page.locator("#options-save")).to_be_disabled()
     expect(page.locator("#agent-delete")).to_have_count(0)
     expect(page.locator("#settings-block")).to_contain_text("Code-owned · read-only")
+
+
+def test_approval_on_a_tool_and_sub_agents_added_refused_on_a_cycle_and_removed(
+    studio_server, browser, mine, owner
+):
+    from agents_core.models import AgentTool, SubAgent
+    from tools_app.models import Tool
+
+    AgentTool.objects.create(
+        agent=mine, tool=Tool.objects.get(name="weather_lookup"), key="weather"
+    )
+    kid = AgentFactory(slug="kid", name="Kid", owner=owner)
+    SubAgent.objects.create(parent=kid, child=mine, key="boss")
+    page = open_settings(browser, studio_server, "mine")
+    expect(page.locator("#lockbar")).to_have_attribute("data-mode", "mine")
+
+    row = page.locator("#approval-rows [data-key=weather]")
+    expect(row).to_contain_text("sync")
+    row.locator(".approval-toggle").check()
+    expect(row.locator(".approval-toggle")).to_be_checked()
+    # The section reloads from the server once the change is saved.
+    expect(page.locator("#approval-rows [data-key=weather] .approval-toggle")).to_be_checked()
+    page.wait_for_function(
+        "async () => (await (await fetch('/api/agents/mine/tools/weather/')).json())"
+        ".requires_approval"
+    )
+    assert AgentTool.objects.get(agent=mine, key="weather").requires_approval is True
+
+    page.select_option("#subagent-pick", "kid")
+    page.click("#subagent-add")
+    expect(page.locator("#subagent-error")).to_contain_text("would make a cycle")
+    page.select_option("#subagent-pick", "researcher")
+    page.fill("#subagent-key", "research")
+    page.fill("#subagent-description", "Looks things up.")
+    page.click("#subagent-add")
+    expect(page.locator("#subagent-rows [data-key=research]")).to_contain_text("agent-research")
+    binding = SubAgent.objects.get(parent=mine, key="research")
+    assert (binding.child.slug, binding.description_override) == ("researcher", "Looks things up.")
+
+    page.locator("#subagent-rows [data-key=research]").get_by_text("Remove").click()
+    expect(page.locator("#subagent-rows")).to_contain_text("No sub-agents.")
+    assert not SubAgent.objects.filter(parent=mine).exists()

@@ -26,7 +26,7 @@ def synced(transactional_db):
 def test_stop_on_a_pending_question_then_the_title_and_a_rename(
     studio_server, browser, owner, synced
 ):
-    page = open_chat(browser, studio_server, "/chat/planner/")
+    page = open_chat(browser, studio_server, "/chat/task-planner/")
     send(page, "Hello! Could you ask me which city to visit?")
     widget_of(page, "ask_user", "ask")
     expect(page.locator("#chat-title")).to_have_text("Ask me which city to visit")
@@ -47,7 +47,7 @@ def test_stop_on_a_pending_question_then_the_title_and_a_rename(
 def test_the_side_column_opens_on_a_narrow_screen_and_the_inbox_link_leads_there(
     studio_server, browser, owner, synced
 ):
-    page = open_chat(browser, studio_server, "/chat/planner/")
+    page = open_chat(browser, studio_server, "/chat/task-planner/")
     page.set_viewport_size({"width": 800, "height": 900})
     expect(page.locator("#chat-aside")).to_be_hidden()
     page.click("#side-toggle")

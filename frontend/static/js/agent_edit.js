@@ -7,10 +7,9 @@
 import { renderLockBar } from "./lib/agent_lockbar.js";
 import { InstructionsEditor } from "./lib/agent_instructions.js";
 import { RevisionList, renderDiff } from "./lib/agent_revisions.js";
-import { mountActions, mountSettings } from "./lib/agent_settings.js";
+import { mountSections } from "./lib/agent_settings.js";
 import {
-  addToolProblem, allTools as toolsOf, asText, dirtyFields as changedFields, reapplyEdit, savePayload, toolBadge,
-  valuesOf,
+  addToolProblem, allTools as toolsOf, asText, dirtyFields as changedFields, reapplyEdit, savePayload, toolBadge, valuesOf,
 } from "./lib/agent_values.js";
 import { ApiError, api, listOf } from "./lib/api.js";
 import { fill, h } from "./lib/dom.js";
@@ -33,8 +32,8 @@ const lock = new EditLockSession({
 });
 let heldBefore = false; // whether this tab held the lock at the last change
 const instructions = new InstructionsEditor({ root: $("instructions-structured"), textarea: $("field-instructions"), previewUrl: config.urls.preview, call });
-const settings = mountSettings({
-  root: $("settings-block"), config, call, getState: () => state && { version: state.version, lockMine: lock.mine },
+const settings = mountSections({
+  roots: { settings: $("settings-block"), bindings: $("bindings-block"), actions: $("agent-actions") }, config, call, getState: () => state && { version: state.version, lockMine: lock.mine },
   afterSave: async () => { const res = await call(config.urls.overrides); if (res.ok) adopt(res.data, { keep: formValues() }); loadRevisions(); },
 });
 
@@ -216,6 +215,7 @@ async function save(event) {
     $("stale-note").hidden = true;
     pending = {};
     adopt(res.data);
+    settings.reload();
     const stripped = res.data.stripped.length ? ` (code owns ${res.data.stripped.join(", ")}: not saved)` : "";
     setStatus(`Saved · version ${res.data.version}${stripped}`, "ok");
     loadRevisions();
@@ -337,8 +337,7 @@ async function checkStale() {
   const res = await call(config.urls.overrides);
   if (!res.ok || !state || res.data.version === state.version) return;
   const last = res.data.last_change || {};
-  $("stale-text").textContent =
-    `This agent changed since you opened it: version ${res.data.version} by ${last.by || "someone"}` +
+  $("stale-text").textContent = `This agent changed since you opened it: version ${res.data.version} by ${last.by || "someone"}` +
     `${last.at ? ", " + ago(last.at) : ""}. You are looking at version ${state.version}.`;
   $("stale-note").hidden = false;
   $("stale-load").onclick = () => {
@@ -382,7 +381,6 @@ async function start() {
     return;
   }
   adopt(res.data);
-  mountActions({ root: $("agent-actions"), config, call, source: res.data.source });
   if (config.canEdit) await lock.take();
   else renderLock();
   loadRevisions();

@@ -87,7 +87,7 @@ def test_an_agent_can_leave_threads_untitled(api, make_thread):
 
 
 def test_stop_on_a_pending_question_says_it_was_stopped(api, make_thread):
-    thread = make_thread("planner")
+    thread = make_thread("task-planner")
     started = api.post(
         f"/api/threads/{thread.pk}/runs/", {"message": "ask me which city to visit"}, format="json"
     )

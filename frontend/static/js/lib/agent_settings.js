@@ -5,21 +5,24 @@
 // this tab's lock session (`call`), so they are checked and recorded as revisions like
 // every other save. A code agent's settings come from code: shown, not editable.
 
-import { fill, h } from "./dom.js";
+import { mountBindings } from "./agent_bindings.js";
 import { formOfOptions, optionsOfForm } from "./agent_options_form.js";
+import { fill, h } from "./dom.js";
 
 const TOOL_CHOICES = { auto: "auto (the model decides)", none: "none", required: "required (some tool)", tool: "one tool:" };
 
-export function mountSettings({ root, config, call, getState, afterSave }) {
+export function mountSettings({ root, actions = null, config, call, getState, afterSave }) {
   let agent = null; // the agent as GET /api/agents/<slug>/ returns it
   let form = null;
 
   async function load() {
     const res = await call(config.urls.agent);
     if (!res.ok) return fill(root, h("p", { class: "error" }, res.data?.detail || "Settings could not be loaded."));
+    const first = agent === null;
     agent = res.data;
     form = formOfOptions(agent.default_options || {});
     render();
+    if (first && actions) mountActions({ root: actions, config, call, source: agent.source });
   }
 
   const editable = () => agent.source === "studio" && config.canEdit && getState()?.lockMine;
@@ -139,4 +142,19 @@ export function mountActions({ root, config, call, source }) {
     h("a", { class: "button secondary", id: "export-python", href: `${config.urls.export}?format=python` }, "Export Python"),
     h("a", { class: "button secondary", id: "agent-duplicate", href: config.urls.duplicate }, "Duplicate"),
     del);
+}
+
+// The sections of the page beside the editor: default options and memory, approvals and
+// sub-agents, and the head's actions. `reload` after the editor saved (its tools may have
+// changed).
+export function mountSections({ roots, config, call, getState, afterSave }) {
+  const settings = mountSettings({
+    root: roots.settings, actions: roots.actions, config, call, getState, afterSave,
+  });
+  const canWrite = () => Boolean(config.canEdit && getState()?.lockMine);
+  const bindings = mountBindings({ root: roots.bindings, config, call, canWrite, afterSave });
+  return {
+    render: () => { settings.render(); bindings.render(); },
+    reload: () => { settings.reload(); bindings.reload(); },
+  };
 }
