@@ -6,12 +6,9 @@ from django.conf import settings
 
 from agents_core.definitions import Agent
 
-# The runtime's task tools: system tools the registry syncs (it imports this module at
-# start-up), demo agents or not.
-from agents_core.runtime.task_tools import task_check, task_complete, task_update, task_write
-
 if settings.STUDIO_LOAD_DEMO:
     from tools_app.demo import unit_convert, weather_lookup
+    from tools_app.types.system.tasks import task_check, task_complete, task_update, task_write
     from tools_app.types.system.tools import ask_user, submit_plan, web_fetch, web_search
 
     weather_assistant = Agent(

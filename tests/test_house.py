@@ -81,7 +81,7 @@ def test_the_cycle_finder_finds_a_cycle_and_only_the_cycle():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="cycles remain through agents_core.runtime, agents_core.signals and tools_app "
+    reason="cycles remain through agents_core.runtime and agents_core.signals "
     "(their owners are removing them)",
 )
 def test_no_import_cycle_between_the_projects_modules():
@@ -89,9 +89,6 @@ def test_no_import_cycle_between_the_projects_modules():
     assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="tools_app still imports agents_core (its owner is removing it)"
-)
 def test_tools_app_imports_nothing_from_agents_core():
     graph = import_graph(modules())
     wrong = sorted(

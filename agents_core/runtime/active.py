@@ -119,16 +119,6 @@ def request_abort(run_id: Any) -> bool:
     return True
 
 
-def partial_value(tool_call_id: str) -> tuple[bool, Any]:
-    for active in list(_active.values()):
-        parser = active.parsers.get(tool_call_id)
-        if parser is not None:
-            import copy
-
-            return True, copy.deepcopy(parser.value())
-    return False, None
-
-
 def _main_loop() -> asyncio.AbstractEventLoop | None:
     try:
         return asyncio.get_running_loop()

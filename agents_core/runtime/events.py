@@ -80,11 +80,6 @@ def events_emit_sync(*, thread_id: Any, run_id: Any, events: list[dict[str, Any]
         )
 
 
-def publish_unsequenced_sync(*, thread_id: Any, event: dict[str, Any]) -> None:
-    """Not stored, not numbered (answers and hints, never part of the transcript)."""
-    group_send_sync(thread_group(thread_id), {"type": "stream.events", "events": [event]})
-
-
 def coalesce(buffer: list[dict[str, Any]], event: dict[str, Any]) -> None:
     """Append a delta to a batch, joined to the last event when it continues it: text to
     text, argument text and patches of the same call to that call's delta."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
-import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -517,8 +516,9 @@ class Runner:
     async def _execute(
         self, call: CallState, resume: Any = None, approved: bool = False
     ) -> dict[str, Any] | None:
-        """One call from validation to result; returns a suspend payload when it waits."""
-        from tools_app.execution import schema_errors
+        """One call through run_tool, which validates, gates, executes and maps; returns a
+        suspend payload when the call waits."""
+        from tools_app.execution import DEFERRED, SKIPPED, SUSPENDED, run_tool
 
         spec = call.spec
         if spec is None:
@@ -526,16 +526,39 @@ class Runner:
             return await self._fail(call, f"Unknown tool {call.name!r}. Tools: {known}.")
         if call.input_error:
             return await self._fail(call, call.input_error)
-        if resume is None and not approved:
-            errors = schema_errors(spec.parameters, call.input)
-            if errors:
-                first = errors[0]
-                return await self._fail(
-                    call,
-                    f"Input does not match the tool's input schema: {first['path']}: "
-                    f"{first['message']}",
-                    errors=errors,
-                )
+        if isinstance(resume, dict) and resume.get("__client_error__"):
+            return await self._fail(call, str(resume["__client_error__"]))
+        first = resume is None and not approved
+        outcome = await run_tool(spec.runnable(), call.input, self._context(call, resume, first))
+        self._check_abort()
+        if outcome.status == DEFERRED:
+            return await self._enqueue_async(call)
+        if outcome.status == SUSPENDED:
+            return outcome.suspend_payload or {"kind": "suspended"}
+        if outcome.status == SKIPPED:
+            return await self._succeed(
+                call, outcome.output, outcome.output, status=ToolCallStatus.SKIPPED, skipped=True
+            )
+        if not outcome.ok:
+            return await self._fail(
+                call, outcome.error, errors=outcome.errors, output=outcome.output
+            )
+        return await self._succeed(
+            call,
+            outcome.output,
+            outcome.model_output,
+            duration=outcome.duration_ms,
+            extra=outcome.links or None,
+        )
+
+    async def _gate(self, call: CallState, first: bool, resume: Any) -> Any:
+        """Between validation and execution: on a call's first pass the `tool-call` event,
+        the before hooks and the approval; an async tool is deferred to a worker."""
+        from tools_app.execution import Gate
+
+        spec = call.spec
+        given = call.input
+        if first:
             transform = getattr(spec.definition, "transform", None)
             shown = self._display(call, transform, call.input, "input")
             await self.sink.emit(
@@ -549,22 +572,14 @@ class Runner:
             )
             decision = await self._before_hook(call)
             if decision is not None and decision.get("proceed") is False:
-                output = decision.get("output")
-                return await self._succeed(
-                    call, output, output, status=ToolCallStatus.SKIPPED, skipped=True
-                )
+                return Gate("skip", output=decision.get("output"))
             if spec.requires_approval:
-                return {
-                    "kind": "approval",
-                    "tool": call.name,
-                    "input": call.input,
-                    "question": f"Allow the call to {call.name}?",
-                }
-        if spec.kind == "subagent":
-            return await self._subagent(call)
+                question = f"Allow the call to {call.name}?"
+                payload = {"kind": "approval", "tool": call.name, "input": call.input}
+                return Gate("suspend", payload={**payload, "question": question})
         if spec.execution_mode == "async" and resume is None:
-            return await self._enqueue_async(call)
-        return await self._run_tool(call, resume)
+            return Gate("defer")
+        return Gate(input=call.input) if call.input is not given else None
 
     async def _before_hook(self, call: CallState) -> dict[str, Any] | None:
         hook = self.hooks.get("before_tool_call")
@@ -603,7 +618,7 @@ class Runner:
 
     async def _after_hook(self, call: CallState, output: Any, error: str) -> tuple[Any, str]:
         hook = self.hooks.get("after_tool_call")
-        if hook is None:
+        if hook is None or self.active.abort.is_set():
             return output, error
         info = {
             "toolCallId": call.id,
@@ -641,7 +656,7 @@ class Runner:
         await db(store.tool_call_update, call_pk=call.pk, hook_decisions=call.hook_decisions)
         await self.sink.emit("tool-hook", toolCallId=call.id, toolName=call.name, **record)
 
-    def _context(self, call: CallState, resume: Any) -> Any:
+    def _context(self, call: CallState, resume: Any, first: bool) -> Any:
         from tools_app.execution import ExecutionContext
 
         sink = self.sink
@@ -649,41 +664,24 @@ class Runner:
         async def writer(event: dict[str, Any]) -> None:
             await sink.emit("custom", toolCallId=call.id, toolName=call.name, data=event)
 
+        async def before(value: Any) -> Any:
+            return await self._gate(call, first, resume)
+
+        async def after(output: Any, error: str) -> tuple[Any, str]:
+            return await self._after_hook(call, output, error)
+
         return ExecutionContext(
             user=self.setup.user,
             run=self.setup.run,
             thread=self.setup.run.thread,
             tool_call=call.pk,
+            call_id=call.id,
             abort=self.active.abort,
             writer=writer,
             resume_payload=resume,
+            before=before,
+            after=after,
         )
-
-    async def _run_tool(self, call: CallState, resume: Any) -> dict[str, Any] | None:
-        from tools_app.execution import run_tool
-
-        spec = call.spec
-        if isinstance(resume, dict) and resume.get("__client_error__"):
-            return await self._fail(call, str(resume["__client_error__"]))
-        outcome = await run_tool(spec.tool, call.input, self._context(call, resume))
-        self._check_abort()
-        if outcome.status == "suspended":
-            return outcome.suspend_payload or {"kind": "suspended"}
-        output, error = outcome.output, outcome.error if outcome.status != "completed" else ""
-        output, error = await self._after_hook(call, output, error)
-        if error:
-            return await self._fail(call, error, errors=outcome.errors, output=output)
-        if output is outcome.output:
-            model_output = outcome.model_output
-        else:
-            # An after hook replaced the output: the model sees the new one, mapped the same way.
-            from tools_app.execution import apply_model_output
-
-            try:
-                model_output = apply_model_output(spec.tool, output)
-            except Exception as exc:  # noqa: BLE001
-                return await self._fail(call, f"to_model_output failed: {exc}", output=output)
-        return await self._succeed(call, output, model_output, duration=outcome.duration_ms)
 
     async def _succeed(
         self,
@@ -769,9 +767,9 @@ class Runner:
         return None
 
     async def _task_list(self) -> None:
-        from agents_core.runtime.task_tools import task_list_data
+        from tools_app.agent_side import agent_side_get
 
-        tasks = await db(task_list_data, self.setup.thread_id)
+        tasks = await db(lambda: agent_side_get().task_list(self.setup.thread_id).items())
         await self.sink.emit("task-list", tasks=tasks)
 
     async def _enqueue_async(self, call: CallState) -> None:
@@ -797,40 +795,6 @@ class Runner:
             "tool-call-pending", toolCallId=call.id, toolName=call.name, output=pending
         )
         return None
-
-    async def _subagent(self, call: CallState) -> None:
-        from agents_core.runtime.api import subagent_run
-
-        prompt = (call.input or {}).get("prompt", "")
-        result, thread_id, run_id = await subagent_run(
-            child=call.spec.child,
-            prompt=prompt,
-            user=self.setup.user,
-            parent_thread_id=self.setup.thread_id,
-            parent_run_id=self.run_id,
-            tool_call_id=call.id,
-            abort=self.active.abort,
-        )
-        self._check_abort()
-        links = {
-            "subagent": {
-                "agent": call.spec.child.slug,
-                "threadId": str(thread_id),
-                "runId": str(run_id),
-            }
-        }
-        if result.status != RunStatus.COMPLETED:
-            reason = result.error or f"the sub-agent's run ended as {result.status}"
-            output, error = await self._after_hook(
-                call, None, f"agent-{call.spec.child.slug} did not answer: {reason}"
-            )
-            if error:
-                return await self._fail(call, error)
-        else:
-            output, error = await self._after_hook(call, result.text, "")
-            if error:
-                return await self._fail(call, error)
-        return await self._succeed(call, output, output, extra=links)
 
     # --- suspension ------------------------------------------------------------------------
     async def _suspend(
@@ -982,7 +946,3 @@ def _signals_on_run_end(run: Any) -> None:
         signals_on_run_end(run)
     except Exception:  # noqa: BLE001 - the run itself is over; log, do not fail it
         logger.exception("signals_on_run_end failed for run %s", run.pk)
-
-
-def json_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)

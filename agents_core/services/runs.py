@@ -243,7 +243,7 @@ def run_resume(*, run: Run, tool_call_id: str, payload: Any, user: Any) -> Run:
     """Answer a suspended call and continue the run in a new stream."""
     from agents_core.runtime.loop import resume_schema_for
     from agents_core.runtime.setup import load_setup
-    from tools_app.execution import schema_errors
+    from tools_app.validation import schema_errors
 
     _check_owner(run.thread, user)
     call = run.tool_calls.filter(call_id=tool_call_id).first()
