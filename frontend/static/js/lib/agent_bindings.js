@@ -11,6 +11,8 @@ export function mountBindings({ root, config, call, canWrite, afterSave }) {
   let agent = null;
   let candidates = null; // agents that may be added as sub-agents
   let modes = {}; // tool name -> "sync" | "async" (a property of the tool)
+  // What the user typed into the add form: kept when the section is drawn again.
+  let draft = { agent: "", key: "", description: "", error: "" };
 
   async function load() {
     const res = await call(config.urls.agent);
@@ -35,11 +37,13 @@ export function mountBindings({ root, config, call, canWrite, afterSave }) {
     const res = await call(url, { method, body });
     if (!res.ok) {
       status.textContent = problem(res);
-      status.className = "error";
-      return;
+      status.className = "binding-status error";
+      return false;
     }
+    draft.error = "";
     await afterSave();
     await load();
+    return true;
   }
 
   function toolRow(binding) {
@@ -74,17 +78,26 @@ export function mountBindings({ root, config, call, canWrite, afterSave }) {
   }
 
   function addForm() {
-    const status = h("span", { class: "binding-status", id: "subagent-error" });
-    const pick = h("select", { id: "subagent-pick", "aria-label": "Agent to add as a sub-agent" },
+    const status = h("span", { class: "binding-status error", id: "subagent-error" }, draft.error);
+    const keep = (name) => (event) => { draft[name] = event.target.value; };
+    const pick = h("select", { id: "subagent-pick", "aria-label": "Agent to add as a sub-agent", onchange: keep("agent") },
       h("option", { value: "" }, "Choose an agent…"),
       candidates.map((a) => h("option", { value: a.slug }, `${a.name} (${a.slug})`)));
-    const key = h("input", { id: "subagent-key", placeholder: "key (default: its slug)", "aria-label": "Sub-agent key" });
-    const description = h("input", { id: "subagent-description", placeholder: "description the model sees (optional)", "aria-label": "Sub-agent description" });
-    const add = () => {
-      if (!pick.value) return void (status.textContent = "Choose an agent.");
-      const body = { agent: pick.value, description_override: description.value };
-      if (key.value.trim()) body.key = key.value.trim();
-      write(config.urls.agentSubagents, "POST", body, status);
+    pick.value = draft.agent;
+    const key = h("input", { id: "subagent-key", placeholder: "key (default: its slug)", "aria-label": "Sub-agent key", value: draft.key, oninput: keep("key") });
+    const description = h("input", {
+      id: "subagent-description", placeholder: "description the model sees (optional)", "aria-label": "Sub-agent description",
+      value: draft.description, oninput: keep("description"),
+    });
+    const add = async () => {
+      if (!draft.agent) return void (status.textContent = "Choose an agent.");
+      const body = { agent: draft.agent, description_override: draft.description };
+      if (draft.key.trim()) body.key = draft.key.trim();
+      const sent = draft;
+      draft = { agent: "", key: "", description: "", error: "" }; // the form starts afresh once added
+      if (await write(config.urls.agentSubagents, "POST", body, status)) return;
+      draft = { ...sent, error: status.textContent };
+      if (!status.isConnected) render(); // drawn again meanwhile: show the refusal there
     };
     return h("div", { class: "add-subagent" }, pick, key, description,
       h("button", { type: "button", class: "secondary", id: "subagent-add", onclick: add }, "Add sub-agent"), status);

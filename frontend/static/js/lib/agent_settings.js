@@ -20,7 +20,8 @@ export function mountSettings({ root, actions = null, config, call, getState, af
     if (!res.ok) return fill(root, h("p", { class: "error" }, res.data?.detail || "Settings could not be loaded."));
     const first = agent === null;
     agent = res.data;
-    form = formOfOptions(agent.default_options || {});
+    // A reload (the editor saved) keeps what the user is typing here.
+    if (first) form = formOfOptions(agent.default_options || {});
     render();
     if (first && actions) mountActions({ root: actions, config, call, source: agent.source });
   }
@@ -108,12 +109,12 @@ export function mountSettings({ root, actions = null, config, call, getState, af
     }
     const res = await call(config.urls.agent, { method: "PATCH", body: { default_options: options, version: getState().version } });
     if (res.ok) {
+      await afterSave(); // the editor takes the new version before the user sees "Saved"
       agent = res.data;
       form = formOfOptions(agent.default_options);
       render();
       root.querySelector("#options-status").textContent = `Saved · version ${agent.version}`;
       root.querySelector("#options-status").className = "ok";
-      afterSave();
     } else {
       const problems = res.data?.default_options || [];
       status.textContent = [].concat(problems).join(" ") || res.data?.detail || `Not saved (HTTP ${res.status}).`;
@@ -153,8 +154,16 @@ export function mountSections({ roots, config, call, getState, afterSave }) {
   });
   const canWrite = () => Boolean(config.canEdit && getState()?.lockMine);
   const bindings = mountBindings({ root: roots.bindings, config, call, canWrite, afterSave });
+  let drawnWritable = null;
   return {
-    render: () => { settings.render(); bindings.render(); },
+    // Drawn again only when this tab starts or stops holding the lock (not on every
+    // renewal), so messages of the last save stay on screen.
+    render: () => {
+      if (canWrite() === drawnWritable) return;
+      drawnWritable = canWrite();
+      settings.render();
+      bindings.render();
+    },
     reload: () => { settings.reload(); bindings.reload(); },
   };
 }
