@@ -83,3 +83,7 @@ STUDIO_STREAM_BATCH_MS = envint("STUDIO_STREAM_BATCH_MS", 60)
 STUDIO_EVAL_CONCURRENCY = envint("STUDIO_EVAL_CONCURRENCY", 4)
 STUDIO_EVAL_TURN_TIMEOUT = envint("STUDIO_EVAL_TURN_TIMEOUT", 300)
 STUDIO_EVAL_JUDGE_MODEL = os.environ.get("STUDIO_EVAL_JUDGE_MODEL", "")
+# The embedding model `similar` expectations compare with (any litellm embedding model, as
+# for knowledge bases, through STUDIO_KNOWLEDGE_EMBEDDING_API_BASE when set); empty: a
+# lexical measure.
+STUDIO_EVAL_SIMILARITY_MODEL = os.environ.get("STUDIO_EVAL_SIMILARITY_MODEL", "")
