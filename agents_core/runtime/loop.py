@@ -266,7 +266,7 @@ class Runner:
         drained = await db(_signals_drain, setup.run)
         if drained:
             observers.notify("signals_drained", self.run_id, signals=drained)
-        rows, calls = await db(thread_memory, setup.thread_id)
+        rows, calls = await db(thread_memory, setup.thread_id, setup.options.get("lastMessages"))
         self.memory_upto = rows[-1].pk if rows else 0
         memory = memory_messages(rows, calls)
         specs = setup.active_specs()

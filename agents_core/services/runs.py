@@ -30,6 +30,7 @@ from agents_core.runtime import active as active_runs
 from agents_core.runtime.events import events_emit_sync
 from agents_core.runtime.worker import QUEUED, process_is_dead, queue_marker
 from agents_core.services.run_options import run_options_check
+from agents_core.services.threads import title_summary
 from studio.exceptions import ApplicationError, Conflict, NotFound
 
 _YES = re.compile(r"^\s*(yes|y|ok|okay|sure|approve[sd]?|go( ahead)?|lgtm|do it)\b", re.I)
@@ -78,8 +79,8 @@ def run_start(
         Message.objects.create(
             thread=thread, run=run, role=MessageRole.USER, parts=[{"type": "text", "text": text}]
         )
-        if not thread.title:
-            Thread.objects.filter(pk=thread.pk).update(title=text[:80])
+        if not thread.title and (thread.agent.default_options or {}).get("generateTitle", True):
+            Thread.objects.filter(pk=thread.pk).update(title=title_summary(text))
     active_runs.remember_hooks(run.id, hooks)
     transaction.on_commit(lambda: active_runs.launch(run.id))
     return run
@@ -159,8 +160,13 @@ def run_end_interrupted(*, run: Run, expect_worker: str | None = None) -> bool:
     return True
 
 
-def _supersede(run: Run) -> None:
-    """The user moved on without answering: close the waiting call so memory stays valid."""
+SUPERSEDED = "Not answered: the user sent a new message instead."
+STOPPED = "Stopped: the run was stopped before this was answered."
+
+
+def _supersede(run: Run, *, error: str = SUPERSEDED, finish_reason: str = "superseded") -> None:
+    """The user moved on without answering (a new message, or Stop): close the waiting
+    calls with `error` so memory stays valid."""
     now = timezone.now()
     events = []
     with transaction.atomic():
@@ -174,7 +180,6 @@ def _supersede(run: Run) -> None:
         calls = list(
             run.tool_calls.filter(status__in=[ToolCallStatus.SUSPENDED, ToolCallStatus.RUNNING])
         )
-        error = "Not answered: the user sent a new message instead."
         for call in calls:
             ToolCall.objects.filter(pk=call.pk).update(
                 status=ToolCallStatus.SKIPPED, error=error, finished_at=now
@@ -210,7 +215,7 @@ def _supersede(run: Run) -> None:
                 "type": "run-finish",
                 "runId": str(run.pk),
                 "status": "aborted",
-                "finishReason": "superseded",
+                "finishReason": finish_reason,
             }
         )
         events_emit_sync(thread_id=run.thread_id, run_id=run.pk, events=events)
@@ -288,7 +293,7 @@ def run_abort(*, run: Run, user: Any) -> Run:
     one is closed at once."""
     _check_owner(run.thread, user)
     if run.status == RunStatus.SUSPENDED:
-        _supersede(run)
+        _supersede(run, error=STOPPED, finish_reason="stopped")
     elif run.status == RunStatus.RUNNING:
         with transaction.atomic():
             locked = Run.objects.select_for_update().get(pk=run.pk)
