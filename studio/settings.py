@@ -354,6 +354,8 @@ SPECTACULAR_SETTINGS = {
 # The model demo agents use. With no provider key configured it is the offline provider.
 STUDIO_OFFLINE_MODEL = "studio/scripted"
 STUDIO_DEFAULT_MODEL = os.environ.get("STUDIO_DEFAULT_MODEL") or STUDIO_OFFLINE_MODEL
+# Seconds between the chunks the offline model streams.
+STUDIO_OFFLINE_DELAY = float(os.environ.get("STUDIO_OFFLINE_DELAY", "0.02"))
 STUDIO_LOAD_DEMO = envbool("STUDIO_LOAD_DEMO", True)
 STUDIO_CODE_MODULES = envlist("STUDIO_CODE_MODULES", [])
 # The model servers (scheme://host:port, comma-separated) a model call may be sent to with
@@ -384,6 +386,11 @@ STUDIO_RUN_WORKER_POLL_SECONDS = float(os.environ.get("STUDIO_RUN_WORKER_POLL_SE
 # A run worker whose heartbeat is older than this (at least three polls) is dead: the
 # others end its runs.
 STUDIO_RUN_WORKER_DEAD_SECONDS = envint("STUDIO_RUN_WORKER_DEAD_SECONDS", 30)
+# A run worker stopped with SIGTERM lets its runs finish for this long, then aborts them.
+STUDIO_RUN_WORKER_GRACE_SECONDS = envint("STUDIO_RUN_WORKER_GRACE_SECONDS", 20)
+# A run still queued (no process has claimed it) after this much silence is ended as
+# interrupted when its thread gets a new message.
+STUDIO_RUN_STALE_SECONDS = envint("STUDIO_RUN_STALE_SECONDS", 600)
 # Threads a run worker lends litellm for its end-of-stream work (runtime/worker.py).
 STUDIO_RUN_WORKER_HELPER_THREADS = envint("STUDIO_RUN_WORKER_HELPER_THREADS", 2)
 # Threads that run the runtime's database work in a web process, and in a run worker,

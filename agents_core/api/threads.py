@@ -26,7 +26,7 @@ TAG = ["threads"]
 
 
 def thread_data(thread: Thread) -> dict[str, Any]:
-    active = run_services.thread_active_run(thread=thread)
+    active = run_services.thread_active_run(thread=thread, suspended=True)
     return {
         "id": str(thread.pk),
         "agent": thread.agent.slug,

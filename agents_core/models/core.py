@@ -1,8 +1,7 @@
 """Agents, their bindings, threads, messages, runs, tool calls and the event log.
 
-Tables for later features (signals, the inbox, tasks, editor overrides and locks) live
-here too, so that every part of the studio shares one picture of the domain
-(DESIGN.md section 5).
+Tables of the other parts (signals, the inbox, tasks, editor overrides and locks) live in
+this package too, so that every part of the studio shares one picture of the domain.
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ class Agent(models.Model):
     description = models.TextField(blank=True)
     model = models.CharField(max_length=200, help_text="A litellm model string: provider/model.")
     # A string, a list of strings, a system message {role, content, providerOptions},
-    # or a list of system messages (DESIGN.md section 6).
+    # or a list of system messages (docs/agents.md).
     instructions = models.JSONField(default=str, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     # maxSteps, toolChoice, activeTools, temperature, autoResume ...
@@ -50,14 +49,14 @@ class Agent(models.Model):
         related_name="agents",
         help_text="Owner of a studio agent; code agents have none.",
     )
-    # None: instructions and tools editable; False: nothing; or a dict (DESIGN.md 6, 10).
+    # None: instructions and tools editable; False: nothing; or a dict (docs/editor.md).
     editor_policy = models.JSONField(null=True, blank=True)
     notification_policy = models.JSONField(default=dict, blank=True)
     code_hash = models.CharField(max_length=64, blank=True)
     gone_at = models.DateTimeField(
         null=True, blank=True, help_text="Set when a code definition disappeared from code."
     )
-    # Bumped on every edit; saves name the version they started from (DESIGN.md 10).
+    # Bumped on every edit; saves name the version they started from (docs/editor.md).
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -182,6 +181,15 @@ class RunStatus(models.TextChoices):
     ABORTED = "aborted"
 
 
+class RunQuerySet(models.QuerySet["Run"]):
+    def running(self) -> RunQuerySet:
+        return self.filter(status=RunStatus.RUNNING)
+
+    def active(self) -> RunQuerySet:
+        """Running, or suspended on a call that waits for an answer."""
+        return self.filter(status__in=[RunStatus.RUNNING, RunStatus.SUSPENDED])
+
+
 class Run(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="runs")
@@ -204,6 +212,8 @@ class Run(models.Model):
     worker = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = RunQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]
@@ -247,6 +257,10 @@ class ToolCallStatus(models.TextChoices):
     COMPLETED = "completed"
     FAILED = "failed"
     SKIPPED = "skipped"
+
+
+# A call in one of these states has no result yet: when its run ends, it fails.
+OPEN_CALLS = (ToolCallStatus.STREAMING, ToolCallStatus.RUNNING)
 
 
 class ToolCall(models.Model):

@@ -1,4 +1,4 @@
-"""Signals sent to a thread and the notification inbox (DESIGN.md section 9).
+"""Signals sent to a thread and the notification inbox (docs/signals.md).
 
 A Signal is what the model may see: a message or a tagged XML block, delivered into a
 running run before its next model call, waking an idle thread, persisted into the

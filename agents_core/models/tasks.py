@@ -1,4 +1,4 @@
-"""The task list of a thread, kept by the task_* system tools (DESIGN.md section 8)."""
+"""The task list of a thread, kept by the task_* system tools."""
 
 from __future__ import annotations
 

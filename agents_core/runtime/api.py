@@ -1,5 +1,6 @@
 """Running an agent from Python: `agent_generate` (the "agent as tool" type) and the
-nested run of a sub-agent (`agent-<key>` tools)."""
+nested run of a sub-agent (`agent-<key>` tools). Each starts its run on a fresh thread
+(`run_start`, origin `subagent`) and executes it inline, in the calling task."""
 
 from __future__ import annotations
 
@@ -8,29 +9,20 @@ from typing import Any
 
 from django.db import transaction
 
-from agents_core.models import Agent, Message, MessageRole, Run, RunStatus, Thread
+from agents_core.models import Agent, Run, RunStatus, Thread
+from agents_core.runtime import active as active_runs
 from agents_core.runtime.db import db
+from agents_core.services.runs import SUBAGENT, run_start
 
 
-def _start_nested(
+def _start_on_new_thread(
     *, agent: Agent, prompt: str, user: Any, metadata: dict[str, Any]
 ) -> tuple[Thread, Run]:
-    """A fresh thread with the prompt and a run ready to execute (not launched: the
-    caller awaits it inline)."""
     with transaction.atomic():
         thread = Thread.objects.create(
             agent=agent, owner=user, resource_id=str(user.pk), title=prompt[:80], metadata=metadata
         )
-        run = Run.objects.create(
-            thread=thread,
-            agent=agent,
-            status=RunStatus.RUNNING,
-            started_by=user,
-            state={"message": prompt},
-        )
-        Message.objects.create(
-            thread=thread, run=run, role=MessageRole.USER, parts=[{"type": "text", "text": prompt}]
-        )
+        run = run_start(thread=thread, message=prompt, user=user, origin=SUBAGENT)
     return thread, run
 
 
@@ -46,10 +38,8 @@ async def subagent_run(
 ) -> tuple[Any, Any, Any]:
     """Run a sub-agent to its end on its own thread (its events stream there, tagged
     with the parent in the thread's metadata); returns (RunResult, thread id, run id)."""
-    from agents_core.runtime.loop import execute_run
-
     thread, run = await db(
-        _start_nested,
+        _start_on_new_thread,
         agent=child,
         prompt=prompt,
         user=user,
@@ -59,22 +49,20 @@ async def subagent_run(
             "parentToolCallId": tool_call_id,
         },
     )
-    result = await execute_run(run.id, abort=abort)
+    result = await active_runs.execute(run.id, abort=abort)
     return result, thread.pk, run.pk
 
 
 async def agent_generate(*, agent: Agent, prompt: str, user: Any) -> str:
     """Run `agent` to completion on a fresh thread and return its answer."""
-    from agents_core.runtime.loop import execute_run
-
     _, run = await db(
-        _start_nested,
+        _start_on_new_thread,
         agent=agent,
         prompt=prompt,
         user=user,
         metadata={"generatedBy": "agent_generate"},
     )
-    result = await execute_run(run.id)
+    result = await active_runs.execute(run.id)
     if result.status != RunStatus.COMPLETED:
         reason = result.error or f"the run ended as {result.status}"
         raise RuntimeError(f"Agent {agent.slug!r} did not answer: {reason}")

@@ -23,7 +23,8 @@ INTERRUPTED = {"error": "No result: this call was interrupted before it finished
 
 
 def instruction_messages(instructions: Any) -> list[dict[str, Any]]:
-    """The four forms of DESIGN.md section 6 as system messages."""
+    """An agent's instructions (a string, a list of strings, a system message or a list of
+    system messages) as system messages."""
     if instructions in (None, "", []):
         return []
     items = instructions if isinstance(instructions, list) else [instructions]

@@ -1,4 +1,4 @@
-"""Thread signals, message queueing and the notification inbox (DESIGN.md section 9).
+"""Thread signals, message queueing and the notification inbox (docs/signals.md).
 
 services: send_message, queue_message, send_signal, send_state_signal,
 send_notification_signal, subscribe_to_thread, and the two hooks the run loop calls
