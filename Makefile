@@ -30,9 +30,11 @@ test: install
 bench: install
 	$(PY) -m bench
 
+## Lint, format check, and mypy on the typed core modules ([tool.mypy] in pyproject.toml).
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(PY) -m mypy
 
 migrations-check: install
 	DJANGO_SETTINGS_MODULE=studio.settings_test $(PY) manage.py makemigrations --check --dry-run

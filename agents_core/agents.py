@@ -1,4 +1,4 @@
-"""Demo agents that work offline with the scripted model (DESIGN.md section 4)."""
+"""Demo agents that work offline with the scripted model."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from django.conf import settings
 
 from agents_core.definitions import Agent
 
-if getattr(settings, "STUDIO_LOAD_DEMO", True):
+if settings.STUDIO_LOAD_DEMO:
     from tools_app.demo import unit_convert, weather_lookup
 
     weather_assistant = Agent(

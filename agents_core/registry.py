@@ -61,14 +61,18 @@ class Registry:
 _registry: Registry | None = None
 
 
-def discover() -> Registry:
-    """Import definition modules and build the registry (no database access)."""
-    registry = Registry()
+def discover_module_names() -> list[str]:
+    """The modules discovery imports: each app's `tools` and `agents`, then STUDIO_CODE_MODULES."""
     module_names = [
         f"{config.name}.{name}" for config in apps.get_app_configs() for name in ("tools", "agents")
     ]
-    module_names += list(getattr(settings, "STUDIO_CODE_MODULES", []))
-    for module_name in module_names:
+    return module_names + list(settings.STUDIO_CODE_MODULES)
+
+
+def discover() -> Registry:
+    """Import definition modules and build the registry (no database access)."""
+    registry = Registry()
+    for module_name in discover_module_names():
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from agents_core.api import agents
+from agents_core.api import agent_io, agents
 from agents_core.api import editor as editor_api
 
 urlpatterns: list = []
@@ -10,6 +10,14 @@ urlpatterns: list = []
 # Agents, tool bindings and sub-agent bindings (issue 2).
 urlpatterns += [
     path("agents/", agents.AgentListApi.as_view(), name="agent-list"),
+    path("agents/import", agent_io.AgentImportApi.as_view(), name="agent-import"),
+    path("agent-templates/", agent_io.AgentTemplateListApi.as_view(), name="agent-templates"),
+    path("agents/<slug:slug>/export", agent_io.AgentExportApi.as_view(), name="agent-export"),
+    path(
+        "agents/<slug:slug>/duplicate",
+        agent_io.AgentDuplicateApi.as_view(),
+        name="agent-duplicate",
+    ),
     path("agents/<slug:slug>/", agents.AgentDetailApi.as_view(), name="agent-detail"),
     path("agents/<slug:slug>/tools/", agents.AgentToolListApi.as_view(), name="agent-tool-list"),
     path(

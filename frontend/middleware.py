@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 
@@ -18,9 +17,6 @@ class LoginRequiredEverywhereMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        public = request.path.startswith(PUBLIC_PREFIXES) or request.path.startswith(
-            tuple(getattr(settings, "STUDIO_PUBLIC_PATHS", ()))
-        )
-        if not public and not request.user.is_authenticated:
+        if not request.path.startswith(PUBLIC_PREFIXES) and not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         return self.get_response(request)

@@ -8,6 +8,7 @@ app_name = "frontend"
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("agents/new/", views.agent_new, name="agent-new"),
     path("agents/<slug:slug>/edit/", views.agent_edit, name="agent-edit"),
     path("chat/", views.chat, name="chat"),
     path("chat/t/<uuid:thread_id>/", views.chat, name="chat-thread"),

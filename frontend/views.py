@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.staticfiles import finders
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 
 from agents_core.models import Thread
 from agents_core.selectors import agent_get, agent_list
@@ -73,6 +75,29 @@ def chat(
             "inbox_module": bool(finders.find("js/lib/inbox.js")),
         },
     )
+
+
+@login_required
+def agent_new(request: HttpRequest) -> HttpResponse:
+    """Create an agent: from scratch, a template, a duplicate or an import (agent_new.js)."""
+    agents = agent_list(user=request.user)
+    duplicate = request.GET.get("duplicate", "")
+    config = {
+        "duplicate": duplicate if agents.filter(slug=duplicate).exists() else "",
+        "urls": {
+            "agents": reverse("agent-list"),
+            "templates": reverse("agent-templates"),
+            "import": reverse("agent-import"),
+            "duplicate": reverse("agent-duplicate", kwargs={"slug": "__slug__"}),
+            "edit": reverse("frontend:agent-edit", kwargs={"slug": "__slug__"}),
+        },
+    }
+    context = {
+        "agents": agents,
+        "page_config": config,
+        "default_model": settings.STUDIO_DEFAULT_MODEL,
+    }
+    return render(request, "frontend/agent_new.html", context)
 
 
 @login_required

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from django.core.asgi import get_asgi_application
 
@@ -18,7 +19,7 @@ from django.conf import settings  # noqa: E402
 
 from studio.routing import websocket_urlpatterns  # noqa: E402
 
-http_app = django_asgi_app
+http_app: Any = django_asgi_app
 if settings.STUDIO_SERVE_STATIC:
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 

@@ -13,7 +13,7 @@ class ApplicationError(Exception):
     `extra` is merged into the error body, e.g. {"errors": [{"path": "$.x", ...}]}.
     """
 
-    status_code = status.HTTP_400_BAD_REQUEST
+    status_code: int = status.HTTP_400_BAD_REQUEST
 
     def __init__(
         self,
@@ -32,11 +32,11 @@ class ApplicationError(Exception):
 
 
 class NotFound(ApplicationError):
-    status_code = status.HTTP_404_NOT_FOUND
+    status_code: int = status.HTTP_404_NOT_FOUND
 
 
 class Conflict(ApplicationError):
-    status_code = status.HTTP_409_CONFLICT
+    status_code: int = status.HTTP_409_CONFLICT
 
 
 def body_too_large(limit: int) -> ApplicationError:

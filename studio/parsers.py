@@ -8,10 +8,11 @@ body carries a whole document as text (an OpenAPI spec) names that top-level fie
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
-from rest_framework.parsers import JSONParser, get_encoding
+from rest_framework.parsers import JSONParser, get_encoding  # type: ignore[attr-defined]
 
 from studio.exceptions import body_too_large
 from studio.json_input import json_loads
@@ -19,7 +20,10 @@ from studio.json_input import json_loads
 
 class StudioJSONParser(JSONParser):
     def parse(
-        self, stream: Any, media_type: str | None = None, parser_context: dict | None = None
+        self,
+        stream: Any,
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
     ) -> Any:
         context = parser_context or {}
         limit = settings.STUDIO_MAX_BODY_BYTES

@@ -22,6 +22,9 @@ urlpatterns = [
     path("api/", include("agents_core.urls")),
     path("api/", include("tools_app.urls")),
     path("api/", include("knowledge.urls")),
+    path("api/", include("providers.urls")),
+    path("api/", include("evals.urls")),
     path("knowledge/", include("knowledge.page_urls")),
+    path("providers/", include("providers.page_urls")),
     path("", include("frontend.urls")),
 ]

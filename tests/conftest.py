@@ -268,6 +268,27 @@ def browser_login(browser, base_url: str, username: str, password: str = "passwo
     return page
 
 
+# --- local model servers (tests/model_servers.py) ------------------------------------------
+@pytest.fixture
+def openai_server(settings) -> Iterator:
+    """An OpenAI-protocol server on 127.0.0.1, on the operator's list of model servers."""
+    from tests.model_servers import OpenAIServer, serve
+
+    with serve(OpenAIServer()) as server:
+        settings.STUDIO_MODEL_API_BASES = [*settings.STUDIO_MODEL_API_BASES, server.origin]
+        yield server
+
+
+@pytest.fixture
+def anthropic_server(settings) -> Iterator:
+    """An Anthropic Messages-protocol server on 127.0.0.1, on the operator's list."""
+    from tests.model_servers import AnthropicServer, serve
+
+    with serve(AnthropicServer(key="ant-good")) as server:
+        settings.STUDIO_MODEL_API_BASES = [*settings.STUDIO_MODEL_API_BASES, server.origin]
+        yield server
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Run the browser tests last.
 

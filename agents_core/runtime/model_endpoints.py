@@ -176,6 +176,11 @@ def _bases(metadata: Any, default_options: Any, run_options: Any) -> Iterator[tu
             yield field, f"$.modelSettings.{key}", model_settings[key]
 
 
+def sets_base(*, metadata: Any, default_options: Any, run_options: Any) -> bool:
+    """Does the agent or the run name a base URL for its model calls?"""
+    return any(True for _ in _bases(metadata, default_options, run_options))
+
+
 def model_config_problems(
     *, model: str, metadata: Any = None, default_options: Any = None, run_options: Any = None
 ) -> list[Problem]:

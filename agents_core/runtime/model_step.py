@@ -51,11 +51,12 @@ class ModelStep:
         messages = instruction_messages(setup.instructions) + memory_messages(rows, calls)
         specs = setup.active_specs()
         choice = setup.tool_choice()
+        call = setup.model_calls[0]
         kwargs: dict[str, Any] = {
-            "model": setup.agent.model,
+            "model": call.model,
             "messages": messages,
             "stream": True,
-            **setup.model_kwargs(),
+            **setup.model_kwargs(call),
         }
         if specs:
             kwargs["tools"] = [spec.function() for spec in specs]

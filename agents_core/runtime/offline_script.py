@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from agents_core.runtime.offline_citations import cite_knowledge, is_knowledge_result
+from agents_core.runtime.offline_judge import judge_reply
 
 SUBAGENT_PREFIX = "agent-"
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -311,6 +312,8 @@ def script(
     messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, tool_choice: Any
 ) -> tuple[str, list[tuple[str, str]]]:
     """(text, [(tool name, argument text)]) for the next assistant turn."""
+    if (verdict := judge_reply(messages)) is not None:  # a judge request (evals)
+        return verdict, []
     available = _tool_names(tools) if tool_choice != "none" else {}
     tail: list[dict[str, Any]] = []
     for message in reversed(messages):

@@ -14,7 +14,9 @@ from agents_core.runtime.model_endpoints import (
     METADATA_BASE_KEYS,
     REFUSED_CODE,
     run_model_refusals,
+    sets_base,
 )
+from providers.resolve import ModelCall, model_call
 
 SUBAGENT_PARAMETERS = {
     "type": "object",
@@ -96,15 +98,20 @@ class RunSetup:
     specs: dict[str, ToolSpec]
     options: dict[str, Any]
     hooks: dict[str, Any] = field(default_factory=dict)
+    # How the agent's model is called (key and base from the user's provider credentials).
+    model_calls: list[ModelCall] = field(default_factory=list)
 
     @property
     def max_steps(self) -> int:
         return max(1, int(self.options.get("maxSteps") or DEFAULT_MAX_STEPS))
 
-    def model_kwargs(self) -> dict[str, Any]:
-        """litellm's arguments besides the model and the messages. A base URL the operator
-        does not allow ends the run here (ModelError), before any call is made."""
+    def model_kwargs(self, call: ModelCall | None = None) -> dict[str, Any]:
+        """litellm's arguments besides the messages, for `call` (the agent's model when
+        None). A base URL the operator does not allow ends the run here (ModelError),
+        before any call is made."""
         refusals = run_model_refusals(agent=self.agent, run_options=self.run.options)
+        if call is not None and call.refusal:
+            refusals.append({"message": call.refusal})
         if refusals:
             text = "; ".join(refusal["message"] for refusal in refusals)
             raise ModelError(f"The model call was not made: {text}", REFUSED_CODE)
@@ -123,6 +130,12 @@ class RunSetup:
             studio = (self.options.get("providerOptions") or {}).get("studio")
             if isinstance(studio, dict):
                 settings.update({key: studio[key] for key in OFFLINE_OPTIONS if key in studio})
+        if call is not None:
+            # A key or base the agent or the run sets wins over the credential's.
+            if call.api_key and not settings.get("api_key"):
+                settings["api_key"] = call.api_key
+            if call.api_base and not settings.get("api_base"):
+                settings["api_base"] = call.api_base
         return settings
 
     def active_specs(self) -> list[ToolSpec]:
@@ -184,6 +197,9 @@ def load_setup(run_id: Any) -> RunSetup:
         )
     definition = get_agent_definition(agent.slug) if agent.is_code else None
     options = {**(agent.default_options or {}), **(run.options or {})}
+    base_set = sets_base(
+        metadata=agent.metadata, default_options=agent.default_options, run_options=run.options
+    )
     return RunSetup(
         run=run,
         agent=agent,
@@ -193,4 +209,5 @@ def load_setup(run_id: Any) -> RunSetup:
         specs=specs,
         options=options,
         hooks=dict(definition.hooks) if definition is not None else {},
+        model_calls=[model_call(user=run.started_by, model=agent.model, base_set=base_set)],
     )

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Manager, Max
 
 from agents_core.editor.services.locks import lock_guard
 from agents_core.editor.services.permissions import binding_write_check
@@ -82,7 +82,7 @@ def _save_or_field_error(instance: Any, field: str, message: str, **save_kwargs:
 
 
 # --- agents ---------------------------------------------------------------------------------
-def _slug_taken(slug: str) -> str:
+def slug_taken(slug: str) -> str:
     return f"An agent with the slug {slug!r} already exists; pick another one."
 
 
@@ -92,9 +92,9 @@ def agent_create(*, owner: Any, slug: str, name: str, **fields: Any) -> Agent:
     if unknown:
         raise TypeError(f"agent_create() got unexpected fields {sorted(unknown)}")
     if Agent.objects.filter(slug=slug).exists():
-        raise ValidationError({"slug": _slug_taken(slug)})
+        raise ValidationError({"slug": slug_taken(slug)})
     agent = Agent(slug=slug, name=name, owner=owner, source=Source.STUDIO, **fields)
-    _save_or_field_error(agent, "slug", _slug_taken(slug), force_insert=True)
+    _save_or_field_error(agent, "slug", slug_taken(slug), force_insert=True)
     return agent
 
 
@@ -170,8 +170,8 @@ def _changed_fields(binding: AgentTool | SubAgent, data: dict[str, Any]) -> list
 
 
 # --- tool bindings --------------------------------------------------------------------------
-def _next_position(bindings: Iterable[Any]) -> int:
-    top = bindings.aggregate(top=Max("position"))["top"]  # type: ignore[attr-defined]
+def _next_position(bindings: Manager[Any]) -> int:
+    top = bindings.aggregate(top=Max("position"))["top"]
     return 0 if top is None else top + 1
 
 

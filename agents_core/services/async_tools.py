@@ -20,6 +20,7 @@ from django.utils import timezone
 from agents_core.models import Message, MessageRole, ToolCall, ToolCallStatus
 from agents_core.runtime import store
 from agents_core.runtime.events import events_emit_sync
+from studio.exceptions import ApplicationError
 from tools_app.models import ToolRun, ToolRunStatus
 from tools_app.services.runs import tool_run_enqueue
 
@@ -32,6 +33,8 @@ def tool_call_enqueue_async(*, call_pk: int, user: Any, pending: dict[str, Any])
     enqueued (on commit): a worker faster than the run would otherwise complete the call
     first and have its result overwritten by "pending"."""
     call = ToolCall.objects.select_related("tool").get(pk=call_pk)
+    if call.tool is None:
+        raise ApplicationError("The tool of this call no longer exists.", code="tool_gone")
     with transaction.atomic():
         store.tool_result_save(call_pk=call_pk, status=ToolCallStatus.PENDING, **pending)
         tool_run_enqueue(tool=call.tool, input=call.input, user=user, tool_call=call)

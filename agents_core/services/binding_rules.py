@@ -12,6 +12,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import connection
+from django.db.models import QuerySet
 
 from agents_core.editor.services.documents import STUDIO_RECORDED_FIELDS
 from agents_core.models import Agent, AgentTool, Source, SubAgent
@@ -23,11 +24,15 @@ SUBAGENT_PREFIX = "agent-"
 SUBAGENT_GRAPH_LOCK = 0x5E_A6E7
 
 
+def _other_rows(rows: QuerySet[Any], exclude_pk: int | None) -> QuerySet[Any]:
+    return rows if exclude_pk is None else rows.exclude(pk=exclude_pk)
+
+
 def check_key_free(
     agent: Agent, key: str, *, field: str = "key", exclude_pk: int | None = None
 ) -> None:
     """A tool key must be unique on the agent, also against sub-agents' `agent-<key>`."""
-    taken = AgentTool.objects.filter(agent=agent, key=key).exclude(pk=exclude_pk).exists()
+    taken = _other_rows(AgentTool.objects.filter(agent=agent, key=key), exclude_pk).exists()
     if taken:
         raise ValidationError({field: f"The agent already has a tool with the key {key!r}."})
     if (
@@ -59,7 +64,7 @@ def bindable_tool(*, agent: Agent, user: Any, name: str) -> Any:
 
 # --- sub-agents ------------------------------------------------------------------------------
 def check_subagent_key_free(parent: Agent, key: str, *, exclude_pk: int | None = None) -> None:
-    if SubAgent.objects.filter(parent=parent, key=key).exclude(pk=exclude_pk).exists():
+    if _other_rows(SubAgent.objects.filter(parent=parent, key=key), exclude_pk).exists():
         raise ValidationError({"key": f"The agent already has a sub-agent with the key {key!r}."})
     if AgentTool.objects.filter(agent=parent, key=f"{SUBAGENT_PREFIX}{key}").exists():
         raise ValidationError(
@@ -82,7 +87,8 @@ def subagent_path(start: Agent, goal: Agent) -> list[int] | None:
                 frontier.append(child_id)
     if goal.pk not in came_from:
         return None
-    path, node = [], goal.pk
+    path: list[int] = []
+    node: int | None = goal.pk
     while node is not None:
         path.append(node)
         node = came_from[node]

@@ -86,9 +86,9 @@ def run_start(
     text = (message or "").strip()
     if not text and origin != SUBAGENT:
         raise ApplicationError("The message is empty.", code="empty_message")
-    if origin == SUBAGENT:
-        stored, hooks = {}, {}  # the child's model is checked when its run loads
-    else:
+    stored: dict[str, Any] = {}
+    hooks: dict[str, Any] = {}
+    if origin != SUBAGENT:  # a sub-agent's model is checked when its run loads
         stored, hooks = run_options_check(agent=thread.agent, options=options)
     waiting = thread.runs.filter(status=RunStatus.SUSPENDED).order_by("-created_at").first()
     if waiting is not None:

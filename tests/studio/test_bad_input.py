@@ -16,9 +16,11 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from agents_core.models import Revision, Run, Thread, ToolCall
+from evals.models import Suite, TestCase
 from knowledge.models import Document
 from knowledge.services.bases import kb_create
 from knowledge.store import get_store
+from providers.services import credential_create
 from tests.agents_core.factories import AgentFactory, AgentToolFactory, SubAgentFactory
 from tests.studio.db_state import db_fingerprint
 from tests.tools_app.factories import ToolFactory
@@ -45,6 +47,9 @@ class World:
     mcp: Any
     kb: Any
     document: Any
+    credential: Any
+    case: Any = None
+    suite: Any = None
 
 
 @dataclass
@@ -111,6 +116,11 @@ NOTIFICATION = {
     "attributes": {"repo": "studio"},
     "metadata": {"by": "test"},
 }
+CASE = {
+    "name": "c",
+    "description": "d",
+    "spec": {"turns": [{"message": "hi", "expect": [{"type": "answer_contains", "value": "x"}]}]},
+}
 # A body for endpoints that read none: its field stands for anything a client may send.
 NO_BODY: dict[str, Any] = {"note": "ignored"}
 
@@ -118,6 +128,21 @@ ROUTES: dict[tuple[str, str, str], Route] = {
     ("agent-list", "post", ""): Route(lambda w: "/api/agents/", {"slug": "fresh", **AGENT}),
     ("agent-detail", "put", ""): Route(_agent(), {**AGENT, "version": 1}, numbers=["version"]),
     ("agent-detail", "patch", ""): Route(_agent(), {**AGENT, "version": 1}, numbers=["version"]),
+    ("agent-import", "post", ""): Route(
+        lambda w: "/api/agents/import",
+        {
+            "document": {
+                "format": "agent-studio.agent",
+                "version": 1,
+                "agent": "imported",
+                "agents": [{**AGENT, "slug": "imported", "tools": [], "subagents": []}],
+                "tools": [],
+            },
+            "renames": {"agents": {"imported": "imported-2"}},
+            "dry_run": True,
+        },
+    ),
+    ("agent-duplicate", "post", ""): Route(_agent("duplicate"), {"slug": "copy", "name": "Copy"}),
     ("agent-tool-list", "post", ""): Route(
         _agent("tools/"),
         {"tool": "bad_tool", "key": "other", "description_override": "d", "position": 1},
@@ -268,6 +293,27 @@ ROUTES: dict[tuple[str, str, str], Route] = {
     ("knowledge-tool", "post", ""): Route(
         _kb("tool"), {"name": "kb_search", "description": "Searches.", "k": 3}, numbers=["k"]
     ),
+    ("evals-case-list", "post", ""): Route(_agent("tests/"), CASE),
+    ("evals-case-detail", "put", ""): Route(
+        lambda w: f"/api/agents/bad-agent/tests/{w.case.pk}/", CASE
+    ),
+    ("evals-case-detail", "patch", ""): Route(
+        lambda w: f"/api/agents/bad-agent/tests/{w.case.pk}/", CASE
+    ),
+    ("evals-case-import", "post", ""): Route(
+        _agent("tests/import"), {"version": 1, "cases": [CASE]}, numbers=["version"]
+    ),
+    ("evals-suite-list", "post", ""): Route(
+        lambda w: "/api/suites/",
+        {"agent": "bad-agent", "name": "S", "slug": "s-new", "cases": [1], "repeat": 1},
+        numbers=["repeat"],
+    ),
+    ("evals-suite-detail", "patch", ""): Route(
+        lambda w: "/api/suites/bad-suite/", {"name": "S", "repeat": 1}, numbers=["repeat"]
+    ),
+    ("evals-suite-runs", "post", ""): Route(
+        lambda w: "/api/suites/bad-suite/runs/", {"repeat": 1}, numbers=["repeat"]
+    ),
     ("url-check", "post", ""): Route(lambda w: "/api/url-check", {"url": "https://example.com/"}),
     ("a2a-add", "post", ""): Route(
         lambda w: "/api/sources/a2a/",
@@ -278,6 +324,16 @@ ROUTES: dict[tuple[str, str, str], Route] = {
             "timeout_seconds": 5,
         },
         numbers=["timeout_seconds"],
+    ),
+    ("provider-list", "post", ""): Route(
+        lambda w: "/api/providers/",
+        {"provider": "openai", "name": "team-openai", "api_key": "sk-abc", "api_base": ""},
+    ),
+    ("provider-detail", "patch", ""): Route(
+        lambda w: f"/api/providers/{w.credential.pk}/", {"name": "renamed", "api_key": "sk-x"}
+    ),
+    ("provider-test", "post", ""): Route(
+        lambda w: f"/api/providers/{w.credential.pk}/test", {"model": "gpt-4o-mini"}
     ),
 }
 
@@ -447,7 +503,11 @@ def world(owner, echo_type) -> Iterator[World]:
     )
     kb = kb_create(owner=owner, name="Bad docs", slug="bad-docs", embedding_model="")
     document = Document.objects.create(kb=kb, kind="text", title="t", status="ready")
-    yield World(agent, thread, run, revision, openapi, mcp, kb, document)
+    credential = credential_create(owner=owner, provider="openai", api_key="sk-stored")
+    case = TestCase.objects.create(agent=agent, owner=owner, name="bad-case", spec=CASE["spec"])
+    suite = Suite.objects.create(agent=agent, owner=owner, slug="bad-suite", name="Bad")
+    suite.cases.set([case])
+    yield World(agent, thread, run, revision, openapi, mcp, kb, document, credential, case, suite)
     get_store().drop(table=kb.table_name)
 
 
@@ -519,6 +579,11 @@ LONGER_THAN_COLUMN = [
     (("thread-notifications", "post", ""), "dedupeKey", 201),
     (("tool-list", "post", ""), "name", 65),
     (("mcp-register", "post", ""), "name", 201),
+    (("provider-list", "post", ""), "name", 65),
+    (("provider-detail", "patch", ""), "name", 65),
+    (("provider-test", "post", ""), "model", 201),
+    (("evals-case-list", "post", ""), "name", 201),
+    (("evals-suite-list", "post", ""), "name", 201),
 ]
 
 

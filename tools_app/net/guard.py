@@ -185,7 +185,7 @@ async def resolve_checked(target: Target, *, allow: Allow | None = None) -> str:
         infos = await loop.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
         raise FetchError(f"Could not resolve {target.host}: {exc.strerror}") from None
-    return addresses_checked(target, [info[4][0] for info in infos], allow=allow)
+    return addresses_checked(target, [str(info[4][0]) for info in infos], allow=allow)
 
 
 def resolve_checked_sync(target: Target) -> str:
@@ -196,4 +196,4 @@ def resolve_checked_sync(target: Target) -> str:
         infos = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
         raise FetchError(f"Could not resolve {target.host}: {exc.strerror}") from None
-    return addresses_checked(target, [info[4][0] for info in infos], allow=None)
+    return addresses_checked(target, [str(info[4][0]) for info in infos], allow=None)

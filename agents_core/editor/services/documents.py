@@ -147,8 +147,8 @@ def _validate_row(clean: dict[str, Any]) -> None:
     ):
         raise field_error("model", "The model must look like 'provider/model'.")
     for name in ("name", "model"):  # longer than the column: a 400 here, not a DataError
-        limit = Agent._meta.get_field(name).max_length
-        if len(clean.get(name) or "") > limit:
+        limit = getattr(Agent._meta.get_field(name), "max_length", None)
+        if limit is not None and len(clean.get(name) or "") > limit:
             raise field_error(name, f"The {name} is longer than {limit} characters.")
 
 

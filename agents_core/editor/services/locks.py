@@ -31,7 +31,7 @@ LOCK_HEADER = "X-Edit-Lock"
 
 
 class Locked(ApplicationError):
-    status_code = 423
+    status_code: int = 423
 
 
 def lock_seconds() -> int:
@@ -85,7 +85,7 @@ def _row_lock(agent: Agent) -> None:
 def lock_blocking(*, agent: Agent, user: Any, lock_id: int | None) -> EditLock | None:
     """The live lock that keeps session `lock_id` of `user` from writing, or None."""
     lock = lock_current(agent=agent)
-    if not _live(lock, timezone.now()):
+    if lock is None or not _live(lock, timezone.now()):
         return None
     if lock_id is not None and lock.pk == lock_id and lock.holder_id == user.pk:
         return None

@@ -12,7 +12,7 @@ from studio.exceptions import ApplicationError
 
 
 class Forbidden(ApplicationError):
-    status_code = 403
+    status_code: int = 403
 
 
 def can_edit(*, user: Any, agent: Agent) -> bool:

@@ -101,6 +101,8 @@ def commit(
         apply()
         after = documents.revision_document(agent)
     else:
+        if build is None:
+            raise TypeError("commit() needs `build` or `apply`.")
         after = build(before)
         if also is not None:
             documents.write(agent, after, user)

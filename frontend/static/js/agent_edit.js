@@ -15,6 +15,7 @@ import { fill, h } from "./lib/dom.js";
 import { EditLockSession } from "./lib/edit_lock.js";
 import { fullTime, timeAgo } from "./lib/format.js";
 import { lineDiff } from "./lib/line_diff.js";
+import { mountModelPicker } from "./model_picker.js";
 
 const config = JSON.parse(document.getElementById("editor-config").textContent);
 const $ = (id) => document.getElementById(id);
@@ -379,6 +380,7 @@ async function start() {
   $("instructions-reset").addEventListener("click", () => resetField("instructions"));
   $("lock-take").addEventListener("click", () => takeLock({ takeOver: lock.heldByMyOtherSession }));
   $("add-tool-button").addEventListener("click", addTool);
+  mountModelPicker($("field-model"));
   $("lock-break").addEventListener("click", () => {
     if (confirm(`Break ${lock.info?.holder}'s lock? Their unsaved work will be refused when they save.`)) takeLock({ url: config.urls.lockBreak });
   });

@@ -1,0 +1,115 @@
+"""REST endpoints that copy agents: export, import, duplicate, and the starting points.
+
+GET /api/agents/<slug>/export?format=json|python, POST /api/agents/import,
+POST /api/agents/<slug>/duplicate, GET /api/agent-templates/.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents_core.api.agents import agent_or_404
+from agents_core.serializers import AgentInputSerializer, AgentOutputSerializer
+from agents_core.services.agent_code import agent_python
+from agents_core.services.agent_io import agent_document, agent_duplicate, agent_import
+from agents_core.starters import STARTERS
+from studio.exceptions import ApplicationError
+
+TAG = ["agents"]
+
+
+class _FormatIsOurs(DefaultContentNegotiation):
+    """`?format=` picks the export's format here, not DRF's renderer: always JSON."""
+
+    def select_renderer(self, request: Any, renderers: Any, format_suffix: Any = None) -> Any:
+        return renderers[0], renderers[0].media_type
+
+
+class ImportInputSerializer(serializers.Serializer):
+    document = serializers.JSONField(help_text="An export document (GET .../export).")
+    renames = serializers.JSONField(
+        required=False,
+        default=dict,
+        help_text='New names for what clashes: {"agents": {old: new}, "tools": {old: new}}.',
+    )
+    dry_run = serializers.BooleanField(
+        required=False, default=False, help_text="Check and say what would be created."
+    )
+
+
+class DuplicateInputSerializer(serializers.Serializer):
+    slug = serializers.CharField(max_length=100, help_text="The copy's id.")
+    name = serializers.CharField(max_length=200)
+
+    def validate_slug(self, value: str) -> str:
+        return AgentInputSerializer().validate_slug(value)
+
+
+@extend_schema(tags=TAG)
+class AgentExportApi(APIView):
+    content_negotiation_class = _FormatIsOurs
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=["json", "python"])],
+        responses={200: dict},
+        description="The agent with its studio tools and studio sub-agents as a JSON "
+        "document (import it with POST /api/agents/import), or as a Python module using "
+        "the code-first API. Credentials are never exported.",
+    )
+    def get(self, request: Request, slug: str) -> Response | HttpResponse:
+        document = agent_document(agent=agent_or_404(request, slug))
+        kind = request.query_params.get("format", "json")
+        if kind == "json":
+            return Response(document)
+        if kind != "python":
+            raise ApplicationError(
+                f"Unknown format {kind!r}: use json or python.", code="invalid_format"
+            )
+        response = HttpResponse(agent_python(document), content_type="text/x-python")
+        response["Content-Disposition"] = f'attachment; filename="{slug.replace("-", "_")}.py"'
+        return response
+
+
+@extend_schema(tags=TAG)
+class AgentImportApi(APIView):
+    @extend_schema(
+        request=ImportInputSerializer,
+        responses={200: dict, 201: dict},
+        description="Create the document's agents and studio tools, all or nothing. "
+        "`dry_run` answers 200 with what would be created; a taken slug or tool name is a "
+        "409 with `clashes` (and a free name for each): send `renames` to use new names.",
+    )
+    def post(self, request: Request) -> Response:
+        serializer = ImportInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        plan = agent_import(owner=request.user, **serializer.validated_data)
+        if serializer.validated_data["dry_run"]:
+            return Response(plan)
+        return Response(plan, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=TAG)
+class AgentDuplicateApi(APIView):
+    @extend_schema(request=DuplicateInputSerializer, responses={201: AgentOutputSerializer})
+    def post(self, request: Request, slug: str) -> Response:
+        agent = agent_or_404(request, slug)
+        serializer = DuplicateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        copy = agent_duplicate(agent=agent, owner=request.user, **serializer.validated_data)
+        return Response(AgentOutputSerializer(copy).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=TAG)
+class AgentTemplateListApi(APIView):
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request) -> Response:
+        """Starting points for a new agent, each an export document to import."""
+        return Response(STARTERS)

@@ -1,0 +1,374 @@
+"""Agents as JSON documents: export, import (with a preview and renames) and duplicate.
+
+The document (format "agent-studio.agent", version 1):
+
+    {"format": "agent-studio.agent", "version": 1, "agent": "<slug of the exported agent>",
+     "agents": [{"slug", "name", "description", "model", "instructions", "metadata",
+                 "default_options", "notification_policy",
+                 "tools": [{"key", "tool", "description_override", "requires_approval"}],
+                 "subagents": [{"key", "agent", "description_override"}]}, ...],
+     "tools": [{"name", "description", "kind", "input_schema", "output_schema",
+                "execution_mode", "timeout_seconds", "config", "model_output"}, ...]}
+
+`agents` holds the exported agent first, then the studio agents it reaches as sub-agents;
+`tools` the studio tools they bind. Code agents and code tools are referenced by slug or
+name only: they exist wherever the same code runs. Credentials are never exported.
+A code agent is exported as the studio sees it: its instructions and tool membership
+with the editor's overrides applied.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from agents_core.models import Agent, Source
+from agents_core.overrides import (
+    effective_instructions,
+    effective_subagent_bindings,
+    effective_tool_bindings,
+    effective_tool_description,
+)
+from agents_core.serializers import (
+    AgentInputSerializer,
+    SubAgentInputSerializer,
+    ToolBindingInputSerializer,
+)
+from agents_core.services.agents import (
+    AGENT_FIELDS,
+    agent_create,
+    binding_create,
+    slug_taken,
+    subagent_create,
+)
+from studio.exceptions import ApplicationError, Conflict
+from tools_app.models import Tool
+from tools_app.serializers import ToolInputSerializer
+from tools_app.services.tools import TOOL_FIELDS, tool_create
+
+FORMAT = "agent-studio.agent"
+VERSION = 1
+# What an agent entry and a tool entry hold besides the slug, the bindings and the name.
+AGENT_KEYS = AGENT_FIELDS
+TOOL_KEYS = tuple(field for field in TOOL_FIELDS if field != "name")
+
+
+# --- export ---------------------------------------------------------------------------------
+def _agent_entry(agent: Agent) -> dict[str, Any]:
+    entry: dict[str, Any] = {"slug": agent.slug}
+    entry.update({key: getattr(agent, key) for key in AGENT_KEYS})
+    entry["instructions"] = effective_instructions(agent)
+    entry["tools"] = [
+        {
+            "key": binding.key,
+            "tool": binding.tool.name,
+            "description_override": _description_override(binding),
+            "requires_approval": binding.requires_approval,
+        }
+        for binding in effective_tool_bindings(agent)
+    ]
+    entry["subagents"] = [
+        {
+            "key": binding.key,
+            "agent": binding.child.slug,
+            "description_override": binding.description_override,
+        }
+        for binding in effective_subagent_bindings(agent)
+    ]
+    return entry
+
+
+def _description_override(binding: Any) -> str:
+    description = effective_tool_description(binding)
+    return "" if description == binding.tool.description else description
+
+
+def _tool_entry(tool: Any) -> dict[str, Any]:
+    return {"name": tool.name, **{key: getattr(tool, key) for key in TOOL_KEYS}}
+
+
+def agent_document(*, agent: Agent, deep: bool = True) -> dict[str, Any]:
+    """The export document of `agent`; with `deep`, its studio sub-agents (recursively) and
+    the studio tools all of them bind come along, otherwise they are references."""
+    agents: dict[str, dict[str, Any]] = {}
+    tools: dict[str, dict[str, Any]] = {}
+    queue = [agent]
+    while queue:
+        current = queue.pop(0)
+        if current.slug in agents:
+            continue
+        agents[current.slug] = _agent_entry(current)
+        if not deep:
+            break
+        for binding in effective_tool_bindings(current):
+            if binding.tool.source == Source.STUDIO:
+                tools.setdefault(binding.tool.name, _tool_entry(binding.tool))
+        for subagent in effective_subagent_bindings(current):
+            if subagent.child.source == Source.STUDIO:
+                queue.append(subagent.child)
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "agent": agent.slug,
+        "agents": list(agents.values()),
+        "tools": list(tools.values()),
+    }
+
+
+# --- import ---------------------------------------------------------------------------------
+class _Preview(Exception):
+    """Rolls back a dry run once everything was created and checked."""
+
+
+def _problem(path: str, message: str) -> ApplicationError:
+    return ApplicationError(
+        f"{path}: {message}",
+        code="invalid_document",
+        extra={"errors": [{"path": path, "message": message}]},
+    )
+
+
+def _serializer_errors(errors: Any, path: str) -> list[dict[str, str]]:
+    if isinstance(errors, dict):
+        return [
+            item
+            for key, value in errors.items()
+            for item in _serializer_errors(
+                value, path if key == "non_field_errors" else f"{path}.{key}"
+            )
+        ]
+    if isinstance(errors, list) and errors and not isinstance(errors[0], dict | list):
+        return [{"path": path, "message": str(message)} for message in errors]
+    if isinstance(errors, list):
+        return [
+            item
+            for index, value in enumerate(errors)
+            for item in _serializer_errors(value, f"{path}[{index}]")
+        ]
+    return [{"path": path, "message": str(errors)}]
+
+
+def _invalid(errors: list[dict[str, str]]) -> ApplicationError:
+    first = errors[0]
+    return ApplicationError(
+        f"{first['path']}: {first['message']}", code="invalid_document", extra={"errors": errors}
+    )
+
+
+def _list_of_objects(document: dict[str, Any], key: str, *, required: bool) -> list[dict]:
+    value = document.get(key, None if required else [])
+    if not isinstance(value, list) or (required and not value):
+        raise _problem(
+            f"$.document.{key}", "must be a non-empty list." if required else "must be a list."
+        )
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise _problem(f"$.document.{key}[{index}]", "must be an object.")
+    return value
+
+
+def _check_shape(document: Any) -> tuple[list[dict], list[dict]]:
+    if not isinstance(document, dict):
+        raise _problem("$.document", "must be an exported agent (a JSON object).")
+    if document.get("format") != FORMAT:
+        raise _problem("$.document.format", f"must be {FORMAT!r}: export an agent to get one.")
+    if document.get("version") != VERSION:
+        raise _problem("$.document.version", f"must be {VERSION}.")
+    agents = _list_of_objects(document, "agents", required=True)
+    tools = _list_of_objects(document, "tools", required=False)
+    for index, entry in enumerate(agents):
+        for key in ("tools", "subagents"):
+            if not isinstance(entry.get(key, []), list) or not all(
+                isinstance(item, dict) for item in entry.get(key, [])
+            ):
+                raise _problem(f"$.document.agents[{index}].{key}", "must be a list of objects.")
+    return agents, tools
+
+
+def _renamed(document: dict[str, Any], renames: dict[str, Any]) -> tuple[list, list]:
+    """The document's agents and tools with `renames` ({"agents": {old: new}, "tools":
+    {old: new}}) applied to their names and to every reference to them."""
+    agents, tools = _check_shape(document)
+    agent_names = renames.get("agents") or {}
+    tool_names = renames.get("tools") or {}
+    for what, mapping in (("agents", agent_names), ("tools", tool_names)):
+        if not isinstance(mapping, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()
+        ):
+            raise _problem(f"$.renames.{what}", "must map old names to new names.")
+    agents = [
+        {
+            **entry,
+            "slug": agent_names.get(entry.get("slug"), entry.get("slug")),
+            "tools": [
+                {**b, "tool": tool_names.get(b.get("tool"), b.get("tool"))}
+                for b in entry.get("tools", [])
+            ],
+            "subagents": [
+                {**b, "agent": agent_names.get(b.get("agent"), b.get("agent"))}
+                for b in entry.get("subagents", [])
+            ],
+        }
+        for entry in agents
+    ]
+    tools = [{**tool, "name": tool_names.get(tool.get("name"), tool.get("name"))} for tool in tools]
+    return agents, tools
+
+
+def _validated(agents: list[dict], tools: list[dict]) -> tuple[list[dict], list[dict]]:
+
+    errors: list[dict[str, str]] = []
+    clean_agents, clean_tools = [], []
+    for index, entry in enumerate(agents):
+        fields = {k: v for k, v in entry.items() if k not in ("tools", "subagents")}
+        serializer = AgentInputSerializer(data=fields)
+        if serializer.is_valid():
+            clean_agents.append({**serializer.validated_data, **_bindings(entry)})
+        else:
+            errors += _serializer_errors(serializer.errors, f"$.document.agents[{index}]")
+    for index, entry in enumerate(tools):
+        tool_serializer = ToolInputSerializer(
+            data={k: v for k, v in entry.items() if k != "credentials"}
+        )
+        if tool_serializer.is_valid():
+            clean_tools.append(tool_serializer.validated_data)
+        else:
+            errors += _serializer_errors(tool_serializer.errors, f"$.document.tools[{index}]")
+    if errors:
+        raise _invalid(errors)
+    return clean_agents, clean_tools
+
+
+def _bindings(entry: dict[str, Any]) -> dict[str, Any]:
+    return {"tools": entry.get("tools", []), "subagents": entry.get("subagents", [])}
+
+
+def _free_name(taken: Any, name: str, sep: str) -> str:
+    for number in itertools.count(2):
+        candidate = f"{name[:60]}{sep}{number}"
+        if not taken(candidate):
+            return candidate
+    raise AssertionError("unreachable")
+
+
+def _check_clashes(agents: list[dict], tools: list[dict]) -> None:
+
+    def agent_taken(slug: str) -> bool:
+        return Agent.objects.filter(slug=slug).exists()
+
+    def tool_taken(name: str) -> bool:
+        return Tool.objects.filter(name=name).exists()
+
+    clashes = [
+        {
+            "kind": "agent",
+            "name": entry["slug"],
+            "path": f"$.document.agents[{index}].slug",
+            "suggestion": _free_name(agent_taken, entry["slug"], "-"),
+        }
+        for index, entry in enumerate(agents)
+        if agent_taken(entry["slug"])
+    ] + [
+        {
+            "kind": "tool",
+            "name": tool["name"],
+            "path": f"$.document.tools[{index}].name",
+            "suggestion": _free_name(tool_taken, tool["name"], "_"),
+        }
+        for index, tool in enumerate(tools)
+        if tool_taken(tool["name"])
+    ]
+    if clashes:
+        names = ", ".join(repr(c["name"]) for c in clashes)
+        raise Conflict(
+            f"Already taken: {names}. Import again with `renames` "
+            '({"agents": {old: new}, "tools": {old: new}}) to create them under new names.',
+            code="name_clash",
+            extra={"clashes": clashes},
+        )
+
+
+def agent_import(
+    *,
+    owner: Any,
+    document: Any,
+    renames: dict[str, Any] | None = None,
+    dry_run: bool = False,
+) -> dict[str, Any]:
+    """Create the document's studio tools and agents with their bindings, all or nothing.
+
+    Returns what was (or, with `dry_run`, would be) created. A slug or tool name already
+    taken is refused (409, `clashes` with a free name to suggest for each); `renames` maps
+    old names to new ones. Every other problem is a 400 naming its JSON path.
+    """
+    if renames is not None and not isinstance(renames, dict):
+        raise _problem("$.renames", "must be an object.")
+    agents, tools = _validated(*_renamed(document, renames or {}))
+    _check_clashes(agents, tools)
+    plan = {
+        "agent": agents[0]["slug"],
+        "agents": [
+            {
+                "slug": entry["slug"],
+                "name": entry["name"],
+                "tools": [b.get("key") or b.get("tool") for b in entry["tools"]],
+                "subagents": [b.get("key") or b.get("agent") for b in entry["subagents"]],
+            }
+            for entry in agents
+        ],
+        "tools": [tool["name"] for tool in tools],
+    }
+    try:
+        with transaction.atomic():
+            _create_all(owner=owner, agents=agents, tools=tools)
+            if dry_run:
+                raise _Preview
+    except _Preview:
+        pass
+    return plan
+
+
+def _create_all(*, owner: Any, agents: list[dict], tools: list[dict]) -> None:
+
+    for tool in tools:
+        tool_create(owner=owner, **tool)
+    created = [
+        agent_create(
+            owner=owner, **{k: v for k, v in entry.items() if k not in ("tools", "subagents")}
+        )
+        for entry in agents
+    ]
+    for index, (agent, entry) in enumerate(zip(created, agents, strict=True)):
+        _bind(owner=owner, agent=agent, entry=entry, path=f"$.document.agents[{index}]")
+
+
+def _bind(*, owner: Any, agent: Agent, entry: dict[str, Any], path: str) -> None:
+
+    steps = [
+        ("tools", ToolBindingInputSerializer, lambda data: binding_create(agent=agent, **data)),
+        ("subagents", SubAgentInputSerializer, lambda data: subagent_create(parent=agent, **data)),
+    ]
+    for key, serializer_class, create in steps:
+        for index, binding in enumerate(entry[key]):
+            where = f"{path}.{key}[{index}]"
+            serializer = serializer_class(data=binding)
+            if not serializer.is_valid():
+                raise _invalid(_serializer_errors(serializer.errors, where))
+            try:
+                create({**serializer.validated_data, "user": owner, "lock_id": None})
+            except ValidationError as exc:
+                raise _invalid(_serializer_errors(exc.message_dict, where)) from exc
+
+
+def agent_duplicate(*, agent: Agent, owner: Any, slug: str, name: str) -> Agent:
+    """A studio copy of any agent the owner can see (code agents included): the same
+    settings, bound to the same tools and sub-agents."""
+    if Agent.objects.filter(slug=slug).exists():
+        raise ValidationError({"slug": slug_taken(slug)})
+    document = agent_document(agent=agent, deep=False)
+    document["agents"][0].update(slug=slug, name=name)
+    agent_import(owner=owner, document=document)
+    return Agent.objects.get(slug=slug)

@@ -1,0 +1,78 @@
+"""The LLM judge and the similarity measure the runner gives the expectation engine.
+
+The judge calls the configured model through litellm, as the run loop does, with a
+rubric and the answer, and reads back `{"score": 0..1, "reason": str}`. The offline model
+`studio/scripted` gives deterministic verdicts (agents_core/runtime/offline_judge.py).
+
+Similarity to a reference answer is lexical: the cosine of the two texts' word-count
+vectors (words: runs of letters and digits, lower-cased), 1.0 for the same words in any
+order, 0.0 for no word in common.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from typing import Any
+
+from agents_core.runtime.model_endpoints import base_problem
+
+JUDGE_SYSTEM = (
+    "You are an evaluation judge. You get a JSON object with a rubric and an answer. "
+    "Score how well the answer meets the rubric from 0 (not at all) to 1 (fully). "
+    'Reply with JSON only: {"score": <number 0..1>, "reason": "<one sentence>"}.'
+)
+
+
+class JudgeError(RuntimeError):
+    """The judge model could not be called or did not answer with a score."""
+
+
+def judge_answer(
+    rubric: str, answer: str, model: str, settings: dict[str, Any] | None = None
+) -> tuple[float, str]:
+    import litellm
+
+    if model.startswith("studio/"):
+        import agents_core.runtime.offline  # noqa: F401 - registers the offline provider
+    extra = dict(settings or {})
+    if "api_base" in extra and (problem := base_problem(extra["api_base"])):
+        raise JudgeError(problem)
+    try:
+        response = litellm.completion(
+            model=model,
+            messages=[
+                {"role": "system", "content": JUDGE_SYSTEM},
+                {"role": "user", "content": json.dumps({"rubric": rubric, "answer": answer})},
+            ],
+            **{"temperature": 0, **extra},
+        )
+        text = response.choices[0].message.content or ""
+    except Exception as exc:  # noqa: BLE001 - any provider failure is the judge's failure
+        raise JudgeError(f"the judge model {model} failed: {exc}") from exc
+    return parse_verdict(text)
+
+
+def parse_verdict(text: str) -> tuple[float, str]:
+    match = re.search(r"\{.*\}", text, re.S)
+    try:
+        data = json.loads(match.group(0) if match else text)
+        score = float(data["score"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise JudgeError(f"the judge did not answer with a score: {text[:200]!r}") from exc
+    return max(0.0, min(1.0, score)), str(data.get("reason") or "")
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def lexical_similarity(reference: str, answer: str) -> float:
+    left = Counter(_WORD.findall(reference.lower()))
+    right = Counter(_WORD.findall(answer.lower()))
+    dot = sum(count * right[word] for word, count in left.items())
+    norm = math.sqrt(sum(v * v for v in left.values())) * math.sqrt(
+        sum(v * v for v in right.values())
+    )
+    return dot / norm if norm else 0.0

@@ -1,0 +1,191 @@
+"""Test cases and suites: create, update, delete, export and import (writes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils.text import slugify
+
+from agents_core.models import Agent
+from evals.models import Suite, TestCase
+from evals.spec import spec_errors
+from studio.exceptions import ApplicationError, Conflict
+
+EXPORT_VERSION = 1
+
+
+def _check_spec(spec: Any, path: str = "$.spec") -> None:
+    errors = spec_errors(spec, path=path)
+    if errors:
+        first = errors[0]
+        raise ApplicationError(
+            f"{first['path']}: {first['message']}", code="invalid", extra={"errors": errors}
+        )
+
+
+def _name_taken(field: str, message: str) -> Conflict:
+    return Conflict(
+        message, code="exists", extra={"errors": [{"path": f"$.{field}", "message": message}]}
+    )
+
+
+def case_create(
+    *, agent: Agent, owner: Any, name: str, spec: dict[str, Any], description: str = ""
+) -> TestCase:
+    _check_spec(spec)
+    try:
+        with transaction.atomic():
+            return TestCase.objects.create(
+                agent=agent, owner=owner, name=name, description=description, spec=spec
+            )
+    except IntegrityError:
+        raise _name_taken("name", f"A case named {name!r} exists for this agent.") from None
+
+
+def case_update(*, case: TestCase, data: dict[str, Any]) -> TestCase:
+    if "spec" in data:
+        _check_spec(data["spec"])
+    for key in ("name", "description", "spec"):
+        if key in data:
+            setattr(case, key, data[key])
+    try:
+        with transaction.atomic():
+            case.save()
+    except IntegrityError:
+        raise _name_taken("name", f"A case named {case.name!r} exists for this agent.") from None
+    return case
+
+
+def case_delete(*, case: TestCase) -> None:
+    case.delete()
+
+
+def _cases_of(*, agent: Agent, owner: Any, ids: list[int] | None) -> list[TestCase]:
+    cases = TestCase.objects.filter(agent=agent, owner=owner)
+    if ids is None:
+        return list(cases)
+    found = {case.pk: case for case in cases.filter(pk__in=ids)}
+    for index, case_id in enumerate(ids):
+        if case_id not in found:
+            raise ApplicationError(
+                f"No case {case_id} of this agent.",
+                code="not_found",
+                extra={"errors": [{"path": f"$.cases[{index}]", "message": "no such case"}]},
+            )
+    return [found[case_id] for case_id in ids]
+
+
+@transaction.atomic
+def suite_create(
+    *,
+    agent: Agent,
+    owner: Any,
+    name: str,
+    slug: str = "",
+    cases: list[int] | None = None,
+    repeat: int = 1,
+) -> Suite:
+    """A suite of the agent's cases (`cases`: ids; None: every case the agent has now)."""
+    slug = slug or slugify(name)[:100]
+    if not slug:
+        raise ApplicationError(
+            "The suite needs a slug.", extra={"errors": [{"path": "$.slug", "message": "empty"}]}
+        )
+    members = _cases_of(agent=agent, owner=owner, ids=cases)
+    try:
+        with transaction.atomic():
+            suite = Suite.objects.create(
+                agent=agent, owner=owner, name=name, slug=slug, repeat=repeat
+            )
+    except IntegrityError:
+        raise _name_taken("slug", f"You have a suite {slug!r} already.") from None
+    suite.cases.set(members)
+    return suite
+
+
+@transaction.atomic
+def suite_update(*, suite: Suite, data: dict[str, Any]) -> Suite:
+    for key in ("name", "repeat"):
+        if key in data:
+            setattr(suite, key, data[key])
+    suite.save()
+    if "cases" in data:
+        suite.cases.set(_cases_of(agent=suite.agent, owner=suite.owner, ids=data["cases"]))
+    return suite
+
+
+def suite_delete(*, suite: Suite) -> None:
+    suite.delete()
+
+
+def cases_export(*, agent: Agent, owner: Any) -> dict[str, Any]:
+    """The agent's cases and suites as JSON (suites name their cases by name)."""
+    cases = TestCase.objects.filter(agent=agent, owner=owner)
+    suites = Suite.objects.filter(agent=agent, owner=owner).prefetch_related("cases")
+    return {
+        "version": EXPORT_VERSION,
+        "agent": agent.slug,
+        "cases": [{"name": c.name, "description": c.description, "spec": c.spec} for c in cases],
+        "suites": [
+            {
+                "slug": s.slug,
+                "name": s.name,
+                "repeat": s.repeat,
+                "cases": [c.name for c in s.cases.all()],
+            }
+            for s in suites
+        ],
+    }
+
+
+@transaction.atomic
+def cases_import(*, agent: Agent, owner: Any, data: Any) -> dict[str, int]:
+    """Create or replace (by name / slug) the cases and suites of an export. All or nothing."""
+    from evals.spec import EXPORT_SCHEMA
+    from tools_app.execution import schema_errors
+
+    errors = schema_errors(EXPORT_SCHEMA, data)
+    if errors:
+        raise ApplicationError(
+            f"{errors[0]['path']}: {errors[0]['message']}", extra={"errors": errors}
+        )
+    by_name: dict[str, TestCase] = {}
+    for index, item in enumerate(data["cases"]):
+        _check_spec(item["spec"], path=f"$.cases[{index}].spec")
+        case, _ = TestCase.objects.update_or_create(
+            agent=agent,
+            owner=owner,
+            name=item["name"],
+            defaults={"description": item.get("description", ""), "spec": item["spec"]},
+        )
+        by_name[case.name] = case
+    known = {c.name: c for c in TestCase.objects.filter(agent=agent, owner=owner)}
+    for index, item in enumerate(data.get("suites") or []):
+        members = []
+        for position, name in enumerate(item["cases"]):
+            if name not in known:
+                raise ApplicationError(
+                    f"$.suites[{index}].cases[{position}]: no case named {name!r}",
+                    extra={
+                        "errors": [
+                            {
+                                "path": f"$.suites[{index}].cases[{position}]",
+                                "message": f"no case named {name!r}",
+                            }
+                        ]
+                    },
+                )
+            members.append(known[name])
+        suite = Suite.objects.filter(owner=owner, slug=item["slug"]).first()
+        if suite is not None and suite.agent_id != agent.pk:
+            raise _name_taken(
+                f"suites[{index}].slug", f"Your suite {item['slug']!r} belongs to another agent."
+            )
+        if suite is None:
+            suite = Suite(agent=agent, owner=owner, slug=item["slug"])
+        suite.name = item.get("name") or item["slug"]
+        suite.repeat = item.get("repeat", 1)
+        suite.save()
+        suite.cases.set(members)
+    return {"cases": len(data["cases"]), "suites": len(data.get("suites") or [])}

@@ -1,0 +1,21 @@
+"""Celery tasks of evals: thin wrappers, the logic lives in evals.services.suite_runs."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import InterfaceError, OperationalError
+
+from evals.services.suite_runs import suite_run_execute
+
+
+# Retried only for a database that is briefly unreachable before the claim; a case's own
+# failure is its failed result. The claim makes a second delivery a no-op.
+@shared_task(
+    name="evals.suite_run_execute",
+    acks_late=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=3,
+)
+def suite_run_execute_task(suite_run_id: int) -> None:
+    suite_run_execute(suite_run_id=suite_run_id)

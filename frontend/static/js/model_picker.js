@@ -1,0 +1,117 @@
+// The model picker: turns a text <input> holding a model string into a searchable list of
+// the models litellm knows (GET /api/models?search=), with each one's provider, context
+// window and price, the providers the user can call marked as such. Free text stays
+// allowed: the input keeps whatever is typed (a model the list does not know, an
+// OpenAI-compatible server's <name>/<model>).
+//
+//   import { mountModelPicker } from "/static/js/model_picker.js";
+//   mountModelPicker(document.getElementById("field-model"));
+//
+// Picking a model sets the input's value and fires "input" and "change" on it, so a form
+// that listens to the input sees the pick like typing.
+
+import { api } from "./lib/api.js";
+import { fill, h } from "./lib/dom.js";
+
+const DEBOUNCE_MS = 150;
+
+export function formatTokens(count) {
+  if (count == null) return "";
+  if (count >= 1_000_000) return `${+(count / 1_000_000).toFixed(1)}M tokens`;
+  if (count >= 1000) return `${Math.round(count / 1000)}k tokens`;
+  return `${count} tokens`;
+}
+
+export function formatPrice(model) {
+  const { input_cost_per_million: input, output_cost_per_million: output } = model;
+  if (input == null && output == null) return "";
+  const dollars = (value) => (value == null ? "?" : `$${+value.toFixed(4)}`);
+  return `${dollars(input)} / ${dollars(output)} per 1M in/out`;
+}
+
+function option(model, index, onPick) {
+  const facts = [formatTokens(model.context_window), formatPrice(model)].filter(Boolean);
+  return h(
+    "li",
+    {
+      role: "option",
+      id: `model-option-${index}`,
+      class: `model-option${model.usable ? "" : " model-option-unusable"}`,
+      dataset: { model: model.model },
+      onmousedown: (event) => {
+        event.preventDefault(); // keep the focus in the input
+        onPick(model.model);
+      },
+    },
+    h("span", { class: "model-name" }, model.model),
+    h("span", { class: "muted small" }, facts.join(" · ")),
+    model.usable ? null : h("span", { class: "badge" }, "no key"),
+  );
+}
+
+export function mountModelPicker(input, { limit = 30 } = {}) {
+  const list = h("ul", { class: "model-picker-list", role: "listbox", hidden: true });
+  const status = h("p", { class: "muted small model-picker-status", "aria-live": "polite" });
+  input.setAttribute("role", "combobox");
+  input.setAttribute("aria-autocomplete", "list");
+  input.setAttribute("autocomplete", "off");
+  input.after(list, status);
+  let timer = null;
+  let controller = null;
+  let active = -1;
+
+  const pick = (value) => {
+    input.value = value;
+    list.hidden = true;
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+  };
+
+  const highlight = (index) => {
+    const items = [...list.children];
+    if (!items.length) return;
+    active = (index + items.length) % items.length;
+    items.forEach((item, i) => item.classList.toggle("active", i === active));
+    input.setAttribute("aria-activedescendant", items[active].id);
+  };
+
+  async function search() {
+    controller?.abort();
+    controller = new AbortController();
+    const query = new URLSearchParams({ search: input.value.trim(), limit: String(limit) });
+    try {
+      const data = await api(`/api/models?${query}`, { signal: controller.signal });
+      active = -1;
+      fill(list, data.results.map((model, i) => option(model, i, pick)));
+      list.hidden = data.results.length === 0;
+      status.textContent = data.results.length
+        ? ""
+        : "No model in litellm's list matches: the text is used as it is.";
+    } catch (err) {
+      if (err.name !== "AbortError") status.textContent = err.message;
+    }
+  }
+
+  input.addEventListener("input", (event) => {
+    if (!event.isTrusted) return; // a pick, not typing
+    clearTimeout(timer);
+    timer = setTimeout(search, DEBOUNCE_MS);
+  });
+  input.addEventListener("focus", search);
+  input.addEventListener("blur", () => {
+    list.hidden = true;
+  });
+  input.addEventListener("keydown", (event) => {
+    if (list.hidden) return;
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      highlight(active + (event.key === "ArrowDown" ? 1 : -1));
+    } else if (event.key === "Enter" && active >= 0) {
+      event.preventDefault();
+      pick(list.children[active].dataset.model);
+    } else if (event.key === "Escape") {
+      list.hidden = true;
+    }
+  });
+  return { search, pick };
+}

