@@ -42,12 +42,3 @@ if settings.STUDIO_LOAD_DEMO:
         agents={"researcher": researcher},
         default_options={"maxSteps": 6},
     )
-
-# The runtime's task tools (system tools the registry syncs; this module is imported at
-# start-up by the registry).
-from agents_core.runtime.task_tools import (  # noqa: E402,F401
-    task_check,
-    task_complete,
-    task_update,
-    task_write,
-)

@@ -14,12 +14,17 @@ class AgentsCoreConfig(AppConfig):
         from agents_core.runtime.loop import execute_run
         from agents_core.services.async_tools import tool_run_finished_receiver
         from agents_core.signals.delivery import signals_drain_for_run, signals_on_run_end
+        from agents_core.tool_side import AGENT_SIDE
+        from tools_app.agent_side import agent_side_install
         from tools_app.signals import tool_run_finished
 
         # A bad STUDIO_MODEL_API_BASES entry stops the start (ImproperlyConfigured), before
         # code agents are checked against the list.
         model_endpoints.allowed_origins()
         registry.connect_sync_on_migrate()
+        # Tools reach code definitions, agents and task lists through this (tools_app
+        # never imports agents_core).
+        agent_side_install(AGENT_SIDE)
         # An async tool call of a chat completes with its ToolRun, in the same transaction.
         tool_run_finished.connect(tool_run_finished_receiver, dispatch_uid="agents_core.async")
         # Runs start runs (sub-agents, the signals a run leaves): the loop and signals are

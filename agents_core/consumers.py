@@ -15,6 +15,7 @@ from channels.db import database_sync_to_async
 from rest_framework import serializers
 
 from agents_core.runtime.events import thread_group
+from agents_core.selectors import thread_for, threads_for
 from agents_core.services import runs as run_services
 from agents_core.services import threads as thread_services
 from studio.exceptions import ApplicationError
@@ -60,12 +61,11 @@ class ThreadConsumer(JsonFrameConsumer):
     async def connect(self) -> None:
         self.thread_id = self.scope["url_route"]["kwargs"]["thread_id"]
         self.user = self.scope.get("user")
-        access = await _in_thread(thread_services.thread_user_can_open)(
-            user=self.user, thread_id=self.thread_id
-        )
+        owned = await _in_thread(_owns)(self.user, self.thread_id)
         await self.accept()
-        if access != "ok":
-            await self.close(code=4401 if access == "anonymous" else 4403)
+        if not owned:
+            anonymous = not getattr(self.user, "is_authenticated", False)
+            await self.close(code=4401 if anonymous else 4403)
             return
         query = parse_qs(self.scope.get("query_string", b"").decode())
         try:
@@ -156,15 +156,20 @@ class ThreadConsumer(JsonFrameConsumer):
 
 
 # Thin wrappers: one service call each, run in a thread by database_sync_to_async.
+def _owns(user: Any, thread_id: Any) -> bool:
+    """Whether the socket may open: missing and someone else's are not told apart."""
+    return threads_for(user).filter(pk=thread_id).exists()
+
+
 def _chat(user: Any, thread_id: Any, text: str, options: dict[str, Any]) -> None:
-    thread = thread_services.thread_get(user=user, thread_id=thread_id)
+    thread = thread_for(user, thread_id)
     run_services.run_start_safe(thread=thread, message=text, user=user, options=options)
 
 
 def _suspended_run_of_call(user: Any, thread_id: Any, tool_call_id: str) -> Any:
     from agents_core.models import Run, RunStatus
 
-    thread = thread_services.thread_get(user=user, thread_id=thread_id)
+    thread = thread_for(user, thread_id)
     run = (
         Run.objects.filter(thread=thread, tool_calls__call_id=tool_call_id)
         .order_by("-created_at")
@@ -196,7 +201,7 @@ def _client_tool_result(
 
 
 def _abort(user: Any, thread_id: Any) -> None:
-    thread = thread_services.thread_get(user=user, thread_id=thread_id)
+    thread = thread_for(user, thread_id)
     run = run_services.thread_active_run(thread=thread, suspended=True)
     if run is None:
         raise ApplicationError("Nothing is running on this thread.", code="not_running")

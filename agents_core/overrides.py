@@ -3,7 +3,7 @@
 This is the one place the run reads instructions, tool membership and tool descriptions
 from. An override of a field that code owns (agents_core.editor.policy) is ignored here,
 so a policy tightened in code takes effect at the next run even if old overrides remain
-stored (DESIGN.md section 10). These are synchronous ORM reads: call them from async code
+stored. These are synchronous ORM reads: call them from async code
 through sync_to_async.
 """
 

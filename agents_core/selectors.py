@@ -1,13 +1,22 @@
-"""Reads of agents_core."""
+"""Reads of agents_core.
+
+Ownership of threads lives here and nowhere else: `threads_for(user)` is every thread a user
+may see or act on, and each view, consumer and API that takes a thread or run id from a
+client goes through `thread_for`/`run_for`, which answer 404 for anyone else's, so that a
+stranger cannot tell whether an id exists.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Prefetch, QuerySet
 
-from agents_core.models import Agent, AgentTool, SubAgent
+from agents_core.models import Agent, AgentTool, Run, SubAgent, Thread
+from studio.exceptions import NotFound
 
 
-def agent_list(*, user) -> QuerySet[Agent]:
+def agent_list(*, user: Any) -> QuerySet[Agent]:
     """Live agents the user may see, with their bindings prefetched."""
     return (
         Agent.objects.live()
@@ -19,5 +28,52 @@ def agent_list(*, user) -> QuerySet[Agent]:
     )
 
 
-def agent_get(*, user, slug: str) -> Agent | None:
+def agent_get(*, user: Any, slug: str) -> Agent | None:
     return agent_list(user=user).filter(slug=slug).first()
+
+
+def threads_for(user: Any) -> QuerySet[Thread]:
+    """The threads `user` owns; an anonymous user owns none."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return Thread.objects.none()
+    return Thread.objects.filter(owner_id=user.pk)
+
+
+def thread_for(user: Any, pk: Any, *, with_runs: bool = False) -> Thread:
+    """One of `user`'s threads, with its agent (and `active_runs` if asked, for
+    serializing); NotFound (404) otherwise."""
+    threads = threads_for(user).select_related("agent")
+    thread = (_with_active_runs(threads) if with_runs else threads).filter(pk=pk).first()
+    if thread is None:
+        raise NotFound("No such thread.", code="not_found")
+    return thread
+
+
+def thread_list(*, user: Any, agent: str | None = None) -> QuerySet[Thread]:
+    """The user's conversations, newest first, ready for serializing in a constant number of
+    queries. Sub-agent threads belong to their parent's conversation and are left out."""
+    threads = threads_for(user).exclude(metadata__has_key="parentThreadId")
+    if agent:
+        threads = threads.filter(agent__slug=agent)
+    return _with_active_runs(threads).order_by("-updated_at")
+
+
+def runs_for(user: Any) -> QuerySet[Run]:
+    """The runs of `user`'s threads."""
+    return Run.objects.filter(thread__in=threads_for(user))
+
+
+def run_for(user: Any, pk: Any) -> Run:
+    """One run of `user`'s threads, with its thread and agent; NotFound (404) otherwise."""
+    run = runs_for(user).select_related("thread", "agent").filter(pk=pk).first()
+    if run is None:
+        raise NotFound("No such run.", code="not_found")
+    return run
+
+
+def _with_active_runs(threads: QuerySet[Thread]) -> QuerySet[Thread]:
+    """Threads with their agent and `active_runs` (running or suspended, newest first)."""
+    active = Run.objects.active().select_related("agent").order_by("-created_at")
+    return threads.select_related("agent").prefetch_related(
+        Prefetch("runs", queryset=active, to_attr="active_runs")
+    )

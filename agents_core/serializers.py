@@ -175,42 +175,47 @@ class AgentUpdateInputSerializer(AgentInputSerializer):
     )
 
 
-class ToolBindingInputSerializer(serializers.Serializer):
+class BindingInputSerializer(serializers.Serializer):
+    """What every binding takes; each kind adds the field that names its target and its own
+    key rule (agents_core.services.bindings)."""
+
+    key_pattern = BINDING_KEY
+    key_message = BINDING_KEY_MESSAGE
+
+    description_override = serializers.CharField(allow_blank=True, required=False, default="")
+    position = serializers.IntegerField(
+        min_value=0,
+        max_value=POSITION_MAX,
+        required=False,
+        help_text="Order among the agent's bindings of this kind (default: last).",
+    )
+
+    def validate_key(self, value: str) -> str:
+        if not self.key_pattern.match(value):
+            raise serializers.ValidationError(self.key_message)
+        return value
+
+
+class ToolBindingInputSerializer(BindingInputSerializer):
     tool = serializers.CharField(max_length=64, help_text="The name of the tool to bind.")
     key = serializers.CharField(
         max_length=64,
         required=False,
         help_text="The tool name the model sees; defaults to the tool's name.",
     )
-    description_override = serializers.CharField(allow_blank=True, required=False, default="")
     requires_approval = serializers.BooleanField(required=False, default=False)
-    position = serializers.IntegerField(
-        min_value=0,
-        max_value=POSITION_MAX,
-        required=False,
-        help_text="Order among the agent's tools (default: last).",
-    )
-
-    def validate_key(self, value: str) -> str:
-        if not BINDING_KEY.match(value):
-            raise serializers.ValidationError(BINDING_KEY_MESSAGE)
-        return value
 
 
-class SubAgentInputSerializer(serializers.Serializer):
+class SubAgentInputSerializer(BindingInputSerializer):
+    key_pattern = SUBAGENT_KEY
+    key_message = SUBAGENT_KEY_MESSAGE
+
     agent = serializers.CharField(max_length=100, help_text="The slug of the sub-agent.")
     key = serializers.CharField(
         max_length=58,
         required=False,
         help_text="The model sees the sub-agent as the tool agent-<key>; defaults to its slug.",
     )
-    description_override = serializers.CharField(allow_blank=True, required=False, default="")
-    position = serializers.IntegerField(min_value=0, max_value=POSITION_MAX, required=False)
-
-    def validate_key(self, value: str) -> str:
-        if not SUBAGENT_KEY.match(value):
-            raise serializers.ValidationError(SUBAGENT_KEY_MESSAGE)
-        return value
 
 
 class ToolBindingOutputSerializer(serializers.ModelSerializer):

@@ -7,7 +7,7 @@ from agents_core.api import editor as editor_api
 
 urlpatterns: list = []
 
-# Agents, tool bindings and sub-agent bindings (issue 2).
+# Agents, tool bindings and sub-agent bindings.
 urlpatterns += [
     path("agents/", agents.AgentListApi.as_view(), name="agent-list"),
     path("agents/import", agent_io.AgentImportApi.as_view(), name="agent-import"),
@@ -37,7 +37,7 @@ urlpatterns += [
     ),
 ]
 
-# Editor overrides, locks and revisions (issue 5).
+# Editor overrides, locks and revisions.
 _agent = "agents/<slug:slug>"
 _revision = f"{_agent}/revisions/<int:revision_id>"
 urlpatterns += [
@@ -58,7 +58,7 @@ urlpatterns += [
     ),
 ]
 
-# Thread signals, message queueing and the notification inbox (issue 6).
+# Thread signals, message queueing and the notification inbox.
 from agents_core.api import signals as signals_api  # noqa: E402
 
 _thread = "threads/<uuid:thread_id>"
@@ -102,7 +102,7 @@ urlpatterns += [
     ),
 ]
 
-# Threads, their events and runs: the preview chat (issue 4).
+# Threads, their events and runs: the preview chat.
 from agents_core.api import threads as threads_api  # noqa: E402
 
 _t = "threads/<uuid:thread_id>"

@@ -1,6 +1,6 @@
 """Benchmarks: `python -m bench` runs every module of this package that has a `main()`;
 `python -m bench.<module>` runs one. They print side-by-side numbers and ratios; they
-never pass or fail (DESIGN.md section 11)."""
+never pass or fail."""
 
 from __future__ import annotations
 

@@ -7,8 +7,7 @@ usage when `stream_options.include_usage` asks for it, then `[DONE]`.
 
 bench.streaming starts it as a process of its own, so that the CPU it measures in its own
 process is the client's alone: litellm's over the real HTTP path, as the run loop reads
-an `openai/...` model (the preview chat issue's measured facts name about 765 us per
-chunk for it).
+an `openai/...` model.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ final value and on sampled intermediate values. One line per size on stdout:
 slow 50 deltas/s). partial-json-parser is skipped where its quadratic time, extrapolated
 from the smaller sizes, would pass a minute; the jiter re-parse where it would pass
 `--jiter-limit` seconds (then `jiter_s=est<seconds>` and `speedup_vs_jiter=est<x>` are
-quadratic extrapolations from the largest measured size). Targets (issue 4): 10x the
+quadratic extrapolations from the largest measured size). Targets: 10x the
 size costs at most 12x the time; at 1 MB at least 200x faster than jiter; ws_bytes at most
 3x the size.
 """

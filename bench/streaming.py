@@ -30,7 +30,7 @@ at once, `rate` chunks a second each, the marginal CPU per chunk (streams of 2 c
 taken out). The pace matters: a chunk that comes 33 ms after the last finds the process
 idle and its caches cold, and costs litellm about twice what one that comes 1 ms after
 does (at 1 stream, 1.7-1.8 ms against 1.0-1.2 ms here). litellm_unpaced_us_per_delta is
-the one-stream, 1 ms-apart figure the issue's facts measured (about 765 us), and
+the one-stream, 1 ms-apart figure of litellm's own HTTP path, and
 studio_over_litellm_unpaced compares with it.
 litellm_offline_us_per_delta is what litellm's stream wrapper costs per chunk over the
 offline provider that the chats of the bench use (litellm over the provider minus the
@@ -298,7 +298,7 @@ async def _cpu_reading(stream: Any, to_the_end: bool = False) -> tuple[float, in
 
 async def _litellm_http_us_per_chunk(base: str, chunks: int = 1000) -> float:
     """CPU per chunk of one litellm stream over the real HTTP path, chunks 1 ms apart, the
-    transport and the request included: the issue's facts measured this (about 765 us)."""
+    transport and the request included."""
     best = float("inf")
     for _ in range(3):
         cpu, count = await _cpu_reading(_http_stream(base, chunks))

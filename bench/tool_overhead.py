@@ -126,7 +126,7 @@ def tool_paths() -> None:
     from rest_framework.test import APIClient
 
     from tools_app.demo import convert_units
-    from tools_app.execution import tool_execute
+    from tools_app.services.execute import tool_execute
 
     tool, user, token = trivial_tool()
     setup_test_environment()  # lets the in-process client use the "testserver" host

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.contrib.staticfiles import finders
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from agents_core.models import Thread
-from agents_core.selectors import agent_get, agent_list
+from agents_core.selectors import agent_get, agent_list, thread_for
+from studio.exceptions import NotFound
 from tools_app.selectors import tool_get, tool_list
 
 
@@ -57,10 +56,11 @@ def chat(
     """The preview chat: /chat/, /chat/<agent>/ (new thread) and /chat/t/<thread>/."""
     thread = None
     if thread_id is not None:
-        # Threads are private to their owner; another user's id is simply not found.
-        thread = Thread.objects.filter(id=thread_id, owner=request.user).first()
-        if thread is None:
-            raise Http404("No such thread.")
+        # Another user's thread, like a missing one, is not found.
+        try:
+            thread = thread_for(request.user, thread_id)
+        except NotFound:
+            raise Http404("No such thread.") from None
         agent_slug = thread.agent.slug
     elif agent_slug is not None and agent_get(user=request.user, slug=agent_slug) is None:
         raise Http404("No such agent.")
@@ -71,8 +71,6 @@ def chat(
             "agents": _chat_agents(request.user),
             "agent_slug": agent_slug or "",
             "thread": thread,
-            # The signals engineer's inbox module mounts beside the chat once it exists.
-            "inbox_module": bool(finders.find("js/lib/inbox.js")),
         },
     )
 

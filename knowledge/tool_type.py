@@ -16,7 +16,7 @@ from django.db import close_old_connections
 from knowledge.models import KnowledgeBase
 from knowledge.services.search import filters_from, knowledge_search
 from studio.exceptions import ApplicationError
-from tools_app.execution import ToolError
+from tools_app.errors import ToolError
 from tools_app.types import ToolType
 
 INPUT_SCHEMA: dict[str, Any] = {

@@ -10,9 +10,8 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-from agents_core.models import Source
 from studio.admin_forms import StudioModelAdmin
-from tools_app.models import Tool, ToolRun, ToolSource
+from tools_app.models import Source, Tool, ToolRun, ToolSource
 from tools_app.serializers import TOOL_NAME, TOOL_NAME_MESSAGE, json_schema_problem
 from tools_app.types import ConfigError, all_types, get_type
 

@@ -20,7 +20,7 @@ class CredentialsUnavailable(ApplicationError):
 
 
 def _fernet() -> MultiFernet:
-    keys = list(getattr(settings, "STUDIO_ENCRYPTION_KEYS", []) or [])
+    keys = list(settings.STUDIO_ENCRYPTION_KEYS)
     if not keys:
         raise CredentialsUnavailable(
             "Tool credentials cannot be stored or read: STUDIO_ENCRYPTION_KEYS is not set "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents_core.definitions import create_tool
+from tools_app.definitions import create_tool
 
 _LENGTH_M = {
     "mm": 0.001,

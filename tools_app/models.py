@@ -7,8 +7,15 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from agents_core.models import Source
 from studio.fields import NulFreeJSONEncoder, NulFreeTextField
+
+
+class Source(models.TextChoices):
+    """Where a tool or an agent comes from: code (synced, read-only in the studio) or the
+    studio (made by a user, who owns it)."""
+
+    CODE = "code", "Code"
+    STUDIO = "studio", "Studio"
 
 
 class ToolKind(models.TextChoices):

@@ -12,7 +12,7 @@ from tools_app.services import runs
 # recorded failed run, and a dead worker's run is taken back by the lease recovery
 # (tools_app/recovery.py), so the message is acked late but need not be redelivered.
 @shared_task(
-    name="tools_app.tool_run_execute",
+    name=runs.TOOL_RUN_EXECUTE,
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,

@@ -6,7 +6,7 @@ from tools_app.api import tools
 
 urlpatterns: list = []
 
-# Tools and tool types (issue 2).
+# Tools and tool types.
 urlpatterns += [
     path("tools/", tools.ToolListApi.as_view(), name="tool-list"),
     path("tools/<str:name>/", tools.ToolDetailApi.as_view(), name="tool-detail"),
@@ -18,7 +18,7 @@ urlpatterns += [
     ),
 ]
 
-# Running tools (issue 3, tools-engine).
+# Running tools.
 from tools_app.api import runs as tool_runs  # noqa: E402
 
 urlpatterns += [
@@ -28,7 +28,7 @@ urlpatterns += [
     path("tool-runs/<uuid:run_id>/", tool_runs.ToolRunDetailApi.as_view(), name="tool-run-detail"),
 ]
 
-# External tool sources: OpenAPI, MCP, A2A (issue 7, sources).
+# External tool sources: OpenAPI, MCP, A2A.
 from tools_app.api import sources  # noqa: E402
 
 urlpatterns += [

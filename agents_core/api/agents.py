@@ -5,9 +5,11 @@
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import generics, status
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,12 +21,13 @@ from agents_core.api.editor import (
     lock_session,
     run_versioned,
 )
-from agents_core.models import Agent, AgentTool, SubAgent
+from agents_core.models import Agent
 from agents_core.selectors import agent_get, agent_list
 from agents_core.serializers import (
     AgentInputSerializer,
     AgentOutputSerializer,
     AgentUpdateInputSerializer,
+    BindingInputSerializer,
     SubAgentInputSerializer,
     SubAgentOutputSerializer,
     ToolBindingInputSerializer,
@@ -35,13 +38,15 @@ from agents_core.services.agents import (
     agent_delete,
     agent_ensure_editable,
     agent_update,
+)
+from agents_core.services.bindings import (
+    SUBAGENT,
+    TOOL,
+    BindingKind,
     binding_create,
     binding_delete,
     binding_ensure_editable,
     binding_update,
-    subagent_create,
-    subagent_delete,
-    subagent_update,
 )
 from studio.exceptions import NotFound
 
@@ -67,22 +72,6 @@ def agent_or_404(request: Request, slug: str) -> Agent:
     if agent is None:
         raise NotFound(f"No agent with the slug {slug!r}.", code="not_found")
     return agent
-
-
-def tool_binding_or_404(agent: Agent, key: str) -> AgentTool:
-    binding = agent.tool_bindings.select_related("tool", "agent").filter(key=key).first()
-    if binding is None:
-        raise NotFound(f"Agent {agent.slug!r} has no tool with the key {key!r}.", code="not_found")
-    return binding
-
-
-def subagent_or_404(agent: Agent, key: str) -> SubAgent:
-    binding = agent.subagent_bindings.select_related("child", "parent").filter(key=key).first()
-    if binding is None:
-        raise NotFound(
-            f"Agent {agent.slug!r} has no sub-agent with the key {key!r}.", code="not_found"
-        )
-    return binding
 
 
 # --- agents ---------------------------------------------------------------------------------
@@ -160,58 +149,68 @@ class AgentDetailApi(APIView):
         return Response(AgentOutputSerializer(agent).data, headers={"ETag": f'"{agent.version}"'})
 
 
-# --- tool bindings --------------------------------------------------------------------------
-@extend_schema(tags=TAG)
-class AgentToolListApi(APIView):
-    @extend_schema(responses=ToolBindingOutputSerializer(many=True))
-    def get(self, request: Request, slug: str) -> Response:
-        bindings = agent_or_404(request, slug).tool_bindings.select_related("tool")
-        return Response(ToolBindingOutputSerializer(bindings, many=True).data)
+# --- bindings (tools and sub-agents) -------------------------------------------------------
+class BindingListApi(APIView):
+    """GET lists an agent's bindings of one kind, POST adds one; a subclass names the kind
+    and its serializers (`binding_apis`)."""
 
-    @extend_schema(request=ToolBindingInputSerializer, responses={201: ToolBindingOutputSerializer})
+    kind: ClassVar[BindingKind]
+    input: ClassVar[type[BindingInputSerializer]]
+    output: ClassVar[type[serializers.ModelSerializer]]
+
+    def get(self, request: Request, slug: str) -> Response:
+        bindings = self.kind.bindings(agent_or_404(request, slug))
+        return Response(self.output(bindings, many=True).data)
+
     def post(self, request: Request, slug: str) -> Response:
         agent = agent_or_404(request, slug)
-        serializer = ToolBindingInputSerializer(data=request.data)
+        serializer = self.input(data=request.data)
         serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
         binding = binding_create(
+            kind=self.kind,
             agent=agent,
             user=request.user,
+            target=data.pop(self.kind.target_field),
             lock_id=lock_session(request),
-            **serializer.validated_data,
+            **data,
         )
-        return Response(ToolBindingOutputSerializer(binding).data, status=status.HTTP_201_CREATED)
+        return Response(self.output(binding).data, status=status.HTTP_201_CREATED)
 
 
-@extend_schema(tags=TAG)
-class AgentToolDetailApi(APIView):
-    @extend_schema(responses=ToolBindingOutputSerializer)
+class BindingDetailApi(APIView):
+    kind: ClassVar[BindingKind]
+    input: ClassVar[type[BindingInputSerializer]]
+    output: ClassVar[type[serializers.ModelSerializer]]
+
     def get(self, request: Request, slug: str, key: str) -> Response:
-        binding = tool_binding_or_404(agent_or_404(request, slug), key)
-        return Response(ToolBindingOutputSerializer(binding).data)
+        return Response(self.output(self._binding(request, slug, key)).data)
 
-    @extend_schema(request=ToolBindingInputSerializer, responses=ToolBindingOutputSerializer)
     def put(self, request: Request, slug: str, key: str) -> Response:
         return self._update(request, slug, key, partial=False)
 
-    @extend_schema(
-        request=ToolBindingInputSerializer(partial=True), responses=ToolBindingOutputSerializer
-    )
     def patch(self, request: Request, slug: str, key: str) -> Response:
         return self._update(request, slug, key, partial=True)
 
-    @extend_schema(responses={204: None})
     def delete(self, request: Request, slug: str, key: str) -> Response:
-        binding_delete(
-            binding=tool_binding_or_404(agent_or_404(request, slug), key),
-            user=request.user,
-            lock_id=lock_session(request),
-        )
+        binding = self._binding(request, slug, key)
+        binding_delete(binding=binding, user=request.user, lock_id=lock_session(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
+    def _binding(self, request: Request, slug: str, key: str) -> Any:
+        agent = agent_or_404(request, slug)
+        binding = self.kind.bindings(agent).filter(key=key).first()
+        if binding is None:
+            raise NotFound(
+                f"Agent {agent.slug!r} has no {self.kind.noun} with the key {key!r}.",
+                code="not_found",
+            )
+        return binding
+
     def _update(self, request: Request, slug: str, key: str, *, partial: bool) -> Response:
-        binding = tool_binding_or_404(agent_or_404(request, slug), key)
-        binding_ensure_editable(binding)
-        serializer = ToolBindingInputSerializer(data=request.data, partial=partial)
+        binding = self._binding(request, slug, key)
+        binding_ensure_editable(binding)  # a code binding answers 403 before any field
+        serializer = self.input(data=request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
         binding = binding_update(
             binding=binding,
@@ -219,66 +218,33 @@ class AgentToolDetailApi(APIView):
             data=serializer.validated_data,
             lock_id=lock_session(request),
         )
-        return Response(ToolBindingOutputSerializer(binding).data)
+        return Response(self.output(binding).data)
 
 
-# --- sub-agent bindings ---------------------------------------------------------------------
-@extend_schema(tags=TAG)
-class AgentSubAgentListApi(APIView):
-    @extend_schema(responses=SubAgentOutputSerializer(many=True))
-    def get(self, request: Request, slug: str) -> Response:
-        bindings = agent_or_404(request, slug).subagent_bindings.select_related("child")
-        return Response(SubAgentOutputSerializer(bindings, many=True).data)
+def binding_apis(
+    name: str,
+    kind: BindingKind,
+    input: type[BindingInputSerializer],  # noqa: A002 - as the views name it
+    output: type[serializers.ModelSerializer],
+) -> tuple[type[BindingListApi], type[BindingDetailApi]]:
+    """The list and detail views of one kind, with their OpenAPI description."""
+    attrs = {"kind": kind, "input": input, "output": output}
+    list_api = extend_schema_view(
+        get=extend_schema(tags=TAG, responses=output(many=True)),
+        post=extend_schema(tags=TAG, request=input, responses={201: output}),
+    )(type(f"{name}ListApi", (BindingListApi,), attrs))
+    detail_api = extend_schema_view(
+        get=extend_schema(tags=TAG, responses=output),
+        put=extend_schema(tags=TAG, request=input, responses=output),
+        patch=extend_schema(tags=TAG, request=input(partial=True), responses=output),
+        delete=extend_schema(tags=TAG, responses={204: None}),
+    )(type(f"{name}DetailApi", (BindingDetailApi,), attrs))
+    return list_api, detail_api
 
-    @extend_schema(request=SubAgentInputSerializer, responses={201: SubAgentOutputSerializer})
-    def post(self, request: Request, slug: str) -> Response:
-        parent = agent_or_404(request, slug)
-        serializer = SubAgentInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        binding = subagent_create(
-            parent=parent,
-            user=request.user,
-            lock_id=lock_session(request),
-            **serializer.validated_data,
-        )
-        return Response(SubAgentOutputSerializer(binding).data, status=status.HTTP_201_CREATED)
 
-
-@extend_schema(tags=TAG)
-class AgentSubAgentDetailApi(APIView):
-    @extend_schema(responses=SubAgentOutputSerializer)
-    def get(self, request: Request, slug: str, key: str) -> Response:
-        binding = subagent_or_404(agent_or_404(request, slug), key)
-        return Response(SubAgentOutputSerializer(binding).data)
-
-    @extend_schema(request=SubAgentInputSerializer, responses=SubAgentOutputSerializer)
-    def put(self, request: Request, slug: str, key: str) -> Response:
-        return self._update(request, slug, key, partial=False)
-
-    @extend_schema(
-        request=SubAgentInputSerializer(partial=True), responses=SubAgentOutputSerializer
-    )
-    def patch(self, request: Request, slug: str, key: str) -> Response:
-        return self._update(request, slug, key, partial=True)
-
-    @extend_schema(responses={204: None})
-    def delete(self, request: Request, slug: str, key: str) -> Response:
-        subagent_delete(
-            binding=subagent_or_404(agent_or_404(request, slug), key),
-            user=request.user,
-            lock_id=lock_session(request),
-        )
-        return Response(status=status.HTTP_204_NO_CONTENT)
-
-    def _update(self, request: Request, slug: str, key: str, *, partial: bool) -> Response:
-        binding = subagent_or_404(agent_or_404(request, slug), key)
-        binding_ensure_editable(binding)
-        serializer = SubAgentInputSerializer(data=request.data, partial=partial)
-        serializer.is_valid(raise_exception=True)
-        binding = subagent_update(
-            binding=binding,
-            user=request.user,
-            data=serializer.validated_data,
-            lock_id=lock_session(request),
-        )
-        return Response(SubAgentOutputSerializer(binding).data)
+AgentToolListApi, AgentToolDetailApi = binding_apis(
+    "AgentTool", TOOL, ToolBindingInputSerializer, ToolBindingOutputSerializer
+)
+AgentSubAgentListApi, AgentSubAgentDetailApi = binding_apis(
+    "AgentSubAgent", SUBAGENT, SubAgentInputSerializer, SubAgentOutputSerializer
+)

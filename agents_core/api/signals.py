@@ -1,5 +1,5 @@
-"""REST endpoints for thread signals and the notification inbox (issue 6), all on threads
-the caller owns:
+"""REST endpoints for thread signals and the notification inbox, all on threads the caller
+owns (agents_core.selectors.thread_for: 404 for anyone else's):
 
 POST /api/threads/<id>/send-message      {message, ifActive, ifIdle, attributes, streamOptions}
 POST /api/threads/<id>/queue-message     {message, attributes, streamOptions}
@@ -15,14 +15,18 @@ GET|PUT /api/agents/<slug>/notification-policy
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, ClassVar
+
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents_core.api.editor import lock_session
+from agents_core.selectors import thread_for
 from agents_core.signals import services
 from agents_core.signals.agent_policy import (
     agent_notification_policy_set,
@@ -37,36 +41,51 @@ from agents_core.signals.selectors import (
     inbox_counts,
     notification_list,
     signal_list,
-    thread_owned,
 )
 from agents_core.signals.subscriptions import thread_abort, thread_subscription_info
 
 TAG = ["signals"]
 
 
-class MessageInputSerializer(serializers.Serializer):
+class QueueMessageInput(serializers.Serializer):
     message = serializers.CharField(trim_whitespace=False)
-    ifActive = serializers.ChoiceField(choices=services.IF_ACTIVE, default="deliver")  # noqa: N815
-    ifIdle = serializers.ChoiceField(choices=services.IF_IDLE, default="wake")  # noqa: N815
     attributes = serializers.DictField(required=False, default=dict)
-    streamOptions = serializers.DictField(required=False, default=dict)  # noqa: N815
+    streamOptions = serializers.DictField(  # noqa: N815 - the API's camelCase names
+        source="stream_options", required=False, default=dict
+    )
 
 
-class SignalInputSerializer(serializers.Serializer):
+class MessageInput(QueueMessageInput):
+    ifActive = serializers.ChoiceField(  # noqa: N815
+        source="if_active", choices=services.IF_ACTIVE, default="deliver"
+    )
+    ifIdle = serializers.ChoiceField(source="if_idle", choices=services.IF_IDLE, default="wake")  # noqa: N815
+
+
+class SignalInput(serializers.Serializer):
     type = serializers.CharField()
-    tagName = serializers.CharField(required=False, allow_blank=True, default="")  # noqa: N815
+    tagName = serializers.CharField(  # noqa: N815
+        source="tag_name", required=False, allow_blank=True, default=""
+    )
     contents = serializers.JSONField(required=False, default="")
     attributes = serializers.DictField(required=False, default=dict)
     metadata = serializers.DictField(required=False, default=dict)
-    ifActive = serializers.ChoiceField(choices=services.IF_ACTIVE, required=False)  # noqa: N815
-    ifIdle = serializers.ChoiceField(choices=services.IF_IDLE, required=False)  # noqa: N815
+    ifActive = serializers.ChoiceField(  # noqa: N815
+        source="if_active", choices=services.IF_ACTIVE, required=False, default=None
+    )
+    ifIdle = serializers.ChoiceField(  # noqa: N815
+        source="if_idle", choices=services.IF_IDLE, required=False, default=None
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        return {**attrs, "tag_name": attrs["tag_name"] or None}
 
 
-class StateSignalInputSerializer(serializers.Serializer):
+class StateSignalInput(serializers.Serializer):
     id = serializers.CharField(max_length=200)
     mode = serializers.ChoiceField(choices=["snapshot", "delta"], default="snapshot")
     cacheKey = serializers.CharField(  # noqa: N815
-        max_length=200, required=False, allow_blank=True, default=""
+        source="cache_key", max_length=200, required=False, allow_blank=True, default=""
     )
     contents = serializers.JSONField(required=False, default=None)
     value = serializers.JSONField(required=False, default=None)
@@ -75,117 +94,87 @@ class StateSignalInputSerializer(serializers.Serializer):
     metadata = serializers.DictField(required=False, default=dict)
 
 
-class NotificationInputSerializer(serializers.Serializer):
+class NotificationInput(serializers.Serializer):
     source = serializers.CharField(max_length=100)
     kind = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     summary = serializers.CharField()
     priority = serializers.ChoiceField(choices=PRIORITIES, default="medium")
     payload = serializers.JSONField(required=False, default=None)
     dedupeKey = serializers.CharField(  # noqa: N815
-        max_length=200, required=False, allow_blank=True, default=""
+        source="dedupe_key", max_length=200, required=False, allow_blank=True, default=""
     )
     coalesceKey = serializers.CharField(  # noqa: N815
-        max_length=200, required=False, allow_blank=True, default=""
+        source="coalesce_key", max_length=200, required=False, allow_blank=True, default=""
     )
     attributes = serializers.DictField(required=False, default=dict)
     metadata = serializers.DictField(required=False, default=dict)
 
 
-def _result(result: services.SendResult, code: int = status.HTTP_201_CREATED) -> Response:
-    return Response(result.as_dict(), status=code)
+class ThreadSendApi(APIView):
+    """POST one input to one of the caller's threads: validate with `input`, whose
+    validated keys are the service's keyword arguments, then call `send` once."""
 
+    input: ClassVar[type[serializers.Serializer]]
+    send: ClassVar[Callable[..., services.SendResult]]
 
-class ThreadSendMessageApi(APIView):
-    @extend_schema(tags=TAG, request=MessageInputSerializer, responses=OpenApiTypes.OBJECT)
-    def post(self, request: Request, thread_id) -> Response:  # noqa: ANN001
-        thread = thread_owned(user=request.user, thread_id=thread_id)
-        data = MessageInputSerializer(data=request.data)
+    def post(self, request: Request, thread_id: Any) -> Response:
+        thread = thread_for(request.user, thread_id)
+        data = self.input(data=request.data)
         data.is_valid(raise_exception=True)
-        d = data.validated_data
-        return _result(
-            services.send_message(
-                thread=thread,
-                message=d["message"],
-                user=request.user,
-                if_active=d["ifActive"],
-                if_idle=d["ifIdle"],
-                stream_options=d["streamOptions"],
-                attributes=d["attributes"],
-            )
-        )
+        result = type(self).send(thread=thread, user=request.user, **data.validated_data)
+        return Response(result.as_dict(), status=self.status_of(result))
+
+    def status_of(self, result: services.SendResult) -> int:
+        return status.HTTP_201_CREATED
 
 
-class ThreadQueueMessageApi(APIView):
-    @extend_schema(tags=TAG, request=MessageInputSerializer, responses=OpenApiTypes.OBJECT)
-    def post(self, request: Request, thread_id) -> Response:  # noqa: ANN001
-        thread = thread_owned(user=request.user, thread_id=thread_id)
-        data = MessageInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        d = data.validated_data
-        return _result(
-            services.queue_message(
-                thread=thread,
-                message=d["message"],
-                user=request.user,
-                stream_options=d["streamOptions"],
-                attributes=d["attributes"],
-            )
-        )
+def _send_schema(view: type[ThreadSendApi]) -> type[ThreadSendApi]:
+    return extend_schema_view(
+        post=extend_schema(tags=TAG, request=view.input, responses=OpenApiTypes.OBJECT)
+    )(view)
 
 
-class ThreadSignalsApi(APIView):
+@_send_schema
+class ThreadSendMessageApi(ThreadSendApi):
+    input = MessageInput
+    send = services.send_message
+
+
+@_send_schema
+class ThreadQueueMessageApi(ThreadSendApi):
+    input = QueueMessageInput
+    send = services.queue_message
+
+
+@_send_schema
+class ThreadSignalsApi(ThreadSendApi):
+    input = SignalInput
+    send = services.send_signal
+
     @extend_schema(tags=TAG, responses=OpenApiTypes.OBJECT)
-    def get(self, request: Request, thread_id) -> Response:  # noqa: ANN001
-        thread = thread_owned(user=request.user, thread_id=thread_id)
+    def get(self, request: Request, thread_id: Any) -> Response:
+        thread = thread_for(request.user, thread_id)
         return Response([signal_json(s) for s in signal_list(thread=thread)])
 
-    @extend_schema(tags=TAG, request=SignalInputSerializer, responses=OpenApiTypes.OBJECT)
-    def post(self, request: Request, thread_id) -> Response:  # noqa: ANN001
-        thread = thread_owned(user=request.user, thread_id=thread_id)
-        data = SignalInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        d = data.validated_data
-        return _result(
-            services.send_signal(
-                thread=thread,
-                type=d["type"],
-                tag_name=d["tagName"] or None,
-                contents=d["contents"],
-                attributes=d["attributes"],
-                metadata=d["metadata"],
-                user=request.user,
-                if_active=d.get("ifActive"),
-                if_idle=d.get("ifIdle"),
-            )
-        )
+
+@_send_schema
+class ThreadStateSignalApi(ThreadSendApi):
+    input = StateSignalInput
+    send = services.send_state_signal
+
+    def status_of(self, result: services.SendResult) -> int:
+        # A snapshot equal to the last one is skipped: nothing new was created.
+        return status.HTTP_200_OK if result.decision == "skip" else status.HTTP_201_CREATED
 
 
-class ThreadStateSignalApi(APIView):
-    @extend_schema(tags=TAG, request=StateSignalInputSerializer, responses=OpenApiTypes.OBJECT)
-    def post(self, request: Request, thread_id) -> Response:  # noqa: ANN001
-        thread = thread_owned(user=request.user, thread_id=thread_id)
-        data = StateSignalInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        d = data.validated_data
-        result = services.send_state_signal(
-            thread=thread,
-            id=d["id"],
-            mode=d["mode"],
-            cache_key=d["cacheKey"],
-            contents=d["contents"],
-            value=d["value"],
-            delta=d["delta"],
-            attributes=d["attributes"],
-            metadata=d["metadata"],
-            user=request.user,
-        )
-        return _result(result, status.HTTP_200_OK if result.decision == "skip" else 201)
+@_send_schema
+class ThreadNotificationsApi(ThreadSendApi):
+    input = NotificationInput
+    send = send_notification_signal
 
-
-class ThreadNotificationsApi(APIView):
     @extend_schema(tags=TAG, responses=OpenApiTypes.OBJECT)
-    def get(self, request: Request, thread_id) -> Response:  # noqa: ANN001
-        thread = thread_owned(user=request.user, thread_id=thread_id)
+    def get(self, request: Request, thread_id: Any) -> Response:
+        thread = thread_for(request.user, thread_id)
         records = notification_list(thread=thread, status=request.query_params.get("status"))
         return Response(
             {
@@ -194,48 +183,26 @@ class ThreadNotificationsApi(APIView):
             }
         )
 
-    @extend_schema(tags=TAG, request=NotificationInputSerializer, responses=OpenApiTypes.OBJECT)
-    def post(self, request: Request, thread_id) -> Response:  # noqa: ANN001
-        thread = thread_owned(user=request.user, thread_id=thread_id)
-        data = NotificationInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        d = data.validated_data
-        return _result(
-            send_notification_signal(
-                thread=thread,
-                source=d["source"],
-                kind=d["kind"],
-                summary=d["summary"],
-                priority=d["priority"],
-                payload=d["payload"],
-                dedupe_key=d["dedupeKey"],
-                coalesce_key=d["coalesceKey"],
-                attributes=d["attributes"],
-                metadata=d["metadata"],
-                user=request.user,
-            )
-        )
-
 
 class ThreadDigestApi(APIView):
     @extend_schema(tags=TAG, request=None, responses=OpenApiTypes.OBJECT)
-    def post(self, request: Request, thread_id) -> Response:  # noqa: ANN001
-        thread = thread_owned(user=request.user, thread_id=thread_id)
+    def post(self, request: Request, thread_id: Any) -> Response:
+        thread = thread_for(request.user, thread_id)
         ids = notifications_digest_thread_now(thread=thread)
         return Response({"digested": ids, "counts": inbox_counts(thread=thread)})
 
 
 class ThreadSubscriptionApi(APIView):
     @extend_schema(tags=TAG, responses=OpenApiTypes.OBJECT)
-    def get(self, request: Request, thread_id) -> Response:  # noqa: ANN001
-        thread = thread_owned(user=request.user, thread_id=thread_id)
+    def get(self, request: Request, thread_id: Any) -> Response:
+        thread = thread_for(request.user, thread_id)
         return Response(thread_subscription_info(thread=thread))
 
 
 class ThreadAbortApi(APIView):
     @extend_schema(tags=TAG, request=None, responses=OpenApiTypes.OBJECT)
-    def post(self, request: Request, thread_id) -> Response:  # noqa: ANN001
-        thread = thread_owned(user=request.user, thread_id=thread_id)
+    def post(self, request: Request, thread_id: Any) -> Response:
+        thread = thread_for(request.user, thread_id)
         run_id = thread_abort(thread=thread, user=request.user)
         return Response({"aborted": str(run_id) if run_id else None})
 

@@ -18,56 +18,88 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents_core.models import Agent, Run, Thread
-from agents_core.runtime.task_tools import task_list_data
+from agents_core.selectors import run_for, thread_for, thread_list
 from agents_core.services import runs as run_services
 from agents_core.services import threads as thread_services
+from agents_core.tool_side import task_list_data
 
 TAG = ["threads"]
+LIST_LIMIT = 200
 
 
-def thread_data(thread: Thread) -> dict[str, Any]:
-    active = run_services.thread_active_run(thread=thread, suspended=True)
-    return {
-        "id": str(thread.pk),
-        "agent": thread.agent.slug,
-        "agentName": thread.agent.name,
-        "title": thread.title,
-        "resourceId": thread.resource_id,
-        "metadata": thread.metadata,
-        "lastSeq": thread.last_seq,
-        "activeRun": run_data(active) if active is not None else None,
-        "createdAt": thread.created_at.isoformat(),
-        "updatedAt": thread.updated_at.isoformat(),
-    }
+class IsoDateTimeField(serializers.ReadOnlyField):
+    """A timestamp as `datetime.isoformat()` writes it (the chat's wire format)."""
+
+    def to_representation(self, value: Any) -> str | None:
+        return value.isoformat() if value is not None else None
 
 
-def run_data(run: Run, *, calls: bool = False) -> dict[str, Any]:
-    data = {
-        "id": str(run.pk),
-        "thread": str(run.thread_id),
-        "agent": run.agent.slug,
-        "status": run.status,
-        "step": run.step,
-        "error": run.error,
-        "usage": run.usage,
-        "options": run.options,
-        "createdAt": run.created_at.isoformat(),
-        "finishedAt": run.finished_at.isoformat() if run.finished_at else None,
-    }
-    if calls:
-        data["toolCalls"] = [
-            {
-                "toolCallId": call.call_id,
-                "toolName": call.tool_name,
-                "status": call.status,
-                "step": call.step,
-                "error": call.error,
-                "suspendPayload": call.suspend_payload,
-                "hookDecisions": call.hook_decisions,
-            }
-            for call in run.tool_calls.all()
-        ]
-    return data
+class IdField(serializers.ReadOnlyField):
+    def to_representation(self, value: Any) -> str | None:
+        return str(value) if value is not None else None
+
+
+class ToolCallOutput(serializers.Serializer):
+    toolCallId = serializers.CharField(source="call_id")  # noqa: N815 - the protocol's names
+    toolName = serializers.CharField(source="tool_name")  # noqa: N815
+    status = serializers.CharField()
+    step = serializers.IntegerField()
+    error = serializers.CharField()
+    suspendPayload = serializers.JSONField(source="suspend_payload")  # noqa: N815
+    hookDecisions = serializers.JSONField(source="hook_decisions")  # noqa: N815
+
+
+class RunOutput(serializers.Serializer):
+    id = IdField(source="pk")
+    thread = IdField(source="thread_id")
+    agent = serializers.CharField(source="agent.slug")
+    status = serializers.CharField()
+    step = serializers.IntegerField()
+    error = serializers.CharField()
+    usage = serializers.JSONField()
+    options = serializers.JSONField()
+    createdAt = IsoDateTimeField(source="created_at")  # noqa: N815
+    finishedAt = IsoDateTimeField(source="finished_at")  # noqa: N815
+
+
+class RunWithCallsOutput(RunOutput):
+    toolCalls = ToolCallOutput(source="tool_calls.all", many=True)  # noqa: N815
+
+
+class ThreadOutput(serializers.Serializer):
+    """A thread with its active run: the queryset comes from `thread_list` or
+    `thread_for(..., with_runs=True)`, which prefetch `active_runs`."""
+
+    id = IdField(source="pk")
+    agent = serializers.CharField(source="agent.slug")
+    agentName = serializers.CharField(source="agent.name")  # noqa: N815
+    title = serializers.CharField()
+    resourceId = serializers.CharField(source="resource_id")  # noqa: N815
+    metadata = serializers.JSONField()
+    lastSeq = serializers.IntegerField(source="last_seq")  # noqa: N815
+    activeRun = serializers.SerializerMethodField()  # noqa: N815
+    createdAt = IsoDateTimeField(source="created_at")  # noqa: N815
+    updatedAt = IsoDateTimeField(source="updated_at")  # noqa: N815
+
+    def get_activeRun(self, thread: Thread) -> dict[str, Any] | None:  # noqa: N802
+        active = thread.active_runs  # type: ignore[attr-defined]
+        return RunOutput(active[0]).data if active else None
+
+
+class MessageOutput(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    role = serializers.CharField()
+    parts = serializers.JSONField()
+    run = IdField(source="run_id")
+    createdAt = IsoDateTimeField(source="created_at")  # noqa: N815
+
+
+def _thread(request: Request, thread_id: Any) -> Response:
+    return Response(ThreadOutput(thread_for(request.user, thread_id, with_runs=True)).data)
+
+
+def _run(run: Run, code: int = status.HTTP_200_OK) -> Response:
+    return Response(RunOutput(run).data, status=code)
 
 
 class ThreadCreateInput(serializers.Serializer):
@@ -104,10 +136,8 @@ def _valid(serializer_class: type[serializers.Serializer], request: Request) -> 
 class ThreadListApi(APIView):
     @extend_schema(tags=TAG, parameters=[OpenApiParameter("agent", str, required=False)])
     def get(self, request: Request) -> Response:
-        threads = thread_services.thread_list(
-            user=request.user, agent=request.query_params.get("agent")
-        )
-        return Response({"results": [thread_data(t) for t in threads[:200]]})
+        threads = thread_list(user=request.user, agent=request.query_params.get("agent"))
+        return Response({"results": ThreadOutput(threads[:LIST_LIMIT], many=True).data})
 
     @extend_schema(tags=TAG, request=ThreadCreateInput)
     def post(self, request: Request) -> Response:
@@ -116,52 +146,41 @@ class ThreadListApi(APIView):
         if agent is None:
             raise serializers.ValidationError({"agent": [f"No agent {data['agent']!r}."]})
         thread = thread_services.thread_create(user=request.user, agent=agent, title=data["title"])
-        return Response(thread_data(thread), status=status.HTTP_201_CREATED)
+        thread.active_runs = []  # type: ignore[attr-defined] - a new thread has none
+        return Response(ThreadOutput(thread).data, status=status.HTTP_201_CREATED)
 
 
 class ThreadDetailApi(APIView):
     @extend_schema(tags=TAG)
     def get(self, request: Request, thread_id: Any) -> Response:
-        thread = thread_services.thread_get(user=request.user, thread_id=thread_id)
-        return Response(thread_data(thread))
+        return _thread(request, thread_id)
 
     @extend_schema(tags=TAG, request=ThreadUpdateInput)
     def patch(self, request: Request, thread_id: Any) -> Response:
-        thread = thread_services.thread_get(user=request.user, thread_id=thread_id)
-        thread.title = _valid(ThreadUpdateInput, request)["title"]
-        thread.save(update_fields=["title", "updated_at"])
-        return Response(thread_data(thread))
+        thread = thread_for(request.user, thread_id)
+        thread_services.thread_rename(
+            thread=thread, title=_valid(ThreadUpdateInput, request)["title"]
+        )
+        return _thread(request, thread_id)
 
     @extend_schema(tags=TAG)
     def delete(self, request: Request, thread_id: Any) -> Response:
-        thread_services.thread_get(user=request.user, thread_id=thread_id).delete()
+        thread_for(request.user, thread_id).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class ThreadMessagesApi(APIView):
     @extend_schema(tags=TAG)
     def get(self, request: Request, thread_id: Any) -> Response:
-        thread = thread_services.thread_get(user=request.user, thread_id=thread_id)
-        return Response(
-            {
-                "results": [
-                    {
-                        "id": m.pk,
-                        "role": m.role,
-                        "parts": m.parts,
-                        "run": str(m.run_id) if m.run_id else None,
-                        "createdAt": m.created_at.isoformat(),
-                    }
-                    for m in thread_services.thread_messages(thread=thread)
-                ]
-            }
-        )
+        thread = thread_for(request.user, thread_id)
+        messages = thread_services.thread_messages(thread=thread)
+        return Response({"results": MessageOutput(messages, many=True).data})
 
 
 class ThreadEventsApi(APIView):
     @extend_schema(tags=TAG, parameters=[OpenApiParameter("after", int, required=False)])
     def get(self, request: Request, thread_id: Any) -> Response:
-        thread = thread_services.thread_get(user=request.user, thread_id=thread_id)
+        thread = thread_for(request.user, thread_id)
         try:
             after = max(0, int(request.query_params.get("after", 0)))
         except ValueError:
@@ -179,51 +198,49 @@ class ThreadEventsApi(APIView):
 class ThreadRunsApi(APIView):
     @extend_schema(tags=TAG, request=RunStartInput)
     def post(self, request: Request, thread_id: Any) -> Response:
-        thread = thread_services.thread_get(user=request.user, thread_id=thread_id)
+        thread = thread_for(request.user, thread_id)
         data = _valid(RunStartInput, request)
         run = run_services.run_start_safe(
             thread=thread, message=data["message"], user=request.user, options=data["options"]
         )
-        return Response(run_data(run), status=status.HTTP_201_CREATED)
+        return _run(run, status.HTTP_201_CREATED)
 
 
 class ThreadSuspendedApi(APIView):
     @extend_schema(tags=TAG)
     def get(self, request: Request, thread_id: Any) -> Response:
-        thread = thread_services.thread_get(user=request.user, thread_id=thread_id)
+        thread = thread_for(request.user, thread_id)
         return Response({"results": thread_services.thread_suspended_calls(thread=thread)})
 
 
 class ThreadTasksApi(APIView):
     @extend_schema(tags=TAG)
     def get(self, request: Request, thread_id: Any) -> Response:
-        thread = thread_services.thread_get(user=request.user, thread_id=thread_id)
+        thread = thread_for(request.user, thread_id)
         return Response({"tasks": task_list_data(thread.pk)})
 
 
 class RunDetailApi(APIView):
     @extend_schema(tags=TAG)
     def get(self, request: Request, run_id: Any) -> Response:
-        return Response(
-            run_data(thread_services.run_get(user=request.user, run_id=run_id), calls=True)
-        )
+        return Response(RunWithCallsOutput(run_for(request.user, run_id)).data)
 
 
 class RunResumeApi(APIView):
     @extend_schema(tags=TAG, request=RunResumeInput)
     def post(self, request: Request, run_id: Any) -> Response:
-        run = thread_services.run_get(user=request.user, run_id=run_id)
+        run = run_for(request.user, run_id)
         data = _valid(RunResumeInput, request)
         run = run_services.run_resume(
             run=run, tool_call_id=data["toolCallId"], payload=data["payload"], user=request.user
         )
-        return Response(run_data(run))
+        return _run(run)
 
 
 class RunClientToolResultApi(APIView):
     @extend_schema(tags=TAG, request=ClientToolResultInput)
     def post(self, request: Request, run_id: Any) -> Response:
-        run = thread_services.run_get(user=request.user, run_id=run_id)
+        run = run_for(request.user, run_id)
         data = _valid(ClientToolResultInput, request)
         run = run_services.client_tool_result(
             run=run,
@@ -232,11 +249,11 @@ class RunClientToolResultApi(APIView):
             error=data.get("error"),
             user=request.user,
         )
-        return Response(run_data(run))
+        return _run(run)
 
 
 class RunAbortApi(APIView):
     @extend_schema(tags=TAG, request=None)
     def post(self, request: Request, run_id: Any) -> Response:
-        run = thread_services.run_get(user=request.user, run_id=run_id)
-        return Response(run_data(run_services.run_abort(run=run, user=request.user)))
+        run = run_for(request.user, run_id)
+        return _run(run_services.run_abort(run=run, user=request.user))

@@ -1,4 +1,4 @@
-"""Who owns each field of an agent: code, or the editor (DESIGN.md sections 6 and 10).
+"""Who owns each field of an agent: code, or the editor (docs/editor.md).
 
 `field_ownership` is the one decision. The admin, the studio page, the REST API and the
 run (agents_core.overrides) all ask it, so a field is never editable on one surface and

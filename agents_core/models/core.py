@@ -12,11 +12,7 @@ from django.conf import settings
 from django.db import models
 
 from studio.fields import NulFreeJSONEncoder, NulFreeTextField
-
-
-class Source(models.TextChoices):
-    CODE = "code", "Code"
-    STUDIO = "studio", "Studio"
+from tools_app.models import Source  # one enum for where agents and tools come from
 
 
 class AgentQuerySet(models.QuerySet["Agent"]):
@@ -35,7 +31,7 @@ class Agent(models.Model):
     description = models.TextField(blank=True)
     model = models.CharField(max_length=200, help_text="A litellm model string: provider/model.")
     # A string, a list of strings, a system message {role, content, providerOptions},
-    # or a list of system messages (docs/agents.md).
+    # or a list of system messages.
     instructions = models.JSONField(default=str, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     # maxSteps, toolChoice, activeTools, temperature, autoResume ...
@@ -49,14 +45,14 @@ class Agent(models.Model):
         related_name="agents",
         help_text="Owner of a studio agent; code agents have none.",
     )
-    # None: instructions and tools editable; False: nothing; or a dict (docs/editor.md).
+    # None: instructions and tools editable; False: nothing; or a dict.
     editor_policy = models.JSONField(null=True, blank=True)
     notification_policy = models.JSONField(default=dict, blank=True)
     code_hash = models.CharField(max_length=64, blank=True)
     gone_at = models.DateTimeField(
         null=True, blank=True, help_text="Set when a code definition disappeared from code."
     )
-    # Bumped on every edit; saves name the version they started from (docs/editor.md).
+    # Bumped on every edit; saves name the version they started from.
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -1,4 +1,4 @@
-"""Editor overrides, their revisions, and edit locks (docs/editor.md).
+"""Editor overrides, their revisions, and edit locks (docs/editor-locks.md).
 
 An override is stored apart from the code definition so that a re-sync of the code never
 touches it, and the run applies it through agents_core.overrides under the agent's

@@ -1,6 +1,7 @@
-"""Running an agent from Python: `agent_generate` (the "agent as tool" type) and the
-nested run of a sub-agent (`agent-<key>` tools). Each starts its run on a fresh thread
-(`run_start`, origin `subagent`) and executes it inline, in the calling task."""
+"""Running an agent from Python: `agent_generate`, and `nested_run`, the run on a thread
+of its own behind every agent called as a tool (agents_core.tool_side). Each starts its
+run on a fresh thread (`run_start`, origin `subagent`) and executes it inline, in the
+calling task."""
 
 from __future__ import annotations
 
@@ -26,28 +27,18 @@ def _start_on_new_thread(
     return thread, run
 
 
-async def subagent_run(
+async def nested_run(
     *,
-    child: Agent,
+    agent: Agent,
     prompt: str,
     user: Any,
-    parent_thread_id: Any,
-    parent_run_id: Any,
-    tool_call_id: str,
+    metadata: dict[str, Any],
     abort: asyncio.Event | None = None,
 ) -> tuple[Any, Any, Any]:
-    """Run a sub-agent to its end on its own thread (its events stream there, tagged
-    with the parent in the thread's metadata); returns (RunResult, thread id, run id)."""
+    """Run `agent` to its end on a fresh thread of its own (its events stream there;
+    `metadata` names who asked); returns (RunResult, thread id, run id)."""
     thread, run = await db(
-        _start_on_new_thread,
-        agent=child,
-        prompt=prompt,
-        user=user,
-        metadata={
-            "parentThreadId": str(parent_thread_id),
-            "parentRunId": str(parent_run_id),
-            "parentToolCallId": tool_call_id,
-        },
+        _start_on_new_thread, agent=agent, prompt=prompt, user=user, metadata=metadata
     )
     result = await active_runs.execute(run.id, abort=abort)
     return result, thread.pk, run.pk
@@ -55,14 +46,9 @@ async def subagent_run(
 
 async def agent_generate(*, agent: Agent, prompt: str, user: Any) -> str:
     """Run `agent` to completion on a fresh thread and return its answer."""
-    _, run = await db(
-        _start_on_new_thread,
-        agent=agent,
-        prompt=prompt,
-        user=user,
-        metadata={"generatedBy": "agent_generate"},
+    result, _, _ = await nested_run(
+        agent=agent, prompt=prompt, user=user, metadata={"generatedBy": "agent_generate"}
     )
-    result = await active_runs.execute(run.id)
     if result.status != RunStatus.COMPLETED:
         reason = result.error or f"the run ended as {result.status}"
         raise RuntimeError(f"Agent {agent.slug!r} did not answer: {reason}")

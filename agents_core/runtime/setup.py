@@ -17,6 +17,7 @@ from agents_core.runtime.model_endpoints import (
     sets_base,
 )
 from providers.resolve import ModelCall, model_call
+from tools_app.models import Source, Tool, ToolKind
 
 SUBAGENT_PARAMETERS = {
     "type": "object",
@@ -24,6 +25,8 @@ SUBAGENT_PARAMETERS = {
     "required": ["prompt"],
     "additionalProperties": False,
 }
+# A sub-agent's run is bounded by its own max steps; this only ends one that hangs.
+SUBAGENT_TIMEOUT_SECONDS = 3600.0
 DEFAULT_MAX_STEPS = 10
 # litellm arguments an agent's default options or a run may set (modelSettings); nothing
 # else of what litellm takes (headers, provider, api_version...) can be set that way.
@@ -72,6 +75,20 @@ class ToolSpec:
         if self.tool is not None:
             return (self.tool.config or {}).get("resume_schema")
         return None
+
+    def runnable(self) -> Any:
+        """The Tool row run_tool runs: the bound tool, or for a sub-agent an unsaved tool
+        of the `agent` type, so that both ways to call an agent run through one path."""
+        if self.kind != "subagent":
+            return self.tool
+        return Tool(
+            name=self.name,
+            kind=ToolKind.AGENT,
+            source=Source.STUDIO,
+            input_schema=self.parameters,
+            config={"agent": self.child.slug},
+            timeout_seconds=SUBAGENT_TIMEOUT_SECONDS,
+        )
 
     @property
     def execution_mode(self) -> str:

@@ -1,6 +1,8 @@
-"""The tool calls of a step, in order: validation, the before/after hooks, approval, the
-tool itself (tools_app), a sub-agent's nested run, an async tool handed to a worker; each
-ends with its result or error in the transcript and on the stream."""
+"""The tool calls of a step, in order. Each goes through tools_app's `run_tool`, which
+validates, gates, executes and maps; the gate and the after step it calls back are the
+run's (the `tool-call` event, the before hooks, approval, deferring an async tool to a
+worker; the after hooks). Each call ends with its result or error in the transcript and
+on the stream, or suspends the run."""
 
 from __future__ import annotations
 
@@ -8,14 +10,20 @@ import asyncio
 import inspect
 from typing import Any
 
-from agents_core.models import RunStatus, ToolCallStatus
+from agents_core.models import ToolCallStatus
 from agents_core.runtime import store
-from agents_core.runtime.api import subagent_run
 from agents_core.runtime.db import db
-from agents_core.runtime.task_tools import task_list_data
 from agents_core.runtime.tool_input import CallState, lifecycle
 from agents_core.services.async_tools import tool_call_enqueue_async
-from tools_app.execution import ExecutionContext, apply_model_output, run_tool, schema_errors
+from tools_app.agent_side import agent_side_get
+from tools_app.execution import (
+    DEFERRED,
+    SKIPPED,
+    SUSPENDED,
+    ExecutionContext,
+    Gate,
+    run_tool,
+)
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -49,23 +57,45 @@ class ToolCalls:
     async def _execute(
         self, call: CallState, resume: Any = None, approved: bool = False
     ) -> dict[str, Any] | None:
-        """One call from validation to result; returns a suspend payload when it waits."""
+        """One call through run_tool, which validates, gates, executes and maps; returns a
+        suspend payload when the call waits."""
         spec = call.spec
         if spec is None:
             known = ", ".join(sorted(self.setup.specs)) or "none"
             return await self._fail(call, f"Unknown tool {call.name!r}. Tools: {known}.")
         if call.input_error:
             return await self._fail(call, call.input_error)
-        if resume is None and not approved:
-            errors = schema_errors(spec.parameters, call.input)
-            if errors:
-                first = errors[0]
-                return await self._fail(
-                    call,
-                    f"Input does not match the tool's input schema: {first['path']}: "
-                    f"{first['message']}",
-                    errors=errors,
-                )
+        if isinstance(resume, dict) and resume.get("__client_error__"):
+            return await self._fail(call, str(resume["__client_error__"]))
+        first = resume is None and not approved
+        outcome = await run_tool(spec.runnable(), call.input, self._context(call, resume, first))
+        self._check_abort()
+        if outcome.status == DEFERRED:
+            return await self._enqueue_async(call)
+        if outcome.status == SUSPENDED:
+            return outcome.suspend_payload or {"kind": "suspended"}
+        if outcome.status == SKIPPED:
+            return await self._succeed(
+                call, outcome.output, outcome.output, status=ToolCallStatus.SKIPPED, skipped=True
+            )
+        if not outcome.ok:
+            return await self._fail(
+                call, outcome.error, errors=outcome.errors, output=outcome.output
+            )
+        return await self._succeed(
+            call,
+            outcome.output,
+            outcome.model_output,
+            duration=outcome.duration_ms,
+            extra=outcome.links or None,
+        )
+
+    async def _gate(self, call: CallState, first: bool, resume: Any) -> Any:
+        """Between validation and execution: on a call's first pass the `tool-call` event,
+        the before hooks and the approval; an async tool is deferred to a worker."""
+        spec = call.spec
+        given = call.input
+        if first:
             transform = getattr(spec.definition, "transform", None)
             shown = self._display(call, transform, call.input, "input")
             await self.sink.emit(
@@ -79,22 +109,14 @@ class ToolCalls:
             )
             decision = await self._before_hook(call)
             if decision is not None and decision.get("proceed") is False:
-                output = decision.get("output")
-                return await self._succeed(
-                    call, output, output, status=ToolCallStatus.SKIPPED, skipped=True
-                )
+                return Gate("skip", output=decision.get("output"))
             if spec.requires_approval:
-                return {
-                    "kind": "approval",
-                    "tool": call.name,
-                    "input": call.input,
-                    "question": f"Allow the call to {call.name}?",
-                }
-        if spec.kind == "subagent":
-            return await self._subagent(call)
+                question = f"Allow the call to {call.name}?"
+                payload = {"kind": "approval", "tool": call.name, "input": call.input}
+                return Gate("suspend", payload={**payload, "question": question})
         if spec.execution_mode == "async" and resume is None:
-            return await self._enqueue_async(call)
-        return await self._run_tool(call, resume)
+            return Gate("defer")
+        return Gate(input=call.input) if call.input is not given else None
 
     async def _before_hook(self, call: CallState) -> dict[str, Any] | None:
         hook = self.hooks.get("before_tool_call")
@@ -133,7 +155,7 @@ class ToolCalls:
 
     async def _after_hook(self, call: CallState, output: Any, error: str) -> tuple[Any, str]:
         hook = self.hooks.get("after_tool_call")
-        if hook is None:
+        if hook is None or self.active.abort.is_set():
             return output, error
         info = {
             "toolCallId": call.id,
@@ -171,43 +193,30 @@ class ToolCalls:
         await db(store.tool_call_update, call_pk=call.pk, hook_decisions=call.hook_decisions)
         await self.sink.emit("tool-hook", toolCallId=call.id, toolName=call.name, **record)
 
-    def _context(self, call: CallState, resume: Any) -> Any:
+    def _context(self, call: CallState, resume: Any, first: bool) -> Any:
         sink = self.sink
 
         async def writer(event: dict[str, Any]) -> None:
             await sink.emit("custom", toolCallId=call.id, toolName=call.name, data=event)
+
+        async def before(value: Any) -> Any:
+            return await self._gate(call, first, resume)
+
+        async def after(output: Any, error: str) -> tuple[Any, str]:
+            return await self._after_hook(call, output, error)
 
         return ExecutionContext(
             user=self.setup.user,
             run=self.setup.run,
             thread=self.setup.run.thread,
             tool_call=call.pk,
+            call_id=call.id,
             abort=self.active.abort,
             writer=writer,
             resume_payload=resume,
+            before=before,
+            after=after,
         )
-
-    async def _run_tool(self, call: CallState, resume: Any) -> dict[str, Any] | None:
-        spec = call.spec
-        if isinstance(resume, dict) and resume.get("__client_error__"):
-            return await self._fail(call, str(resume["__client_error__"]))
-        outcome = await run_tool(spec.tool, call.input, self._context(call, resume))
-        self._check_abort()
-        if outcome.status == "suspended":
-            return outcome.suspend_payload or {"kind": "suspended"}
-        output, error = outcome.output, outcome.error if outcome.status != "completed" else ""
-        output, error = await self._after_hook(call, output, error)
-        if error:
-            return await self._fail(call, error, errors=outcome.errors, output=output)
-        if output is outcome.output:
-            model_output = outcome.model_output
-        else:
-            # An after hook replaced the output: the model sees the new one, mapped the same way.
-            try:
-                model_output = apply_model_output(spec.tool, output)
-            except Exception as exc:  # noqa: BLE001
-                return await self._fail(call, f"to_model_output failed: {exc}", output=output)
-        return await self._succeed(call, output, model_output, duration=outcome.duration_ms)
 
     async def _succeed(
         self,
@@ -293,7 +302,7 @@ class ToolCalls:
         return None
 
     async def _task_list(self) -> None:
-        tasks = await db(task_list_data, self.setup.thread_id)
+        tasks = await db(lambda: agent_side_get().task_list(self.setup.thread_id).items())
         await self.sink.emit("task-list", tasks=tasks)
 
     async def _enqueue_async(self, call: CallState) -> None:
@@ -317,35 +326,3 @@ class ToolCalls:
             "tool-call-pending", toolCallId=call.id, toolName=call.name, output=pending
         )
         return None
-
-    async def _subagent(self, call: CallState) -> None:
-        prompt = (call.input or {}).get("prompt", "")
-        result, thread_id, run_id = await subagent_run(
-            child=call.spec.child,
-            prompt=prompt,
-            user=self.setup.user,
-            parent_thread_id=self.setup.thread_id,
-            parent_run_id=self.run_id,
-            tool_call_id=call.id,
-            abort=self.active.abort,
-        )
-        self._check_abort()
-        links = {
-            "subagent": {
-                "agent": call.spec.child.slug,
-                "threadId": str(thread_id),
-                "runId": str(run_id),
-            }
-        }
-        if result.status != RunStatus.COMPLETED:
-            reason = result.error or f"the sub-agent's run ended as {result.status}"
-            output, error = await self._after_hook(
-                call, None, f"agent-{call.spec.child.slug} did not answer: {reason}"
-            )
-            if error:
-                return await self._fail(call, error)
-        else:
-            output, error = await self._after_hook(call, result.text, "")
-            if error:
-                return await self._fail(call, error)
-        return await self._succeed(call, output, output, extra=links)

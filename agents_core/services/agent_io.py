@@ -24,6 +24,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from rest_framework.serializers import Serializer
 
 from agents_core.models import Agent, Source
 from agents_core.overrides import (
@@ -37,13 +38,8 @@ from agents_core.serializers import (
     SubAgentInputSerializer,
     ToolBindingInputSerializer,
 )
-from agents_core.services.agents import (
-    AGENT_FIELDS,
-    agent_create,
-    binding_create,
-    slug_taken,
-    subagent_create,
-)
+from agents_core.services.agents import AGENT_FIELDS, agent_create, slug_taken
+from agents_core.services.bindings import SUBAGENT, TOOL, BindingKind, binding_create
 from studio.exceptions import ApplicationError, Conflict
 from tools_app.models import Tool
 from tools_app.serializers import ToolInputSerializer
@@ -347,18 +343,22 @@ def _create_all(*, owner: Any, agents: list[dict], tools: list[dict]) -> None:
 
 def _bind(*, owner: Any, agent: Agent, entry: dict[str, Any], path: str) -> None:
 
-    steps = [
-        ("tools", ToolBindingInputSerializer, lambda data: binding_create(agent=agent, **data)),
-        ("subagents", SubAgentInputSerializer, lambda data: subagent_create(parent=agent, **data)),
+    steps: list[tuple[str, type[Serializer], BindingKind]] = [
+        ("tools", ToolBindingInputSerializer, TOOL),
+        ("subagents", SubAgentInputSerializer, SUBAGENT),
     ]
-    for key, serializer_class, create in steps:
+    for key, serializer_class, kind in steps:
         for index, binding in enumerate(entry[key]):
             where = f"{path}.{key}[{index}]"
             serializer = serializer_class(data=binding)
             if not serializer.is_valid():
                 raise _invalid(_serializer_errors(serializer.errors, where))
+            data = dict(serializer.validated_data)
+            target = data.pop(kind.target_field)
             try:
-                create({**serializer.validated_data, "user": owner, "lock_id": None})
+                binding_create(
+                    kind=kind, agent=agent, user=owner, target=target, lock_id=None, **data
+                )
             except ValidationError as exc:
                 raise _invalid(_serializer_errors(exc.message_dict, where)) from exc
 

@@ -40,7 +40,7 @@ from agents_core.runtime.setup import load_setup
 from agents_core.runtime.suspend_payloads import payload_from_text, resume_schema_for
 from agents_core.services.run_options import run_options_check
 from studio.exceptions import ApplicationError, Conflict, NotFound
-from tools_app.execution import schema_errors
+from tools_app.validation import schema_errors
 
 CHAT, SIGNAL, SUBAGENT = "chat", "signal", "subagent"
 INTERRUPTED = "The run was interrupted (its server process stopped) and was ended."

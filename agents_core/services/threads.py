@@ -1,5 +1,6 @@
-"""Threads: create, and the reads the chat needs (selectors kept beside the service,
-since nothing else reads these)."""
+"""Threads: create and rename, and the reads of a thread's contents the chat needs. Which
+threads a user may reach is agents_core.selectors' `threads_for`; these take a thread (or
+its id) already checked there."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from agents_core.models import Agent, Message, Run, RunStatus, StreamEvent, Thread, ToolCall
+from agents_core.models import Agent, Message, RunStatus, StreamEvent, Thread, ToolCall
 from agents_core.models import ToolCallStatus as Status
 from studio.exceptions import ApplicationError, NotFound
 
@@ -30,26 +31,10 @@ def thread_create(
     )
 
 
-def thread_list(*, user: Any, agent: str | None = None) -> QuerySet[Thread]:
-    threads = Thread.objects.filter(owner=user).select_related("agent")
-    if agent:
-        threads = threads.filter(agent__slug=agent)
-    # Sub-agent threads belong to their parent's conversation.
-    return threads.exclude(metadata__has_key="parentThreadId")
-
-
-def thread_get(*, user: Any, thread_id: Any) -> Thread:
-    thread = Thread.objects.select_related("agent").filter(pk=thread_id, owner=user).first()
-    if thread is None:
-        raise NotFound("No such thread.", code="not_found")
+def thread_rename(*, thread: Thread, title: str) -> Thread:
+    thread.title = title[:200]
+    thread.save(update_fields=["title", "updated_at"])
     return thread
-
-
-def thread_user_can_open(*, user: Any, thread_id: Any) -> str:
-    """ "ok", "anonymous", or "forbidden" (missing or someone else's: not told apart)."""
-    if user is None or not getattr(user, "is_authenticated", False):
-        return "anonymous"
-    return "ok" if Thread.objects.filter(pk=thread_id, owner=user).exists() else "forbidden"
 
 
 def thread_events_after(
@@ -124,12 +109,3 @@ def thread_partial(*, thread_id: Any, tool_call_id: str) -> dict[str, Any]:
                     transformed = patch.get("value")
     value = transformed if transformed is not None else parser.value()
     return {"type": "partial", "toolCallId": tool_call_id, "value": value, "asOf": as_of}
-
-
-def run_get(*, user: Any, run_id: Any) -> Run:
-    run = (
-        Run.objects.select_related("thread", "agent").filter(pk=run_id, thread__owner=user).first()
-    )
-    if run is None:
-        raise NotFound("No such run.", code="not_found")
-    return run

@@ -7,20 +7,6 @@ from typing import Any
 from django.db.models import Count, QuerySet, Sum
 
 from agents_core.models import NotificationRecord, NotificationStatus, Signal, Thread
-from studio.exceptions import NotFound
-
-
-def thread_owned(*, user, thread_id) -> Thread:  # noqa: ANN001
-    """The thread if `user` owns it (its owner, whose id is the default resource id); 404
-    otherwise, so that a stranger cannot tell whether a thread exists."""
-    thread = (
-        Thread.objects.select_related("agent", "owner")
-        .filter(id=thread_id, owner_id=user.pk)
-        .first()
-    )
-    if thread is None:
-        raise NotFound(f"No thread {thread_id}.", code="not_found")
-    return thread
 
 
 def signal_list(*, thread: Thread) -> QuerySet[Signal]:

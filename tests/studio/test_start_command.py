@@ -69,8 +69,7 @@ def test_the_embedded_studio_starts_signs_in_and_lists_the_demo_agents(embedded_
     assert f"Sign in as  admin / {password}" in output
     assert "beat: Starting..." in output  # scheduled jobs (digests) run embedded too
     assert (tmp_path / "db.sqlite3").exists()
-    # Stopped by SIGTERM, it leaves no process behind (Celery's embedded beat used to be
-    # a forked child that outlived it).
+    # Stopped by SIGTERM, it leaves no process behind: no worker or beat child outlives it.
     assert _processes_with(f"runstudio --port {port}") == []
 
 

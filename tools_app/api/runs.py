@@ -11,8 +11,9 @@ from rest_framework.views import APIView
 
 from studio.exceptions import ApplicationError, NotFound
 from tools_app.api.tools import tool_or_404
-from tools_app.execution import tool_execute
+from tools_app.execution import tool_definition
 from tools_app.models import Tool
+from tools_app.services.execute import tool_execute
 from tools_app.services.runs import tool_run_data, tool_run_get, tool_run_list
 
 TAG = ["tool runs"]
@@ -121,9 +122,7 @@ class ToolSchemaApi(APIView):
 
 
 def tool_schema_data(tool: Tool) -> dict:
-    from agents_core.registry import get_tool_definition
-
-    definition = get_tool_definition(tool.name) if tool.source == "code" else None
+    definition = tool_definition(tool)
     return {
         "name": tool.name,
         "description": tool.description,

@@ -1,4 +1,4 @@
-"""REST endpoints for external tool sources (issue 7), all under /api/sources/.
+"""REST endpoints for external tool sources, all under /api/sources/.
 
 OpenAPI: preview a spec, import picked operations, diff and apply a re-import.
 MCP: register a server, refresh its tool list, pick tools to expose.

@@ -32,15 +32,11 @@ from django.db.models import QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from studio.celery import app
 from studio.layers import group_send_sync
-from tools_app.execution import (
-    ISOLATION_PREFIX,
-    ExecutionContext,
-    ToolOutcome,
-    logs_with_isolation,
-    run_tool,
-)
+from tools_app.execution import ExecutionContext, ToolOutcome, run_tool
 from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
+from tools_app.records import ISOLATION_PREFIX, WAITS_FOR_A_PERSON, logs_with_isolation
 from tools_app.services.leases import (
     LeaseKeeper,
     expired_runs,
@@ -53,6 +49,9 @@ from tools_app.signals import tool_run_finished
 
 logger = logging.getLogger(__name__)
 
+# The Celery task that runs one async tool run (tools_app.tasks registers it by this name;
+# it is sent by name so that this module needs not import the tasks module that imports it).
+TOOL_RUN_EXECUTE = "tools_app.tool_run_execute"
 # A pending run nobody claimed for this long is handed to the broker again (a lost message).
 UNCLAIMED_SECONDS = 600.0
 
@@ -127,11 +126,14 @@ def _enqueue_on_commit(run_id: Any) -> None:
     transaction.on_commit(lambda: _enqueue(run_id))
 
 
-def _enqueue(run_id: Any) -> None:
-    from tools_app.tasks import tool_run_execute
+def tool_run_send(run_id: str) -> None:
+    """Hand a run to the broker for a worker's `tool_run_execute`."""
+    app.send_task(TOOL_RUN_EXECUTE, args=[run_id])
 
+
+def _enqueue(run_id: Any) -> None:
     try:
-        tool_run_execute.delay(str(run_id))
+        tool_run_send(str(run_id))
     except Exception:  # noqa: BLE001 - the broker is down: the row stays pending, visibly
         # The caller still gets its pending run; the sweep hands it to the broker later.
         logger.exception("Could not enqueue tool run %s; the sweep will retry", run_id)
@@ -199,8 +201,7 @@ def tool_run_complete(*, run: ToolRun, outcome: ToolOutcome) -> bool:
     """Write the outcome once: only the attempt that holds the run updates it."""
     status, output, error = outcome.status, outcome.output, outcome.error
     if status == "suspended":
-        status, output = ToolRunStatus.FAILED, outcome.suspend_payload
-        error = "This tool waits for a person's answer; it completes in the preview chat."
+        status, output, error = ToolRunStatus.FAILED, outcome.suspend_payload, WAITS_FOR_A_PERSON
     return _finish(
         ToolRun.objects.filter(id=run.id, status=ToolRunStatus.RUNNING, attempts=run.attempts),
         run_id=run.id,

@@ -8,10 +8,9 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from agents_core.models import Source
 from studio.exceptions import ApplicationError
 from tools_app.crypto import credentials_set
-from tools_app.models import Tool
+from tools_app.models import Source, Tool
 
 TOOL_FIELDS = (
     "name",

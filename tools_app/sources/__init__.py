@@ -1,4 +1,4 @@
-"""External tool sources: OpenAPI specs, MCP servers and A2A agents (DESIGN.md section 8).
+"""External tool sources: OpenAPI specs, MCP servers and A2A agents (docs/tools.md).
 
 - openapi_spec / openapi: read a spec, import operations as tools, re-import with a diff;
 - mcp: register MCP servers, list and pick their tools; mcp_server: the studio's own

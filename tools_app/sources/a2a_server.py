@@ -4,8 +4,8 @@
     POST /a2a/<slug>/                               JSON-RPC: message/send, tasks/get...
 
 The caller must see the agent (its owner, or anyone for code agents). A message starts
-a task that runs the agent to completion through the runtime's
-`agents_core.runtime.api.agent_generate`; the reply is the task's artifact. Tasks live
+a task that runs the agent to completion through the agent side's `run_agent`
+(tools_app.agent_side), as an agent tool does; the reply is the task's artifact. Tasks live
 in memory per process and per agent, and belong to the user who started them (the
 SDK's owner resolver keys them by user name).
 """
@@ -17,6 +17,7 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 
+from tools_app.agent_side import agent_side_get
 from tools_app.sources.asgi import A2A_PREFIX, guarded, respond_json
 
 CARD_PATH = "/.well-known/agent-card.json"
@@ -24,9 +25,8 @@ CARD_PATH = "/.well-known/agent-card.json"
 
 @database_sync_to_async
 def _agent(user: Any, slug: str) -> Any:
-    from agents_core.selectors import agent_get
-
-    return agent_get(user=user, slug=slug)
+    side = agent_side_get()
+    return side.agent_get(user, slug) if side is not None else None
 
 
 def _base_url(scope: dict[str, Any]) -> str:
@@ -89,17 +89,16 @@ def _executor(slug: str) -> Any:
 
     class StudioAgentExecutor(AgentExecutor):
         async def execute(self, context: Any, event_queue: Any) -> None:
-            from agents_core.runtime.api import agent_generate
+            from tools_app.execution import ExecutionContext
 
             user = context.call_context.state["studio_user"]
             task = context.current_task or new_task_from_user_message(context.message)
             await event_queue.enqueue_event(task)
             updater = TaskUpdater(event_queue, task.id, task.context_id)
             await updater.update_status(TaskState.TASK_STATE_WORKING)
-            agent = await _agent(user, slug)
             try:
-                reply = await agent_generate(
-                    agent=agent, prompt=get_message_text(context.message), user=user
+                reply = await agent_side_get().run_agent(
+                    slug, get_message_text(context.message), ExecutionContext(user=user)
                 )
             except Exception as exc:  # the run's failure is the task's failure, with its reason
                 await updater.failed(

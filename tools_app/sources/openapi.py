@@ -19,8 +19,8 @@ from tools_app.sources.openapi_spec import (
     server_urls,
     spec_operations,
     spec_title,
-    spec_validate,
 )
+from tools_app.sources.openapi_validate import spec_validate
 
 MAX_SPEC_BYTES = 5_000_000
 

@@ -1,5 +1,5 @@
 """The REST binding endpoints on code agents obey the editor policy and the change permission,
-and every change they make is an editor revision (DESIGN.md section 10)."""
+and every change they make is an editor revision."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """PUT/PATCH /api/agents/<slug>/ on a studio agent: every save is a revision, a named
-version (body or If-Match) is checked like the overrides endpoint's (DESIGN.md section 10)."""
+version (body or If-Match) is checked like the overrides endpoint's."""
 
 from __future__ import annotations
 

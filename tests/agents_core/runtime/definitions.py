@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents_core.definitions import Agent, create_tool
-from agents_core.runtime.task_tools import task_check, task_complete, task_update, task_write
+from tools_app.types.system.tasks import task_check, task_complete, task_update, task_write
 from tools_app.types.system.tools import ask_user, submit_plan
 
 LIFECYCLE: list[tuple[str, Any]] = []

@@ -74,11 +74,10 @@ async def test_a_worker_that_completes_the_call_at_once_is_not_overwritten_by_pe
     """The worker may finish before the run has recorded the call as pending: it is
     recorded in the transaction that enqueues the task, so a result that comes at once is
     kept (here the task runs the moment it is enqueued, in the enqueuing thread)."""
+    from tools_app.services import runs
     from tools_app.tasks import tool_run_execute
 
-    monkeypatch.setattr(
-        tool_run_execute, "delay", lambda tool_run_id: tool_run_execute.run(tool_run_id)
-    )
+    monkeypatch.setattr(runs, "tool_run_send", tool_run_execute.run)
     thread = await database_sync_to_async(make_thread)("rt-agent")
     run, events = await run_to_end(thread, "use rt_report for the budget", owner)
     pending = next(e for e in events if e["type"] == "tool-call-pending")

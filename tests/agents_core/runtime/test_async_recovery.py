@@ -14,6 +14,7 @@ from agents_core.models import Message, ToolCall
 from agents_core.services.async_tools import tool_call_async_complete
 from tests.agents_core.runtime.conftest import events_of, run_to_end
 from tools_app.models import ToolRun
+from tools_app.services import runs
 from tools_app.services.runs import tool_runs_recover
 from tools_app.tasks import tool_run_execute
 
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 async def _pending_call(make_thread, owner, monkeypatch):  # noqa: ANN001, ANN202
     """A chat whose async call was handed to a worker that then died mid-run: the task
     message is swallowed, the ToolRun is left running under an expired lease."""
-    monkeypatch.setattr(tool_run_execute, "delay", lambda tool_run_id: None)
+    monkeypatch.setattr(runs, "tool_run_send", lambda tool_run_id: None)
     thread = await database_sync_to_async(make_thread)("rt-agent")
     _, events = await run_to_end(thread, "use rt_report for the budget", owner)
     pending = next(e for e in events if e["type"] == "tool-call-pending")
@@ -58,9 +59,7 @@ def _results(thread, call_id):  # noqa: ANN001, ANN202
 async def test_a_recovered_async_call_completes_the_chat_call_once(make_thread, owner, monkeypatch):
     thread, pending, run = await _pending_call(make_thread, owner, monkeypatch)
     # The re-queued run executes at once (in this process) when recovery hands it over.
-    monkeypatch.setattr(
-        tool_run_execute, "delay", lambda tool_run_id: tool_run_execute.run(tool_run_id)
-    )
+    monkeypatch.setattr(runs, "tool_run_send", tool_run_execute.run)
 
     report = await database_sync_to_async(tool_runs_recover)()
     again = await database_sync_to_async(tool_call_async_complete)(tool_run_id=run.id)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from asgiref.sync import async_to_sync
+from django.urls import URLPattern, URLResolver, get_resolver
 
-from agents_core.models import Run
+from agents_core.models import NotificationRecord, Run, Signal, Thread
 from agents_core.runtime.active import wait_idle
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -95,9 +98,53 @@ def test_tasks_are_listed(api, make_thread):
     assert [t["title"] for t in tasks] == ["pack"]
 
 
-@pytest.mark.parametrize("path", ["", "messages/", "events/", "suspended/", "tasks/"])
-def test_another_users_thread_is_not_found(outsider_api, thread, path):
-    assert outsider_api.get(f"/api/threads/{thread.pk}/{path}").status_code == 404
+def _id_routes() -> list[tuple[str, str]]:
+    """Every route (API and pages) that takes a thread or run id, with each method its view
+    answers: read from the URL configuration, so a new route is covered without a list."""
+
+    def walk(patterns: list, prefix: str = "") -> Iterator[tuple[str, URLPattern]]:
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                yield from walk(pattern.url_patterns, prefix + str(pattern.pattern))
+            else:
+                yield prefix + str(pattern.pattern), pattern
+
+    routes = []
+    for route, pattern in walk(get_resolver().url_patterns):
+        if "<uuid:thread_id>" not in route and "<uuid:run_id>" not in route:
+            continue
+        view = getattr(pattern.callback, "cls", None)
+        methods = [m for m in METHODS if hasattr(view, m)] if view else ["get", "post"]
+        routes += [(method, route) for method in methods]
+    return sorted(routes)
+
+
+METHODS = ("get", "post", "put", "patch", "delete")
+ID_ROUTES = _id_routes()
+
+
+def test_the_id_routes_cover_threads_runs_signals_and_the_chat_page():
+    paths = {route for _, route in ID_ROUTES}
+    assert {"api/threads/<uuid:thread_id>/", "api/runs/<uuid:run_id>/abort"} <= paths
+    assert {"api/threads/<uuid:thread_id>/signals/", "chat/t/<uuid:thread_id>/"} <= paths
+
+
+@pytest.mark.parametrize("method,route", ID_ROUTES)
+def test_another_users_thread_or_run_is_not_found(client, outsider, thread, method, route):
+    run = Run.objects.create(thread=thread, agent=thread.agent, status="suspended")
+    thread_before = Thread.objects.filter(pk=thread.pk).values().get()
+    client.force_login(outsider)
+    path = "/" + route.replace("<uuid:thread_id>", str(thread.pk)).replace(
+        "<uuid:run_id>", str(run.pk)
+    )
+    body = {"message": "hi", "title": "x", "toolCallId": "x", "payload": {}, "type": "user"}
+
+    response = getattr(client, method)(path, body, content_type="application/json")
+
+    assert response.status_code == 404, (method, path, response.status_code)
+    assert Thread.objects.filter(pk=thread.pk).values().get() == thread_before
+    assert list(Run.objects.values_list("pk", "status")) == [(run.pk, "suspended")]
+    assert not Signal.objects.exists() and not NotificationRecord.objects.exists()
 
 
 def test_another_user_cannot_start_resume_or_abort(outsider_api, api, thread):

@@ -20,8 +20,8 @@ from django.utils import timezone
 from studio.settings import redis_channel_layer
 from tests.conftest import celery_worker_process
 from tools_app.consumers import ToolRunConsumer
-from tools_app.execution import tool_execute
 from tools_app.models import ToolRun
+from tools_app.services.execute import tool_execute
 from tools_app.services.runs import (
     tool_run_notify,
     tool_run_process,

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tools_app.crypto import credentials_set
-from tools_app.execution import tool_execute
+from tools_app.services.execute import tool_execute
 from tools_app.types import ConfigError, get_type
 
 

@@ -10,8 +10,9 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from agents_core.definitions import create_tool
-from tools_app.execution import ExecutionContext, run_tool, tool_execute
+from tools_app.execution import ExecutionContext, run_tool
 from tools_app.models import ToolRun
+from tools_app.services.execute import tool_execute
 
 ITEMS_SCHEMA = {
     "type": "object",

@@ -23,8 +23,9 @@ from django.test import override_settings
 
 from tests.conftest import free_port, stop_process, wait_for_port
 from tests.tools_app.engine.sandbox_procs import gone, sandbox_processes
-from tools_app.execution import ExecutionContext, run_tool, tool_execute
+from tools_app.execution import ExecutionContext, run_tool
 from tools_app.models import Tool
+from tools_app.services.execute import tool_execute
 from tools_app.services.runs import tool_run_data
 from tools_app.types.python import host_config, run_limits
 from tools_app.types.python.pool import SandboxBusy, SlotPool

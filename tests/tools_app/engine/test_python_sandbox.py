@@ -17,7 +17,7 @@ from django.test import override_settings
 from tests.conftest import free_port, stop_process, wait_for_port
 from tests.tools_app.engine.sandbox_procs import gone
 from tools_app.crypto import credentials_set
-from tools_app.execution import tool_execute
+from tools_app.services.execute import tool_execute
 from tools_app.services.runs import tool_run_data
 from tools_app.types.python import host_config, run_limits
 from tools_app.types.python.isolation import available_modes, capabilities

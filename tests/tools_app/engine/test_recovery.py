@@ -21,8 +21,9 @@ from tests.conftest import celery_worker_process
 from tests.tools_app.engine import recovery_tools
 from tests.tools_app.engine.recovery_tools import journal_entries
 from tests.tools_app.engine.test_async_runs import status_of, wait_until
-from tools_app.execution import tool_execute
 from tools_app.models import ToolRun
+from tools_app.services import runs
+from tools_app.services.execute import tool_execute
 from tools_app.services.runs import tool_run_process, tool_runs_recover
 from tools_app.tasks import tool_run_execute
 
@@ -230,7 +231,7 @@ def test_recovery_requeues_an_expired_run_once_and_fails_it_after_the_last_attem
 ):
     settings.STUDIO_TOOL_RUN_MAX_ATTEMPTS = 2
     sent = []
-    monkeypatch.setattr(tool_run_execute, "delay", sent.append)
+    monkeypatch.setattr(runs, "tool_run_send", sent.append)
     past = timezone.now() - timedelta(seconds=1)
     run = ToolRun.objects.create(
         tool=journal_tool,

@@ -9,7 +9,8 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from agents_core.models import Agent, Run, Source, Thread
-from tools_app.execution import ExecutionContext, run_tool, tool_execute
+from tools_app.execution import ExecutionContext, run_tool
+from tools_app.services.execute import tool_execute
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from tools_app import net
-from tools_app.execution import tool_execute
+from tools_app.services.execute import tool_execute
 from tools_app.types.system.web_fetch import web_fetch
 
 

@@ -14,7 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from tests.tools_app.engine.conftest import LocalServer
 from tools_app import net
 from tools_app.checks import private_networks_check
-from tools_app.execution import tool_execute
+from tools_app.services.execute import tool_execute
 
 
 @pytest.fixture

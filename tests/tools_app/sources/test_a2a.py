@@ -11,8 +11,8 @@ from rest_framework.authtoken.models import Token
 from agents_core.models import Agent
 from tests.conftest import free_port
 from tests.tools_app.sources.servers import A2A_TOKEN, http_get, http_post, serve_a2a_agent
-from tools_app.execution import tool_execute
 from tools_app.models import Tool, ToolSource
+from tools_app.services.execute import tool_execute
 from tools_app.sources.a2a import a2a_send
 
 pytestmark = pytest.mark.django_db

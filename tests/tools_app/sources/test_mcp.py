@@ -16,8 +16,8 @@ from tests.tools_app.sources.servers import (
     mcp_sse_app,
     serve,
 )
-from tools_app.execution import tool_execute
 from tools_app.models import Tool, ToolSource
+from tools_app.services.execute import tool_execute
 
 pytestmark = pytest.mark.django_db
 

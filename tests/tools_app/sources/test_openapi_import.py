@@ -8,8 +8,8 @@ import json
 import pytest
 
 from tests.tools_app.sources.servers import API_KEY, pets_spec
-from tools_app.execution import tool_execute
 from tools_app.models import Tool, ToolSource
+from tools_app.services.execute import tool_execute
 
 pytestmark = pytest.mark.django_db
 

@@ -10,11 +10,8 @@ from jsonschema import Draft202012Validator
 
 from tests.tools_app.sources.servers import pets_spec
 from tools_app.sources.openapi_load import SpecError, spec_load
-from tools_app.sources.openapi_spec import (
-    operation_name,
-    spec_operations,
-    spec_validate,
-)
+from tools_app.sources.openapi_spec import operation_name, spec_operations
+from tools_app.sources.openapi_validate import spec_validate
 
 
 def _ops(document: dict) -> dict:

@@ -60,9 +60,9 @@ class Command(BaseCommand):
     # --- in-process ---------------------------------------------------------------------
     def _local(self, options: dict[str, Any]) -> int:
         from tools_app.api.runs import tool_schema_data
-        from tools_app.execution import tool_execute
         from tools_app.models import Tool
         from tools_app.selectors import tool_get
+        from tools_app.services.execute import tool_execute
         from tools_app.services.runs import tool_run_data
 
         user = None

@@ -25,7 +25,7 @@ class A2AToolType(ToolType):
     async def execute(self, tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
         from asgiref.sync import sync_to_async
 
-        from tools_app.execution import ToolError
+        from tools_app.errors import ToolError
         from tools_app.models import ToolSource
         from tools_app.sources.a2a import A2AFailure, a2a_send, a2a_source_connection
 

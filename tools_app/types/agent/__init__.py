@@ -1,5 +1,6 @@
 """Agent as tool: runs another agent to completion with the input as its prompt and
-returns its answer, through the runtime's `agents_core.runtime.api.agent_generate`."""
+returns its answer, through the agent side's `run_agent` (tools_app.agent_side). A
+sub-agent binding (`agent-<key>`) runs as a tool of this type too."""
 
 from __future__ import annotations
 
@@ -34,37 +35,14 @@ class AgentToolType(ToolType):
     }
 
     async def execute(self, tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
-        from asgiref.sync import sync_to_async
+        from tools_app.errors import ToolError
 
-        from tools_app.execution import ToolError
-
-        try:
-            from agents_core.runtime.api import agent_generate
-        except ImportError:
+        side = getattr(context, "side", None)
+        if side is None:
             raise ToolError(
-                "Agent-as-tool needs the agent runtime (agents_core.runtime.api."
-                "agent_generate), which is not installed in this build."
-            ) from None
-        if not getattr(context.user, "is_authenticated", False):
-            # The nested run and its thread belong to a user.
-            raise ToolError(
-                "Agent-as-tool runs on behalf of a signed-in user (from the CLI, pass --user)."
+                "Agent-as-tool needs the agent runtime, which is not installed in this build."
             )
-        slug = tool.config.get("agent", "")
-        agent = await sync_to_async(_agent_for)(slug, context.user)
-        if agent is None:
-            raise ToolError(f"No agent {slug!r} that this user can run.")
-        text = await agent_generate(agent=agent, prompt=prompt_from(input), user=context.user)
-        return text
-
-
-def _agent_for(slug: str, user: Any) -> Any:
-    from django.db.models import Q
-
-    from agents_core.models import Agent, Source
-
-    visible = Q(source=Source.CODE) | Q(owner=user)
-    return Agent.objects.filter(visible, slug=slug, gone_at__isnull=True).first()
+        return await side.run_agent(tool.config.get("agent", ""), prompt_from(input), context)
 
 
 tool_type = AgentToolType()

@@ -31,7 +31,7 @@ class ClientToolType(ToolType):
     }
 
     async def execute(self, tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
-        from tools_app.execution import ToolError, ToolSuspended
+        from tools_app.errors import ToolError, ToolSuspended
 
         if context.resume_payload is not None:
             return context.resume_payload

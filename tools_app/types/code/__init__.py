@@ -1,8 +1,9 @@
-"""Tools defined in Python code (agents_core.definitions.create_tool): the registry's
-ToolDefinition.execute(input, context) runs in the server process (it is the project's
-own code, not user input). Sync callables run in a thread of their own, async ones are
-awaited. The context is tools_app.execution.ExecutionContext: user, run, thread, abort,
-log, write and, for async runs, idempotency_key and attempt."""
+"""Tools defined in Python code (tools_app.definitions.create_tool): the definition's
+execute(input, context), found through the agent side (context.side.tool_definition),
+runs in the server process (it is the project's own code, not user input). Sync
+callables run in a thread of their own, async ones are awaited. The context is
+tools_app.execution.ExecutionContext: user, run, thread, abort, log, write and, for
+async runs, idempotency_key and attempt."""
 
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ from django.db import connection
 from tools_app.types import ToolType
 
 
-def definition_for(tool: Any) -> Any:
-    from agents_core.registry import get_tool_definition
-    from tools_app.execution import ToolError
+def definition_for(tool: Any, context: Any) -> Any:
+    from tools_app.errors import ToolError
 
-    definition = get_tool_definition(tool.name)
+    side = getattr(context, "side", None)
+    definition = side.tool_definition(tool.name) if side is not None else None
     if definition is None or tool.gone_at is not None:
         raise ToolError(
             f"The code of tool {tool.name!r} is not loaded in this process "
@@ -33,7 +34,7 @@ def definition_for(tool: Any) -> Any:
 
 
 async def execute_definition(tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
-    definition = definition_for(tool)
+    definition = definition_for(tool, context)
     return await call_maybe_async(definition.execute, input, context)
 
 

@@ -159,7 +159,7 @@ class HttpToolType(ToolType):
 
         from tools_app import net
         from tools_app.crypto import credentials_get
-        from tools_app.execution import ToolError
+        from tools_app.errors import ToolError
 
         getter = context.credentials or credentials_get
         credentials = await sync_to_async(getter)(tool) if tool.credentials_encrypted else {}

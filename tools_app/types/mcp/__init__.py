@@ -27,7 +27,7 @@ class McpToolType(ToolType):
     async def execute(self, tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
         from asgiref.sync import sync_to_async
 
-        from tools_app.execution import ToolError
+        from tools_app.errors import ToolError
         from tools_app.models import ToolSource
         from tools_app.sources.mcp import McpFailure, mcp_call, mcp_source_connection
 

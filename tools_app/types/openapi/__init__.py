@@ -56,7 +56,7 @@ class OpenApiToolType(ToolType):
     }
 
     async def execute(self, tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
-        from tools_app.execution import ToolError
+        from tools_app.errors import ToolError
         from tools_app.net import BlockedURL, FetchError, fetch
         from tools_app.types.openapi.request import apply_auth, build_request
 

@@ -16,7 +16,7 @@ import json
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from tools_app.execution import ToolError
+from tools_app.errors import ToolError
 
 
 def _scalar(value: Any) -> str:

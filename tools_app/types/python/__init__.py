@@ -95,7 +95,7 @@ class PythonToolType(ToolType):
         return tool.timeout_seconds + settings.STUDIO_SANDBOX_QUEUE_WAIT + START_GRACE_SECONDS
 
     async def execute(self, tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
-        from tools_app.execution import ToolError
+        from tools_app.errors import ToolError
 
         code = tool.config.get("code", "")
         tenant = str(getattr(context.user, "pk", None) or tool.owner_id or "")

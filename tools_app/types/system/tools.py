@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents_core.definitions import create_tool
+from tools_app.definitions import create_tool
 from tools_app.types.system.web_fetch import INPUT_SCHEMA, OUTPUT_SCHEMA
 from tools_app.types.system.web_fetch import web_fetch as fetch_url
 
@@ -32,7 +32,8 @@ def _resumed(context: Any, schema: dict[str, Any]) -> Any:
     payload = getattr(context, "resume_payload", None)
     if payload is None:
         return None
-    from tools_app.execution import ToolError, schema_errors
+    from tools_app.errors import ToolError
+    from tools_app.validation import schema_errors
 
     errors = schema_errors(schema, payload)
     if errors:
@@ -43,7 +44,7 @@ def _resumed(context: Any, schema: dict[str, Any]) -> Any:
 
 
 def ask(input: dict[str, Any], context: Any = None) -> dict[str, Any]:  # noqa: A002
-    from tools_app.execution import ToolError, ToolSuspended
+    from tools_app.errors import ToolError, ToolSuspended
 
     mode = input.get("mode", "free-text")
     answer = _resumed(context, ASK_USER_RESUME)
@@ -68,7 +69,7 @@ def ask(input: dict[str, Any], context: Any = None) -> dict[str, Any]:  # noqa: 
 
 
 def plan(input: dict[str, Any], context: Any = None) -> dict[str, Any]:  # noqa: A002
-    from tools_app.execution import ToolSuspended
+    from tools_app.errors import ToolSuspended
 
     decision = _resumed(context, PLAN_RESUME)
     if decision is None:

@@ -1,0 +1,56 @@
+"""The ToolRun row a synchronous run leaves: one INSERT with the outcome, and the isolation
+mode kept as the first log line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+
+from tools_app.models import Tool, ToolRun, ToolRunStatus
+
+ISOLATION_PREFIX = "[sandbox] isolation="
+WAITS_FOR_A_PERSON = "This tool waits for a person's answer; it completes in the preview chat."
+
+
+def tool_run_record(
+    *,
+    tool: Tool,
+    input: Any,  # noqa: A002
+    outcome: Any,  # tools_app.execution.ToolOutcome
+    user: Any,
+    mode: str,
+    tool_call: Any = None,
+) -> ToolRun:
+    now = timezone.now()
+    status, error, output = outcome.status, outcome.error, outcome.output
+    if outcome.status == "suspended":
+        # Outside a chat nobody can answer: show what the tool would have asked.
+        status, output, error = ToolRunStatus.FAILED, outcome.suspend_payload, WAITS_FOR_A_PERSON
+    # One INSERT: atomic by itself (an explicit transaction would only add round trips).
+    return ToolRun.objects.create(
+        tool=tool,
+        status=status,
+        mode=mode,
+        input=input,
+        output=output,
+        model_output=outcome.model_output,
+        error=error,
+        errors=outcome.errors,
+        logs=logs_with_isolation(outcome),
+        duration_ms=outcome.duration_ms,
+        attempts=1,
+        # The run loop passes the ToolCall row or its primary key.
+        tool_call_id=getattr(tool_call, "pk", tool_call),
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+        started_at=now,
+        finished_at=now,
+    )
+
+
+def logs_with_isolation(outcome: Any) -> str:
+    # ToolRun has no isolation column; the sandbox mode is the first log line so that the
+    # console and the API can show which isolation ran (tool_run_data parses it back).
+    if outcome.isolation:
+        return f"{ISOLATION_PREFIX}{outcome.isolation}\n{outcome.logs}"
+    return outcome.logs

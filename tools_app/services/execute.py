@@ -1,0 +1,56 @@
+"""`tool_execute`: one tool run for REST and the CLI, always recorded as a ToolRun;
+`mode="async"` records it pending and hands it to a Celery worker after commit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import async_to_sync
+
+from tools_app.errors import InputError
+from tools_app.execution import ExecutionContext, ToolOutcome, run_tool
+from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
+from tools_app.records import tool_run_record
+from tools_app.services.runs import tool_run_enqueue
+from tools_app.validation import parse_input_text, validate_input
+
+
+def tool_execute(
+    *,
+    tool: Tool,
+    input: Any = None,  # noqa: A002
+    user: Any = None,
+    context: ExecutionContext | None = None,
+    mode: str = "sync",
+    input_text: str | None = None,
+) -> ToolRun:
+    """Run a tool for REST or the CLI and return its recorded ToolRun (never raises for a
+    tool failure; an input error is a failed ToolRun with `errors`)."""
+    if mode not in (ExecutionMode.SYNC, ExecutionMode.ASYNC):
+        raise ValueError(f"mode must be 'sync' or 'async', not {mode!r}")
+    context = context or ExecutionContext(user=user)
+    context.user = context.user or user
+    try:
+        if input_text is not None:
+            input = parse_input_text(input_text)  # noqa: A001
+        if mode == ExecutionMode.ASYNC:
+            # The worker's run_tool checks it again; a pending run must not be refused later.
+            validate_input(tool.input_schema, input)
+    except InputError as exc:
+        stored = input if input_text is None else input_text
+        return _rejected(tool, stored, exc.message, exc.errors, user, mode)
+    if mode == ExecutionMode.ASYNC:
+        return tool_run_enqueue(tool=tool, input=input, user=user)
+    outcome = async_to_sync(run_tool)(tool, input, context)
+    if outcome.input_rejected:
+        return _rejected(tool, input, outcome.error, outcome.errors, user, mode)
+    return tool_run_record(tool=tool, input=input, outcome=outcome, user=user, mode=mode)
+
+
+def _rejected(
+    tool: Tool, stored: Any, error: str, errors: list[dict[str, str]], user: Any, mode: str
+) -> ToolRun:
+    outcome = ToolOutcome(status=ToolRunStatus.FAILED, error=error, errors=errors)
+    run = tool_run_record(tool=tool, input=stored, outcome=outcome, user=user, mode=mode)
+    run.input_rejected = True  # not a column: lets REST answer 400 for this response
+    return run
