@@ -28,28 +28,32 @@ from agents_core.serializers import (
 from agents_core.services.binding_rules import subagent_path
 
 
-class AgentToolInlineForm(forms.ModelForm):
+class BindingForm(forms.ModelForm):
+    """A binding's form: the key follows its kind's rule, as in the REST API."""
+
+    key_pattern = BINDING_KEY
+    key_message = BINDING_KEY_MESSAGE
+
+    def clean_key(self) -> str:
+        key = self.cleaned_data["key"]
+        if not self.key_pattern.match(key):
+            raise ValidationError(self.key_message)
+        return key
+
+
+class AgentToolInlineForm(BindingForm):
     class Meta:
         model = AgentTool
         fields = ("agent", "tool", "key", "description_override", "requires_approval", "position")
 
-    def clean_key(self) -> str:
-        key = self.cleaned_data["key"]
-        if not BINDING_KEY.match(key):
-            raise ValidationError(BINDING_KEY_MESSAGE)
-        return key
 
+class SubAgentInlineForm(BindingForm):
+    key_pattern = SUBAGENT_KEY
+    key_message = SUBAGENT_KEY_MESSAGE
 
-class SubAgentInlineForm(forms.ModelForm):
     class Meta:
         model = SubAgent
         fields = ("parent", "child", "key", "description_override", "position")
-
-    def clean_key(self) -> str:
-        key = self.cleaned_data["key"]
-        if not SUBAGENT_KEY.match(key):
-            raise ValidationError(SUBAGENT_KEY_MESSAGE)
-        return key
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents_core.runtime.model_endpoints import agent_model_errors
+from providers.catalog import fallback_problems, valid_model_string
+from providers.options import call_option_problems, message_option_problems
 from tools_app.definitions import (
     DefinitionError,
     Schema,
@@ -71,6 +73,14 @@ def validate_editor_policy(editor: Any) -> Any:
     return dict(editor)
 
 
+def _checked_options(message: Mapping, path: str) -> Mapping:
+    """A system message whose providerOptions are all known (providers/options.py)."""
+    problems = message_option_problems(message.get("providerOptions"), f"{path}.providerOptions")
+    if problems:
+        raise DefinitionError("; ".join(problems))
+    return message
+
+
 def validate_instructions(instructions: Any) -> Any:
     """A string, a list of strings, a system message, or a list of system messages."""
 
@@ -82,12 +92,15 @@ def validate_instructions(instructions: Any) -> Any:
             and set(value) <= {"role", "content", "providerOptions"}
         )
 
-    if isinstance(instructions, str) or is_message(instructions):
+    if isinstance(instructions, str):
         return instructions
-    if isinstance(instructions, list) and (
-        all(isinstance(item, str) for item in instructions)
-        or all(is_message(item) for item in instructions)
-    ):
+    if is_message(instructions):
+        return _checked_options(instructions, "$")
+    if isinstance(instructions, list) and all(isinstance(item, str) for item in instructions):
+        return instructions
+    if isinstance(instructions, list) and all(is_message(item) for item in instructions):
+        for index, item in enumerate(instructions):
+            _checked_options(item, f"$[{index}]")
         return instructions
     raise DefinitionError(
         "instructions must be a string, a list of strings, a system message "
@@ -128,6 +141,10 @@ class Agent:
         unknown_hooks = set(self.hooks) - {"before_tool_call", "after_tool_call"}
         if unknown_hooks:
             raise DefinitionError(f"Agent {self.id!r}: unknown hooks {sorted(unknown_hooks)}.")
+        problems = call_option_problems(self.default_options.get("providerOptions"))
+        problems += fallback_problems(self.default_options.get("fallbacks"))
+        if problems:
+            raise DefinitionError(f"Agent {self.id!r}: default_options {'; '.join(problems)}.")
         errors = agent_model_errors(
             model=self.resolved_model(),
             metadata=self.metadata,
@@ -159,11 +176,3 @@ class Agent:
             else "callable",
             "metadata": self.metadata,
         }
-
-
-MODEL_STRING = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/\S+$")
-
-
-def valid_model_string(value: str) -> bool:
-    """litellm model strings are `provider/model` (the model part may contain slashes)."""
-    return bool(MODEL_STRING.match(value or ""))

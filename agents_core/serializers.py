@@ -21,6 +21,8 @@ from agents_core.definitions import (
 )
 from agents_core.models import Agent, AgentTool, SubAgent
 from agents_core.runtime.model_endpoints import agent_model_errors
+from providers.catalog import fallback_problems
+from providers.options import call_option_problems
 
 # What the model APIs accept as a tool (function) name.
 BINDING_KEY = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -83,6 +85,8 @@ def default_options_problems(options: dict[str, Any]) -> list[str]:
     auto_resume = options.get("autoResume")
     if auto_resume is not None and not isinstance(auto_resume, bool):
         problems.append("$.autoResume: must be true or false.")
+    problems += call_option_problems(options.get("providerOptions"))
+    problems += fallback_problems(options.get("fallbacks"))
     return problems
 
 
@@ -110,7 +114,8 @@ class AgentInputSerializer(serializers.Serializer):
     default_options = serializers.JSONField(
         required=False,
         default=dict,
-        help_text="maxSteps, toolChoice, activeTools, temperature, autoResume.",
+        help_text="maxSteps, toolChoice, activeTools, temperature, autoResume, modelSettings, "
+        "providerOptions, fallbacks.",
     )
     notification_policy = serializers.JSONField(required=False, default=dict)
 

@@ -12,8 +12,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents_core.models import Agent
-from agents_core.selectors import agent_get
+from agents_core.selectors import agent_get, thread_for
 from evals import selectors
+from evals.drafts import case_draft_from_thread
 from evals.models import Suite, TestCase
 from evals.serializers import (
     CaseInputSerializer,
@@ -173,3 +174,12 @@ class SuiteRunDetailApi(APIView):
                 "results": selectors.suite_run_results(suite_run=suite_run),
             }
         )
+
+
+@extend_schema(tags=TAG)
+class CaseDraftApi(APIView):
+    """A case drafted from one of the user's chat threads, to edit before saving."""
+
+    def get(self, request: Request, thread_id: Any) -> Response:
+        thread = thread_for(request.user, thread_id)
+        return Response(case_draft_from_thread(thread=thread))

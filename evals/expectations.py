@@ -10,6 +10,7 @@ values there.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
@@ -155,8 +156,6 @@ def _args_miss(exp: dict[str, Any], value: Any, name: str) -> Verdict | None:
 
 
 def _short(value: Any, limit: int = 120) -> str:
-    import json
-
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -212,8 +211,6 @@ def _answer(exp: dict[str, Any], obs: Observation) -> Verdict:
             kind, ok, reason, expected=None if ok else exp["value"], actual=None if ok else text
         )
     # answer_json
-    import json
-
     try:
         value = json.loads(text)
     except ValueError as exc:
@@ -315,7 +312,10 @@ def _judge(exp: dict[str, Any], obs: Observation, judge: Judge | None, model: st
 def _similar(exp: dict[str, Any], obs: Observation, similarity: Similarity | None) -> Verdict:
     if similarity is None:
         return Verdict("similar", False, "no similarity measure is available")
-    score = similarity(exp["reference"], obs.answer)
+    try:
+        score = similarity(exp["reference"], obs.answer)
+    except Exception as exc:  # noqa: BLE001 - a measure that fails is a failed expectation
+        return Verdict("similar", False, f"the similarity could not be measured: {exc}")
     threshold = exp.get("threshold", 0.5)
     ok = score >= threshold
     return Verdict(

@@ -4,9 +4,11 @@ The judge calls the configured model through litellm, as the run loop does, with
 rubric and the answer, and reads back `{"score": 0..1, "reason": str}`. The offline model
 `studio/scripted` gives deterministic verdicts (agents_core/runtime/offline_judge.py).
 
-Similarity to a reference answer is lexical: the cosine of the two texts' word-count
-vectors (words: runs of letters and digits, lower-cased), 1.0 for the same words in any
-order, 0.0 for no word in common.
+Similarity to a reference answer: with STUDIO_EVAL_SIMILARITY_MODEL set, the cosine of
+the two texts' vectors from that embedding model, through the knowledge app's embedding
+client (negative cosines count as 0); otherwise lexical: the cosine of the two texts'
+word-count vectors (words: runs of letters and digits, lower-cased), 1.0 for the same
+words in any order, 0.0 for no word in common.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
+
+from django.conf import settings
 
 from agents_core.runtime.model_endpoints import base_problem
 
@@ -76,3 +81,18 @@ def lexical_similarity(reference: str, answer: str) -> float:
         sum(v * v for v in right.values())
     )
     return dot / norm if norm else 0.0
+
+
+def embedding_similarity(reference: str, answer: str, *, model: str) -> float:
+    from knowledge.embeddings import embed
+
+    left, right = embed([reference, answer], model=model)
+    return max(0.0, min(1.0, sum(a * b for a, b in zip(left, right, strict=True))))
+
+
+def similarity_measure() -> Callable[[str, str], float]:
+    """The measure `similar` expectations use, by the settings."""
+    model = settings.STUDIO_EVAL_SIMILARITY_MODEL
+    if not model:
+        return lexical_similarity
+    return lambda reference, answer: embedding_similarity(reference, answer, model=model)

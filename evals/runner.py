@@ -19,7 +19,7 @@ from agents_core.models import MessageRole, Run, RunStatus, Thread, ToolCallStat
 from agents_core.services.runs import run_abort, run_resume, run_start
 from agents_core.services.threads import thread_create
 from evals.expectations import Observation, check_turn
-from evals.judge import judge_answer, lexical_similarity
+from evals.judge import judge_answer, similarity_measure
 from evals.models import TestCase
 
 POLL_SECONDS = 0.05
@@ -62,8 +62,8 @@ def case_play(*, case: TestCase, user: Any, metadata: dict[str, Any] | None = No
         verdicts = check_turn(
             turn.get("expect") or [],
             obs,
-            judge=_judge,
-            similarity=lexical_similarity,
+            judge=judge_answer,
+            similarity=similarity_measure(),
             judge_model=settings.STUDIO_EVAL_JUDGE_MODEL or case.agent.model,
         )
         entry.update(
@@ -84,10 +84,6 @@ def case_play(*, case: TestCase, user: Any, metadata: dict[str, Any] | None = No
         error=error,
         duration_ms=(time.monotonic() - started) * 1000,
     )
-
-
-def _judge(rubric: str, answer: str, model: str) -> tuple[float, str]:
-    return judge_answer(rubric, answer, model)
 
 
 def _turn_play(

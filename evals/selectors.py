@@ -28,6 +28,10 @@ def suite_get(*, user: Any, slug: str) -> Suite | None:
     return suite_list(user=user).filter(slug=slug).first()
 
 
+def suite_run_list(*, user: Any) -> QuerySet[SuiteRun]:
+    return SuiteRun.objects.filter(owner=user).select_related("suite")
+
+
 def suite_run_get(*, user: Any, suite_run_id: Any) -> SuiteRun | None:
     try:
         suite_run_id = int(suite_run_id)

@@ -19,7 +19,9 @@ class CaseInputSerializer(serializers.Serializer):
 
 
 class CaseOutputSerializer(serializers.ModelSerializer):
-    agent = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    agent: serializers.SlugRelatedField = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
 
     class Meta:
         model = TestCase
@@ -41,8 +43,12 @@ class SuiteUpdateSerializer(serializers.Serializer):
 
 
 class SuiteOutputSerializer(serializers.ModelSerializer):
-    agent = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    cases = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    agent: serializers.SlugRelatedField = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
+    cases: serializers.PrimaryKeyRelatedField = serializers.PrimaryKeyRelatedField(
+        many=True, read_only=True
+    )
 
     class Meta:
         model = Suite

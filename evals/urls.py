@@ -13,6 +13,11 @@ urlpatterns = [
         api.CaseDetailApi.as_view(),
         name="evals-case-detail",
     ),
+    path(
+        "threads/<uuid:thread_id>/test-case-draft",
+        api.CaseDraftApi.as_view(),
+        name="evals-case-draft",
+    ),
     path("suites/", api.SuiteListApi.as_view(), name="evals-suite-list"),
     path("suites/<slug:slug>/", api.SuiteDetailApi.as_view(), name="evals-suite-detail"),
     path("suites/<slug:slug>/runs/", api.SuiteRunListApi.as_view(), name="evals-suite-runs"),

@@ -25,7 +25,7 @@ class CredentialForm(forms.ModelForm):
         fields = ["owner", "provider", "name", "api_base"]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = super().clean() or {}
         try:
             services.credential_check(
                 data.get("provider", ""), data.get("name", ""), data.get("api_base", "")

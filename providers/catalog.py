@@ -5,7 +5,9 @@ for one token."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -50,3 +52,27 @@ def litellm_model(model: str) -> str:
 
 def server_key_configured(provider: Provider) -> bool:
     return bool(provider.env_key and os.environ.get(provider.env_key))
+
+
+MODEL_STRING = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/\S+$")
+# How many models an agent or a run may list to fall back on.
+MAX_FALLBACKS = 5
+
+
+def valid_model_string(value: str) -> bool:
+    """litellm model strings are `provider/model` (the model part may contain slashes)."""
+    return bool(MODEL_STRING.match(value or ""))
+
+
+def fallback_problems(value: Any, path: str = "$.fallbacks") -> list[str]:
+    """Problems of a `fallbacks` option (models tried in order when the agent's model
+    fails), each with its JSON path."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_FALLBACKS:
+        return [f"{path}: must be a list of at most {MAX_FALLBACKS} model strings"]
+    return [
+        f"{path}[{index}]: must be a model string provider/model"
+        for index, model in enumerate(value)
+        if not isinstance(model, str) or not valid_model_string(model) or "://" in model
+    ]

@@ -42,6 +42,7 @@ def credential_test(*, credential: ProviderCredential, model: str = "") -> dict[
         "api_key": key or NO_KEY,
         "timeout": settings.STUDIO_PROVIDER_TEST_TIMEOUT,
         "num_retries": 0,
+        "max_retries": 0,
     }
     if credential.api_base:
         kwargs["api_base"] = credential.api_base

@@ -71,7 +71,7 @@ def chat_models() -> tuple[ModelInfo, ...]:
     for key, entry in _raw_map().items():
         if not isinstance(entry, dict) or entry.get("mode") != "chat":
             continue
-        provider = CATALOG_LITELLM.get(entry.get("litellm_provider"))
+        provider = CATALOG_LITELLM.get(str(entry.get("litellm_provider")))
         if provider is None:
             continue
         name = key.split("/", 1)[1] if key.startswith(f"{entry['litellm_provider']}/") else key

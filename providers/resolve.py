@@ -36,10 +36,6 @@ class ModelCall:
     credential: str = ""  # "own:<name>" | "site:<name>" | "" (the server's environment)
     refusal: str = ""  # why the call may not be made ("" when it may)
 
-    def public(self) -> dict[str, str]:
-        """What a run may record of it (never the key)."""
-        return {"model": self.requested, "credential": self.credential}
-
 
 def model_call(*, user: Any, model: str, base_set: bool) -> ModelCall:
     """How a call of `model` by `user` is made; `base_set`: the agent or the run names a

@@ -1,14 +1,7 @@
 """Tools defined in Python code: `create_tool` and the `ToolDefinition` it returns.
 
-    from tools_app.definitions import create_tool      (also agents_core.definitions)
-
-    weather = create_tool(
-        id="weather_lookup",
-        description="Current weather for a city",
-        input_schema={"type": "object", "properties": {"city": {"type": "string"}},
-                      "required": ["city"]},
-        execute=lambda input, context: {"city": input["city"], "temp_c": 21},
-    )
+    from tools_app.definitions import create_tool      (also agents_core.definitions,
+                                                        whose docstring has an example)
 
 A definition in an installed app's `tools.py` (or reached by a code agent) is discovered
 at start-up and synced into the database as a code-owned Tool row; running it goes through

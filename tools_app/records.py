@@ -23,22 +23,12 @@ def tool_run_record(
     tool_call: Any = None,
 ) -> ToolRun:
     now = timezone.now()
-    status, error, output = outcome.status, outcome.error, outcome.output
-    if outcome.status == "suspended":
-        # Outside a chat nobody can answer: show what the tool would have asked.
-        status, output, error = ToolRunStatus.FAILED, outcome.suspend_payload, WAITS_FOR_A_PERSON
     # One INSERT: atomic by itself (an explicit transaction would only add round trips).
     return ToolRun.objects.create(
         tool=tool,
-        status=status,
         mode=mode,
         input=input,
-        output=output,
-        model_output=outcome.model_output,
-        error=error,
-        errors=outcome.errors,
-        logs=logs_with_isolation(outcome),
-        duration_ms=outcome.duration_ms,
+        **outcome_fields(outcome),
         attempts=1,
         # The run loop passes the ToolCall row or its primary key.
         tool_call_id=getattr(tool_call, "pk", tool_call),
@@ -46,6 +36,23 @@ def tool_run_record(
         started_at=now,
         finished_at=now,
     )
+
+
+def outcome_fields(outcome: Any) -> dict[str, Any]:
+    """The ToolRun columns of an outcome. Outside a chat nobody can answer a suspended
+    tool: its run fails and shows what the tool would have asked."""
+    status, error, output = outcome.status, outcome.error, outcome.output
+    if outcome.status == "suspended":
+        status, output, error = ToolRunStatus.FAILED, outcome.suspend_payload, WAITS_FOR_A_PERSON
+    return {
+        "status": status,
+        "output": output,
+        "model_output": outcome.model_output,
+        "error": error,
+        "errors": outcome.errors,
+        "logs": logs_with_isolation(outcome),
+        "duration_ms": outcome.duration_ms,
+    }
 
 
 def logs_with_isolation(outcome: Any) -> str:

@@ -65,7 +65,7 @@ class AgentExportApi(APIView):
         "the code-first API. Credentials are never exported.",
     )
     def get(self, request: Request, slug: str) -> Response | HttpResponse:
-        document = agent_document(agent=agent_or_404(request, slug))
+        document = agent_document(agent=agent_or_404(request, slug), owner=request.user)
         kind = request.query_params.get("format", "json")
         if kind == "json":
             return Response(document)

@@ -313,7 +313,8 @@ class RevisionListApi(APIView):
         agent = _readable_agent(request, slug)
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(selectors.revision_list(agent=agent), request, view=self)
-        return paginator.get_paginated_response([selectors.revision_info(r) for r in page])
+        revisions = page or []  # None only when the view does not paginate
+        return paginator.get_paginated_response([selectors.revision_info(r) for r in revisions])
 
 
 class RevisionDetailApi(APIView):

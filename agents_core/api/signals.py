@@ -67,7 +67,8 @@ class SignalInput(serializers.Serializer):
     tagName = serializers.CharField(  # noqa: N815
         source="tag_name", required=False, allow_blank=True, default=""
     )
-    contents = serializers.JSONField(required=False, default="")
+    # A text signal by default; the stubs allow only object defaults, DRF any JSON value.
+    contents = serializers.JSONField(required=False, default="")  # type: ignore[arg-type]
     attributes = serializers.DictField(required=False, default=dict)
     metadata = serializers.DictField(required=False, default=dict)
     ifActive = serializers.ChoiceField(  # noqa: N815
@@ -95,7 +96,8 @@ class StateSignalInput(serializers.Serializer):
 
 
 class NotificationInput(serializers.Serializer):
-    source = serializers.CharField(max_length=100)
+    # A declared field, not Field.source: DRF's metaclass takes it out of the class.
+    source = serializers.CharField(max_length=100)  # type: ignore[assignment]
     kind = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     summary = serializers.CharField()
     priority = serializers.ChoiceField(choices=PRIORITIES, default="medium")

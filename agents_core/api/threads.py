@@ -57,6 +57,8 @@ class RunOutput(serializers.Serializer):
     step = serializers.IntegerField()
     error = serializers.CharField()
     usage = serializers.JSONField()
+    # The model that answered the last model call (the agent's or a fallback).
+    model = serializers.CharField()
     options = serializers.JSONField()
     createdAt = IsoDateTimeField(source="created_at")  # noqa: N815
     finishedAt = IsoDateTimeField(source="finished_at")  # noqa: N815
@@ -146,7 +148,8 @@ class ThreadListApi(APIView):
         if agent is None:
             raise serializers.ValidationError({"agent": [f"No agent {data['agent']!r}."]})
         thread = thread_services.thread_create(user=request.user, agent=agent, title=data["title"])
-        thread.active_runs = []  # type: ignore[attr-defined] - a new thread has none
+        # A new thread has no runs yet; ThreadOutput reads the prefetched list.
+        thread.active_runs = []  # type: ignore[attr-defined]
         return Response(ThreadOutput(thread).data, status=status.HTTP_201_CREATED)
 
 

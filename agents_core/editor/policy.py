@@ -50,9 +50,5 @@ def field_ownership(agent: Any) -> dict[str, str]:
     return {name: EDITOR if name in granted else CODE for name in FIELDS}
 
 
-def editable_fields(agent: Any) -> frozenset[str]:
-    return frozenset(name for name, owner in field_ownership(agent).items() if owner == EDITOR)
-
-
 def is_editable(agent: Any, field: str) -> bool:
     return field_ownership(agent).get(field) == EDITOR

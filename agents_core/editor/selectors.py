@@ -45,10 +45,6 @@ def lock_current(*, agent: Agent) -> EditLock | None:
     )
 
 
-def lock_history(*, agent: Agent) -> QuerySet[EditLock]:
-    return EditLock.objects.select_related("holder", "ended_by").filter(agent=agent)
-
-
 def revision_list(*, agent: Agent) -> QuerySet[Revision]:
     return Revision.objects.select_related("author").filter(agent=agent)
 

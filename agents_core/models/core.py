@@ -200,6 +200,8 @@ class Run(models.Model):
     state = models.JSONField(default=dict, blank=True, encoder=NulFreeJSONEncoder)
     error = NulFreeTextField(blank=True)
     usage = models.JSONField(default=dict, blank=True)
+    # The model that answered the last model call: the agent's, or one of its fallbacks.
+    model = models.CharField(max_length=200, blank=True, default="")
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

@@ -53,6 +53,8 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
         self.step_message: int | None = None
         self.memory_upto: int | None = None
         self.hooks = {**setup.hooks, **active.hooks}
+        # The model that answered the last call (the agent's or a fallback), kept on the run.
+        self.answered = setup.run.model
 
     async def run(self) -> RunResult:
         """Start (or resume), then a model step and its tool calls, again, until the model
@@ -130,6 +132,7 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
             text=self.last_text,
             usage=self.usage,
             steps=self.step,
+            model=self.answered,
         )
         return RunResult(RunStatus.COMPLETED, text=self.last_text)
 

@@ -17,14 +17,17 @@ import json
 from typing import Any
 
 from agents_core.models import Message, MessageRole, ToolCall
+from providers.options import message_cache_control
 
 MEMORY_LIMIT = 200
 INTERRUPTED = {"error": "No result: this call was interrupted before it finished."}
 
 
-def instruction_messages(instructions: Any) -> list[dict[str, Any]]:
+def instruction_messages(instructions: Any, model: str = "") -> list[dict[str, Any]]:
     """An agent's instructions (a string, a list of strings, a system message or a list of
-    system messages) as system messages."""
+    system messages) as system messages, for a call of `model`
+    (litellm's model string): an instruction's providerOptions for that provider apply
+    (anthropic's cacheControl makes its text a content block with cache_control)."""
     if instructions in (None, "", []):
         return []
     items = instructions if isinstance(instructions, list) else [instructions]
@@ -34,11 +37,11 @@ def instruction_messages(instructions: Any) -> list[dict[str, Any]]:
             if item:
                 messages.append({"role": "system", "content": item})
         elif isinstance(item, dict) and item.get("content"):
-            message = {"role": "system", "content": item["content"]}
-            anthropic = (item.get("providerOptions") or {}).get("anthropic") or {}
-            if anthropic.get("cacheControl"):
-                message["cache_control"] = anthropic["cacheControl"]
-            messages.append(message)
+            cache_control = message_cache_control(item.get("providerOptions"), model)
+            content: Any = item["content"]
+            if cache_control:
+                content = [{"type": "text", "text": content, "cache_control": cache_control}]
+            messages.append({"role": "system", "content": content})
     return messages
 
 

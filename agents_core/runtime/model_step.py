@@ -14,7 +14,8 @@ from typing import Any
 from agents_core.runtime import heap, model_stream, plugins, stats, store
 from agents_core.runtime.db import db
 from agents_core.runtime.errors import Aborted, model_error
-from agents_core.runtime.messages import instruction_messages, memory_messages, thread_memory
+from agents_core.runtime.fallbacks import open_stream, run_model_record
+from agents_core.runtime.messages import memory_messages, thread_memory
 from agents_core.runtime.processes import uses_workers
 from agents_core.runtime.setup import ToolSpec
 from agents_core.runtime.tool_input import CallState
@@ -42,35 +43,26 @@ class ModelStep:
 
     async def _model_step(self) -> tuple[list[CallState], str]:
         setup = self.setup
-        litellm = await litellm_module(offline=setup.agent.model.startswith("studio/"))
+        offline = any(call.model.startswith("studio/") for call in setup.model_calls)
+        litellm = await litellm_module(offline=offline)
         # Signals delivered into this run are written to the thread's memory by the drain,
         # so reading the memory after it gives each of them to the model exactly once.
         await db(plugins.before_model_call, setup.run)
         rows, calls = await db(thread_memory, setup.thread_id)
         self.memory_upto = rows[-1].pk if rows else 0
-        messages = instruction_messages(setup.instructions) + memory_messages(rows, calls)
+        memory = memory_messages(rows, calls)
         specs = setup.active_specs()
         choice = setup.tool_choice()
-        call = setup.model_calls[0]
-        kwargs: dict[str, Any] = {
-            "model": call.model,
-            "messages": messages,
-            "stream": True,
-            **setup.model_kwargs(call),
-        }
-        if specs:
-            kwargs["tools"] = [spec.function() for spec in specs]
-            kwargs["tool_choice"] = choice
-        if kwargs["model"].startswith("openai/") or "api_base" in kwargs:
-            kwargs["stream_options"] = {"include_usage": True}
         self._check_abort()
         self.step_message = await db(
             store.step_message_start, run_id=self.run_id, thread_id=setup.thread_id
         )
-        try:
-            response = await litellm.acompletion(**kwargs)
-        except Exception as exc:  # noqa: BLE001
-            raise model_error(exc, setup.agent.model) from exc
+        response, call = await open_stream(
+            litellm, setup.model_calls, lambda call: setup.call_kwargs(call, memory, specs, choice)
+        )
+        if call.requested != self.answered:
+            self.answered = call.requested
+            await db(run_model_record, self.run_id, call.requested)
         allowed = {spec.name: spec for spec in specs} if choice != "none" else {}
         return await self._consume(response, allowed, litellm)
 
@@ -140,7 +132,7 @@ class ModelStep:
             raise
         except Exception as exc:  # noqa: BLE001 - provider down mid-stream, malformed chunk
             self.partial_text = "".join(text)
-            raise model_error(exc, self.setup.agent.model) from exc
+            raise model_error(exc, self.answered or self.setup.agent.model) from exc
         if not usage_counted and chunk is not None:
             # Without include_usage, litellm gives the stream's usage on its last chunk.
             self._add_usage(model_stream.reported_usage(chunk))

@@ -9,6 +9,7 @@ from typing import Any
 from agents_core.models import Agent, AgentTool, Run
 from agents_core.registry import get_agent_definition, get_tool_definition
 from agents_core.runtime.errors import ModelError
+from agents_core.runtime.messages import instruction_messages
 from agents_core.runtime.model_endpoints import (
     BASE_KEYS,
     METADATA_BASE_KEYS,
@@ -16,15 +17,13 @@ from agents_core.runtime.model_endpoints import (
     run_model_refusals,
     sets_base,
 )
+from providers.catalog import fallback_problems
+from providers.options import call_kwargs
 from providers.resolve import ModelCall, model_call
 from tools_app.models import Source, Tool, ToolKind
+from tools_app.types.agent import PROMPT_SCHEMA
 
-SUBAGENT_PARAMETERS = {
-    "type": "object",
-    "properties": {"prompt": {"type": "string", "description": "What to ask the agent."}},
-    "required": ["prompt"],
-    "additionalProperties": False,
-}
+SUBAGENT_PARAMETERS = PROMPT_SCHEMA
 # A sub-agent's run is bounded by its own max steps; this only ends one that hangs.
 SUBAGENT_TIMEOUT_SECONDS = 3600.0
 DEFAULT_MAX_STEPS = 10
@@ -52,8 +51,7 @@ _CAMEL = {
     "presencePenalty": "presence_penalty",
     "numRetries": "num_retries",
 }
-# What the offline provider reads from providerOptions.studio (runtime/offline.py).
-OFFLINE_OPTIONS = ("delay", "chunk_size", "stamp", "fail")
+OPTIONS_REFUSED = "provider_options_refused"
 
 
 @dataclass
@@ -126,6 +124,11 @@ class RunSetup:
         """litellm's arguments besides the messages, for `call` (the agent's model when
         None). A base URL the operator does not allow ends the run here (ModelError),
         before any call is made."""
+        problems = fallback_problems(self.options.get("fallbacks"))
+        if problems:
+            raise ModelError(
+                f"The model call was not made: {'; '.join(problems)}", "invalid_options"
+            )
         refusals = run_model_refusals(agent=self.agent, run_options=self.run.options)
         if call is not None and call.refusal:
             refusals.append({"message": call.refusal})
@@ -143,10 +146,11 @@ class RunSetup:
             key = _CAMEL.get(key, key)
             if key in MODEL_SETTINGS and (value or key != "api_base"):
                 settings[key] = value
-        if self.agent.model.startswith("studio/"):
-            studio = (self.options.get("providerOptions") or {}).get("studio")
-            if isinstance(studio, dict):
-                settings.update({key: studio[key] for key in OFFLINE_OPTIONS if key in studio})
+        model = call.model if call is not None else self.agent.model
+        try:
+            settings.update(call_kwargs(self.options.get("providerOptions"), model))
+        except ValueError as exc:
+            raise ModelError(f"The model call was not made: {exc}", OPTIONS_REFUSED) from None
         if call is not None:
             # A key or base the agent or the run sets wins over the credential's.
             if call.api_key and not settings.get("api_key"):
@@ -154,6 +158,26 @@ class RunSetup:
             if call.api_base and not settings.get("api_base"):
                 settings["api_base"] = call.api_base
         return settings
+
+    def call_kwargs(
+        self, call: ModelCall, memory: list[dict[str, Any]], specs: list[ToolSpec], choice: Any
+    ) -> dict[str, Any]:
+        """Everything litellm is given for `call` (the agent's model or a fallback)."""
+        kwargs: dict[str, Any] = {
+            "model": call.model,
+            "messages": instruction_messages(self.instructions, call.model) + memory,
+            "stream": True,
+            # Retries are the run's own (runtime/fallbacks.py), bounded and visible; the
+            # OpenAI SDK under litellm would otherwise retry each call twice on its own.
+            "max_retries": 0,
+            **self.model_kwargs(call),
+        }
+        if specs:
+            kwargs["tools"] = [spec.function() for spec in specs]
+            kwargs["tool_choice"] = choice
+        if kwargs["model"].startswith("openai/") or "api_base" in kwargs:
+            kwargs["stream_options"] = {"include_usage": True}
+        return kwargs
 
     def active_specs(self) -> list[ToolSpec]:
         active = self.options.get("activeTools")
@@ -170,6 +194,13 @@ class RunSetup:
         if choice in (None, "auto", "none", "required"):
             return choice or "auto"
         return {"type": "function", "function": {"name": choice}}
+
+
+def _fallbacks(options: dict[str, Any]) -> list[str]:
+    """The fallback models a run tries after the agent's (well-formed ones: the run checks
+    the option before its first call)."""
+    value = options.get("fallbacks")
+    return value if isinstance(value, list) and not fallback_problems(value) else []
 
 
 def _code_tool(tool: Any) -> Any:
@@ -226,5 +257,8 @@ def load_setup(run_id: Any) -> RunSetup:
         specs=specs,
         options=options,
         hooks=dict(definition.hooks) if definition is not None else {},
-        model_calls=[model_call(user=run.started_by, model=agent.model, base_set=base_set)],
+        model_calls=[
+            model_call(user=run.started_by, model=model, base_set=base_set)
+            for model in [agent.model, *_fallbacks(options)]
+        ],
     )

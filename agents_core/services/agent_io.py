@@ -20,6 +20,7 @@ with the editor's overrides applied.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -50,6 +51,17 @@ VERSION = 1
 # What an agent entry and a tool entry hold besides the slug, the bindings and the name.
 AGENT_KEYS = AGENT_FIELDS
 TOOL_KEYS = tuple(field for field in TOOL_FIELDS if field != "name")
+# Sections other apps add to the exported agent's document (evals: its test cases), so that
+# agents_core imports none of them: name -> (export(agent=, owner=) -> value or None,
+# load(agent=, owner=, value=, path=) creating what it holds, or raising an error whose
+# JSON paths start with `path`).
+SECTIONS: dict[str, tuple[Callable[..., Any], Callable[..., None]]] = {}
+
+
+def document_section_register(
+    name: str, *, export: Callable[..., Any], load: Callable[..., None]
+) -> None:
+    SECTIONS[name] = (export, load)
 
 
 # --- export ---------------------------------------------------------------------------------
@@ -86,9 +98,10 @@ def _tool_entry(tool: Any) -> dict[str, Any]:
     return {"name": tool.name, **{key: getattr(tool, key) for key in TOOL_KEYS}}
 
 
-def agent_document(*, agent: Agent, deep: bool = True) -> dict[str, Any]:
+def agent_document(*, agent: Agent, deep: bool = True, owner: Any = None) -> dict[str, Any]:
     """The export document of `agent`; with `deep`, its studio sub-agents (recursively) and
-    the studio tools all of them bind come along, otherwise they are references."""
+    the studio tools all of them bind come along, otherwise they are references. With an
+    `owner`, the registered sections hold what that user keeps about the agent."""
     agents: dict[str, dict[str, Any]] = {}
     tools: dict[str, dict[str, Any]] = {}
     queue = [agent]
@@ -105,13 +118,17 @@ def agent_document(*, agent: Agent, deep: bool = True) -> dict[str, Any]:
         for subagent in effective_subagent_bindings(current):
             if subagent.child.source == Source.STUDIO:
                 queue.append(subagent.child)
-    return {
+    document = {
         "format": FORMAT,
         "version": VERSION,
         "agent": agent.slug,
         "agents": list(agents.values()),
         "tools": list(tools.values()),
     }
+    for name, (export, _) in SECTIONS.items() if owner is not None else ():
+        if (value := export(agent=agent, owner=owner)) is not None:
+            document[name] = value
+    return document
 
 
 # --- import ---------------------------------------------------------------------------------
@@ -319,7 +336,12 @@ def agent_import(
     }
     try:
         with transaction.atomic():
-            _create_all(owner=owner, agents=agents, tools=tools)
+            created = _create_all(owner=owner, agents=agents, tools=tools)
+            for name, (_, load) in SECTIONS.items():
+                if name in document:
+                    load(
+                        agent=created, owner=owner, value=document[name], path=f"$.document.{name}"
+                    )
             if dry_run:
                 raise _Preview
     except _Preview:
@@ -327,7 +349,8 @@ def agent_import(
     return plan
 
 
-def _create_all(*, owner: Any, agents: list[dict], tools: list[dict]) -> None:
+def _create_all(*, owner: Any, agents: list[dict], tools: list[dict]) -> Agent:
+    """Create everything; returns the document's first (the exported) agent."""
 
     for tool in tools:
         tool_create(owner=owner, **tool)
@@ -339,6 +362,7 @@ def _create_all(*, owner: Any, agents: list[dict], tools: list[dict]) -> None:
     ]
     for index, (agent, entry) in enumerate(zip(created, agents, strict=True)):
         _bind(owner=owner, agent=agent, entry=entry, path=f"$.document.agents[{index}]")
+    return created[0]
 
 
 def _bind(*, owner: Any, agent: Agent, entry: dict[str, Any], path: str) -> None:

@@ -7,6 +7,8 @@ from typing import Any
 
 from agents_core.runtime.model_endpoints import REFUSED_CODE, run_model_refusals
 from agents_core.runtime.processes import uses_workers
+from providers.catalog import fallback_problems
+from providers.options import call_option_problems
 from studio.exceptions import ApplicationError
 
 # Per-run options a caller may set (hooks are Python callables and stay in memory).
@@ -18,7 +20,14 @@ RUN_OPTIONS = {
     "modelSettings",
     "providerOptions",
     "autoResume",
+    "fallbacks",
 }
+
+
+def _error(problem: str) -> dict[str, str]:
+    """{"path", "message"} of a problem written "<path>: <message>"."""
+    path, _, message = problem.partition(": ")
+    return {"path": path, "message": message}
 
 
 def _clean_options(options: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -44,6 +53,14 @@ def _clean_options(options: dict[str, Any] | None) -> tuple[dict[str, Any], dict
     steps = options.get("maxSteps")
     if steps is not None and not (isinstance(steps, int) and 1 <= steps <= 100):
         raise ApplicationError("maxSteps must be an integer from 1 to 100.", code="invalid_options")
+    problems = call_option_problems(options.get("providerOptions"), "$.options.providerOptions")
+    problems += fallback_problems(options.get("fallbacks"), "$.options.fallbacks")
+    if problems:
+        raise ApplicationError(
+            problems[0],
+            code="invalid_options",
+            extra={"errors": [_error(problem) for problem in problems]},
+        )
     unknown_hooks = set(hooks) - {"before_tool_call", "after_tool_call"}
     if unknown_hooks:
         raise ApplicationError(f"Unknown hooks: {sorted(unknown_hooks)}.", code="invalid_options")

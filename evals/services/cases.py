@@ -177,15 +177,23 @@ def cases_import(*, agent: Agent, owner: Any, data: Any) -> dict[str, int]:
                     },
                 )
             members.append(known[name])
-        suite = Suite.objects.filter(owner=owner, slug=item["slug"]).first()
-        if suite is not None and suite.agent_id != agent.pk:
-            raise _name_taken(
-                f"suites[{index}].slug", f"Your suite {item['slug']!r} belongs to another agent."
-            )
-        if suite is None:
-            suite = Suite(agent=agent, owner=owner, slug=item["slug"])
+        suite = _suite_for_import(agent=agent, owner=owner, slug=item["slug"])
         suite.name = item.get("name") or item["slug"]
         suite.repeat = item.get("repeat", 1)
         suite.save()
         suite.cases.set(members)
     return {"cases": len(data["cases"]), "suites": len(data.get("suites") or [])}
+
+
+def _suite_for_import(*, agent: Agent, owner: Any, slug: str) -> Suite:
+    """The agent's suite with this slug (replaced), or a new one; a slug the user gave a
+    suite of another agent gets a free suffix (`-2`, `-3`...)."""
+    taken = set(Suite.objects.filter(owner=owner).values_list("slug", flat=True))
+    existing = Suite.objects.filter(owner=owner, slug=slug, agent=agent).first()
+    if existing is not None:
+        return existing
+    free, number = slug, 1
+    while free in taken:
+        number += 1
+        free = f"{slug[: 100 - len(str(number)) - 1]}-{number}"
+    return Suite(agent=agent, owner=owner, slug=free)

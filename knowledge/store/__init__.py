@@ -13,12 +13,17 @@ from functools import cache
 from django.conf import settings
 
 from knowledge.store.base import Chunk, ChunkStore, Filters, Hit
-from knowledge.store.lance import LanceStore
 
 __all__ = ["Chunk", "ChunkStore", "Filters", "Hit", "get_store"]
 
 
 @cache
 def get_store() -> ChunkStore:
-    """The process's store (a LanceDB connection is reused by every call)."""
+    """The process's store (a LanceDB connection is reused by every call).
+
+    The engine is imported here, on first use, not with the URLconf: loading lancedb and
+    pyarrow takes seconds, and most requests of a process never touch a knowledge base.
+    """
+    from knowledge.store.lance import LanceStore
+
     return LanceStore(settings.STUDIO_KNOWLEDGE_URI)

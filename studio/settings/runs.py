@@ -24,6 +24,11 @@ STUDIO_CODE_MODULES = envlist("STUDIO_CODE_MODULES", [])
 STUDIO_MODEL_API_BASES = envlist("STUDIO_MODEL_API_BASES", [])
 # How long a provider's "test connection" call may take, in seconds (providers/connection.py).
 STUDIO_PROVIDER_TEST_TIMEOUT = envfloat("STUDIO_PROVIDER_TEST_TIMEOUT", 20.0)
+# How often a run retries opening a model's stream on a rate limit, a 5xx, a connection
+# error or a timeout before it moves to the next fallback, and the first wait in seconds
+# (doubling each time) (agents_core/runtime/fallbacks.py).
+STUDIO_MODEL_RETRIES = envint("STUDIO_MODEL_RETRIES", 2)
+STUDIO_MODEL_RETRY_BACKOFF = envfloat("STUDIO_MODEL_RETRY_BACKOFF", 1.0)
 
 # --- Editor ---------------------------------------------------------------------------------
 # How long an edit lock lives without a renewal; the editor pages renew it every third of
@@ -83,3 +88,7 @@ STUDIO_STREAM_BATCH_MS = envint("STUDIO_STREAM_BATCH_MS", 60)
 STUDIO_EVAL_CONCURRENCY = envint("STUDIO_EVAL_CONCURRENCY", 4)
 STUDIO_EVAL_TURN_TIMEOUT = envint("STUDIO_EVAL_TURN_TIMEOUT", 300)
 STUDIO_EVAL_JUDGE_MODEL = os.environ.get("STUDIO_EVAL_JUDGE_MODEL", "")
+# The embedding model `similar` expectations compare with (any litellm embedding model, as
+# for knowledge bases, through STUDIO_KNOWLEDGE_EMBEDDING_API_BASE when set); empty: a
+# lexical measure.
+STUDIO_EVAL_SIMILARITY_MODEL = os.environ.get("STUDIO_EVAL_SIMILARITY_MODEL", "")

@@ -46,3 +46,10 @@ def wait_finished(suite_run: Any, seconds: float = 240) -> Any:
             return suite_run
         time.sleep(0.2)
     raise TimeoutError(f"suite run {suite_run.pk} still {suite_run.status}")
+
+
+def free_port_url() -> str:
+    """A base URL on 127.0.0.1 where nothing listens."""
+    from tests.conftest import free_port
+
+    return f"http://127.0.0.1:{free_port()}"

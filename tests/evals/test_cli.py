@@ -122,3 +122,14 @@ def test_export_and_import_round_trip(demo, owner, teammate):
     code, out, _ = agent_cmd("--owner", teammate.username, "tests-import", "travel-desk", str(DEMO))
     assert code == 0 and "Imported 7 case(s), 1 suite(s)" in out
     assert Suite.objects.get(owner=teammate).cases.count() == 7
+
+
+@pytest.mark.timeout(300)
+def test_without_in_process_the_workers_play_the_suite(demo, owner, celery_worker, tmp_path):
+    report = tmp_path / "report.xml"
+    code, out, err = agent_cmd(
+        "--owner", owner.username, "test", "travel-desk-demo", "--junit", str(report)
+    )
+    assert code == 1 and "4 case(s) failed" in err
+    assert ET.parse(report).getroot().find("testsuite").get("failures") == "4"
+    assert SuiteRun.objects.get().status == "failed"

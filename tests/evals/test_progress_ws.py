@@ -33,8 +33,10 @@ async def test_the_owner_follows_a_suite_run(demo, owner):
     await ws.disconnect()
 
     assert events[0]["run"]["status"] == "running" and events[0]["result"] is None
+    # Cases finish in parallel: each event counts at least its own result.
     done = [e["run"]["summary"]["done"] for e in events[1:8]]
-    assert sorted(done) == list(range(1, 8))
+    assert all(1 <= n <= 7 for n in done) and max(done) == 7
+    assert len({e["result"]["id"] for e in events[1:8]}) == 7
     names = {e["result"]["caseName"] for e in events[1:8]}
     assert "built to fail: regex miss" in names and len(names) == 7
     assert events[8]["run"]["status"] == "failed" and events[8]["run"]["summary"]["done"] == 7

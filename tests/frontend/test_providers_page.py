@@ -48,6 +48,11 @@ def test_a_credential_is_added_tested_and_shown_as_a_hint(
     page.reload()
     page.wait_for_selector(".provider-card[data-name='box']")
     assert KEY not in page.content()
+    # The picker offers the user's own server by its name.
+    page.fill("#model-search", "bo")
+    server = page.locator(".model-option[data-model='box/']")
+    server.wait_for()
+    assert "your server" in server.inner_text()
 
 
 def test_the_picker_searches_litellms_list_and_keeps_free_text(

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from django.urls import URLPattern, URLResolver, get_resolver
 
 from agents_core.models import Revision, Run, Thread, ToolCall
 from evals.models import Suite, TestCase
@@ -22,6 +21,7 @@ from knowledge.services.bases import kb_create
 from knowledge.store import get_store
 from providers.services import credential_create
 from tests.agents_core.factories import AgentFactory, AgentToolFactory, SubAgentFactory
+from tests.routes import all_routes
 from tests.studio.db_state import db_fingerprint
 from tests.tools_app.factories import ToolFactory
 from tools_app import types
@@ -512,15 +512,8 @@ def world(owner, echo_type) -> Iterator[World]:
 
 
 def _write_routes() -> set[tuple[str, str]]:
-    def walk(patterns: list, prefix: str = "") -> Iterator[tuple[str, URLPattern]]:
-        for pattern in patterns:
-            if isinstance(pattern, URLResolver):
-                yield from walk(pattern.url_patterns, prefix + str(pattern.pattern))
-            else:
-                yield prefix + str(pattern.pattern), pattern
-
     routes = set()
-    for route, pattern in walk(get_resolver().url_patterns):
+    for route, pattern in all_routes():
         view = getattr(pattern.callback, "cls", None)
         if route.startswith("api/") and view is not None:
             routes |= {(pattern.name, m) for m in WRITE_METHODS if hasattr(view, m)}

@@ -36,7 +36,7 @@ from studio.celery import app
 from studio.layers import group_send_sync
 from tools_app.execution import ExecutionContext, ToolOutcome, run_tool
 from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
-from tools_app.records import ISOLATION_PREFIX, WAITS_FOR_A_PERSON, logs_with_isolation
+from tools_app.records import ISOLATION_PREFIX, outcome_fields
 from tools_app.services.leases import (
     LeaseKeeper,
     expired_runs,
@@ -199,19 +199,10 @@ async def _execute_held(run: ToolRun, worker: str) -> ToolOutcome:
 
 def tool_run_complete(*, run: ToolRun, outcome: ToolOutcome) -> bool:
     """Write the outcome once: only the attempt that holds the run updates it."""
-    status, output, error = outcome.status, outcome.output, outcome.error
-    if status == "suspended":
-        status, output, error = ToolRunStatus.FAILED, outcome.suspend_payload, WAITS_FOR_A_PERSON
     return _finish(
         ToolRun.objects.filter(id=run.id, status=ToolRunStatus.RUNNING, attempts=run.attempts),
         run_id=run.id,
-        status=status,
-        output=output,
-        model_output=outcome.model_output,
-        error=error,
-        errors=outcome.errors,
-        logs=logs_with_isolation(outcome),
-        duration_ms=outcome.duration_ms,
+        **outcome_fields(outcome),
     )
 
 

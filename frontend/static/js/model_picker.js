@@ -44,9 +44,19 @@ function option(model, index, onPick) {
       },
     },
     h("span", { class: "model-name" }, model.model),
-    h("span", { class: "muted small" }, facts.join(" · ")),
+    h("span", { class: "muted small" }, model.server ? "your server: type its model" : facts.join(" · ")),
     model.usable ? null : h("span", { class: "badge" }, "no key"),
   );
+}
+
+// The user's OpenAI-compatible servers whose name matches what is typed, as "<name>/"
+// entries: the model after the slash is the server's to know.
+export function serverEntries(providers, text) {
+  const compatible = (providers || []).find((p) => p.id === "openai_compatible");
+  const word = text.split("/")[0].toLowerCase();
+  return (compatible?.servers || [])
+    .filter((name) => !word || name.includes(word))
+    .map((name) => ({ model: `${name}/`, usable: true, server: true }));
 }
 
 export function mountModelPicker(input, { limit = 30 } = {}) {
@@ -81,10 +91,11 @@ export function mountModelPicker(input, { limit = 30 } = {}) {
     const query = new URLSearchParams({ search: input.value.trim(), limit: String(limit) });
     try {
       const data = await api(`/api/models?${query}`, { signal: controller.signal });
+      const models = [...serverEntries(data.providers, input.value.trim()), ...data.results];
       active = -1;
-      fill(list, data.results.map((model, i) => option(model, i, pick)));
-      list.hidden = data.results.length === 0;
-      status.textContent = data.results.length
+      fill(list, models.map((model, i) => option(model, i, pick)));
+      list.hidden = models.length === 0;
+      status.textContent = models.length
         ? ""
         : "No model in litellm's list matches: the text is used as it is.";
     } catch (err) {

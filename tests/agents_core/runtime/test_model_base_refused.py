@@ -17,6 +17,7 @@ from channels.db import database_sync_to_async
 from agents_core.models import Agent, AgentTool, Message, Run, StreamEvent, SubAgent
 from agents_core.runtime.active import wait_idle
 from agents_core.services.threads import thread_create
+from studio.exceptions import ApplicationError
 from tests.agents_core.canary import CANARY_KEY, canary_server
 from tests.agents_core.factories import AgentFactory
 from tests.agents_core.runtime.conftest import run_to_end, types
@@ -207,12 +208,16 @@ async def test_the_offline_providers_options_cannot_redirect_the_call(make_threa
         "api_key": CANARY_KEY,
     }
 
-    run, events = await run_to_end(
-        thread, "hello", owner, {"providerOptions": {"studio": {**escape, "delay": 0}}}
-    )
+    # Options the offline provider does not take are refused before the run starts, with
+    # the path of each one.
+    with pytest.raises(ApplicationError) as refused:
+        await run_to_end(
+            thread, "hello", owner, {"providerOptions": {"studio": {**escape, "delay": 0}}}
+        )
 
-    assert run.status == "completed", run.error
-    assert types(events)[-1] == "run-finish"
+    assert refused.value.code == "invalid_options"
+    paths = {error["path"] for error in refused.value.extra["errors"]}
+    assert paths == {f"$.options.providerOptions.studio.{key}" for key in escape}
     assert canary.connections == []
 
 

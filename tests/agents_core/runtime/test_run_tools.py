@@ -199,6 +199,65 @@ async def test_a_sub_agent_runs_to_completion_and_its_answer_is_the_result(make_
     assert run.status == "completed"
 
 
+async def _nested_thread(thread_id):  # noqa: ANN001, ANN202
+    from agents_core.models import Thread
+
+    return await database_sync_to_async(Thread.objects.get)(pk=thread_id)
+
+
+async def test_a_sub_agents_thread_names_the_parent_run_and_call(make_thread, owner):
+    thread = await thread_for(make_thread, "supervisor")
+    run, events = await run_to_end(
+        thread, "use agent-researcher to find the weather_lookup for Paris", owner
+    )
+    result = of_type(events, "tool-result")[0]
+
+    child = await _nested_thread(result["subagent"]["threadId"])
+
+    assert child.metadata == {
+        "parentThreadId": str(thread.pk),
+        "parentRunId": str(run.pk),
+        "parentToolCallId": result["toolCallId"],
+    }
+
+
+async def test_an_agent_tool_in_a_chat_runs_like_a_sub_agent(make_thread, owner):
+    """Both ways to call an agent run through one function: an `agent` tool bound to a
+    studio agent gets a nested thread that names its parent, and its result links to it."""
+    from agents_core.models import Agent, AgentTool
+    from tools_app.models import Tool
+    from tools_app.types.agent import PROMPT_SCHEMA
+
+    def setup():  # noqa: ANN202
+        agent = Agent.objects.create(
+            slug="rt-delegator", name="Delegator", model="studio/scripted", owner=owner
+        )
+        tool = Tool.objects.create(
+            name="ask_researcher",
+            kind="agent",
+            owner=owner,
+            description="Ask the researcher.",
+            input_schema=PROMPT_SCHEMA,
+            config={"agent": "researcher"},
+            timeout_seconds=60,
+        )
+        AgentTool.objects.create(agent=agent, tool=tool, key="ask_researcher")
+
+    await database_sync_to_async(setup)()
+    thread = await thread_for(make_thread, "rt-delegator")
+    run, events = await run_to_end(
+        thread, "use ask_researcher to find the weather_lookup for Paris", owner
+    )
+    result = of_type(events, "tool-result")[0]
+
+    assert "light rain" in result["output"]
+    assert result["subagent"]["agent"] == "researcher"
+    child = await _nested_thread(result["subagent"]["threadId"])
+    assert child.metadata["parentRunId"] == str(run.pk)
+    assert child.metadata["parentToolCallId"] == result["toolCallId"]
+    assert run.status == "completed"
+
+
 async def test_a_display_transform_masks_input_deltas_calls_and_results(make_thread, owner):
     thread = await thread_for(make_thread)
     _, events = await run_to_end(

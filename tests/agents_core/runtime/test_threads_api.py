@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from asgiref.sync import async_to_sync
-from django.urls import URLPattern, URLResolver, get_resolver
 
 from agents_core.models import NotificationRecord, Run, Signal, Thread
 from agents_core.runtime.active import wait_idle
+from tests.routes import all_routes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -101,16 +99,8 @@ def test_tasks_are_listed(api, make_thread):
 def _id_routes() -> list[tuple[str, str]]:
     """Every route (API and pages) that takes a thread or run id, with each method its view
     answers: read from the URL configuration, so a new route is covered without a list."""
-
-    def walk(patterns: list, prefix: str = "") -> Iterator[tuple[str, URLPattern]]:
-        for pattern in patterns:
-            if isinstance(pattern, URLResolver):
-                yield from walk(pattern.url_patterns, prefix + str(pattern.pattern))
-            else:
-                yield prefix + str(pattern.pattern), pattern
-
     routes = []
-    for route, pattern in walk(get_resolver().url_patterns):
+    for route, pattern in all_routes():
         if "<uuid:thread_id>" not in route and "<uuid:run_id>" not in route:
             continue
         view = getattr(pattern.callback, "cls", None)

@@ -55,7 +55,7 @@ const TOOL_RUN = numbered([
   { type: "tool-result", runId: "r1", toolCallId: "c1", toolName: "save_note", output: { saved: 5 }, durationMs: 12 },
   { type: "step-finish", runId: "r1" },
   { type: "text-delta", runId: "r1", delta: "Done." },
-  { type: "run-finish", runId: "r1", finishReason: "stop", steps: 2, usage: { total_tokens: 42 } },
+  { type: "run-finish", runId: "r1", finishReason: "stop", steps: 2, usage: { total_tokens: 42 }, model: "openai/gpt-4o-mini" },
 ]);
 
 const EXPECTED_TOOL_RUN = {
@@ -76,7 +76,8 @@ describe("a run with text and a tool call", () => {
   test("builds the conversation", () => {
     const { state } = play(TOOL_RUN);
     assert.deepEqual(snapshot(state), EXPECTED_TOOL_RUN);
-    assert.deepEqual(state.runs.get("r1").finish, { steps: 2, usage: { total_tokens: 42 }, finishReason: "stop" });
+    assert.deepEqual(state.runs.get("r1").finish,
+      { steps: 2, usage: { total_tokens: 42 }, finishReason: "stop", model: "openai/gpt-4o-mini" });
   });
 
   test("reports each change for the view, in order", () => {

@@ -3,8 +3,6 @@ outside one; agent-as-tool runs another agent through the runtime."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 from asgiref.sync import async_to_sync
 
@@ -153,12 +151,8 @@ def test_agent_as_tool_returns_the_other_agents_answer(make_tool, owner):
 
     tool_run = tool_execute(tool=tool, input={"prompt": "Hello there"}, user=owner)
 
-    if importlib.util.find_spec("agents_core.runtime.api") is None:
-        assert tool_run.status == "failed"
-        assert "agent runtime" in tool_run.error
-    else:
-        assert tool_run.status == "completed", tool_run.error
-        assert isinstance(tool_run.output, str) and tool_run.output.strip()
+    assert tool_run.status == "completed", tool_run.error
+    assert isinstance(tool_run.output, str) and tool_run.output.strip()
 
 
 def test_agent_as_tool_refuses_an_agent_the_user_cannot_run(make_tool, owner, outsider):
@@ -174,8 +168,7 @@ def test_agent_as_tool_refuses_an_agent_the_user_cannot_run(make_tool, owner, ou
     tool_run = tool_execute(tool=tool, input={"prompt": "hi"}, user=owner)
 
     assert tool_run.status == "failed"
-    if importlib.util.find_spec("agents_core.runtime.api") is not None:
-        assert tool_run.error == "No agent 'engine-foreign' that this user can run."
+    assert tool_run.error == "No agent 'engine-foreign' that this user can run."
 
 
 def test_a_recorded_run_is_linked_to_the_chats_tool_call(system_tool, chat_run, owner):

@@ -9,10 +9,12 @@ from typing import Any, ClassVar
 
 from tools_app.types import ToolType
 
-DEFAULT_INPUT_SCHEMA = {
+# What a sub-agent binding (`agent-<key>`) takes: the prompt alone.
+PROMPT_SCHEMA = {
     "type": "object",
     "properties": {"prompt": {"type": "string", "description": "What to ask the agent."}},
     "required": ["prompt"],
+    "additionalProperties": False,
 }
 
 

@@ -305,7 +305,7 @@ const HANDLERS = {
     else if (event.finishReason === "superseded") this.setRunStatus(run, "aborted", "Closed: a new message was sent instead of an answer");
     else if (status.includes("abort") || status.includes("cancel")) this.setRunStatus(run, "aborted");
     else {
-      run.finish = { steps: event.steps ?? null, usage: event.usage ?? null, finishReason: event.finishReason ?? null };
+      run.finish = { steps: event.steps ?? null, usage: event.usage ?? null, finishReason: event.finishReason ?? null, model: event.model || null };
       this.setRunStatus(run, "completed");
     }
   },

@@ -121,10 +121,11 @@ export class ChatView {
   }
 }
 
-// "3 steps · 120 tokens · finished: length"
+// "openai/gpt-4o-mini · 3 steps · 120 tokens · finished: length" (the model that answered)
 function finishFacts(finish) {
   if (!finish) return "";
   const facts = [];
+  if (finish.model) facts.push(finish.model);
   if (finish.steps) facts.push(`${finish.steps} step${finish.steps === 1 ? "" : "s"}`);
   if (finish.usage && finish.usage.total_tokens) facts.push(`${finish.usage.total_tokens} tokens`);
   if (finish.finishReason && !["stop", "tool-calls"].includes(finish.finishReason)) facts.push(`finished: ${finish.finishReason}`);
