@@ -34,6 +34,8 @@ SUBAGENT_KEY_MESSAGE = (
     "agent-<key>, at most 64 characters."
 )
 TOOL_CHOICES = ("auto", "none", "required")
+# The most thread messages an agent's `lastMessages` may give the model.
+MEMORY_MAX = 1000
 # The largest position a binding's PositiveIntegerField column holds.
 POSITION_MAX = 2**31 - 1
 
@@ -82,6 +84,17 @@ def default_options_problems(options: dict[str, Any]) -> list[str]:
         isinstance(active, list) and all(isinstance(key, str) for key in active)
     ):
         problems.append("$.activeTools: must be a list of tool keys.")
+    last_messages = options.get("lastMessages")
+    if last_messages is not None and not (
+        isinstance(last_messages, int)
+        and not isinstance(last_messages, bool)
+        and 1 <= last_messages <= MEMORY_MAX
+    ):
+        problems.append(f"$.lastMessages: must be a whole number from 1 to {MEMORY_MAX}.")
+    if "generateTitle" in options and not isinstance(options["generateTitle"], bool):
+        problems.append("$.generateTitle: must be true or false.")
+    if "modelSettings" in options and not isinstance(options["modelSettings"], dict):
+        problems.append("$.modelSettings: must be a JSON object.")
     auto_resume = options.get("autoResume")
     if auto_resume is not None and not isinstance(auto_resume, bool):
         problems.append("$.autoResume: must be true or false.")
@@ -115,7 +128,8 @@ class AgentInputSerializer(serializers.Serializer):
         required=False,
         default=dict,
         help_text="maxSteps, toolChoice, activeTools, temperature, autoResume, modelSettings, "
-        "providerOptions, fallbacks.",
+        "providerOptions, fallbacks, lastMessages (how many thread messages the model sees), "
+        "generateTitle.",
     )
     notification_policy = serializers.JSONField(required=False, default=dict)
 

@@ -14,6 +14,11 @@ urlpatterns += [
     path("agent-templates/", agent_io.AgentTemplateListApi.as_view(), name="agent-templates"),
     path("agents/<slug:slug>/export", agent_io.AgentExportApi.as_view(), name="agent-export"),
     path(
+        "agents/<slug:slug>/instructions-preview",
+        agent_io.InstructionsPreviewApi.as_view(),
+        name="agent-instructions-preview",
+    ),
+    path(
         "agents/<slug:slug>/duplicate",
         agent_io.AgentDuplicateApi.as_view(),
         name="agent-duplicate",

@@ -5,13 +5,13 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from evals.services.suite_runs import suite_run_execute
+from evals.services.suite_runs import SUITE_RUN_TASK, suite_run_execute
 
 
 # Retried only for a database that is briefly unreachable before the claim; a case's own
 # failure is its failed result. The claim makes a second delivery a no-op.
 @shared_task(
-    name="evals.suite_run_execute",
+    name=SUITE_RUN_TASK,
     acks_late=True,
     autoretry_for=(OperationalError, InterfaceError),
     retry_backoff=True,

@@ -79,11 +79,6 @@ def test_the_cycle_finder_finds_a_cycle_and_only_the_cycle():
     assert cycles(graph) == [["a", "b", "c"]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a cycle remains between evals.services.suite_runs and evals.tasks "
-    "(its owner is removing it)",
-)
 def test_no_import_cycle_between_the_projects_modules():
     found = cycles(import_graph(modules()))
     assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)

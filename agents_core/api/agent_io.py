@@ -1,7 +1,9 @@
-"""REST endpoints that copy agents: export, import, duplicate, and the starting points.
+"""REST endpoints that copy agents (export, import, duplicate, the starting points) and
+preview what the model receives from instructions.
 
 GET /api/agents/<slug>/export?format=json|python, POST /api/agents/import,
-POST /api/agents/<slug>/duplicate, GET /api/agent-templates/.
+POST /api/agents/<slug>/duplicate, GET /api/agent-templates/,
+POST /api/agents/<slug>/instructions-preview.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents_core.api.agents import agent_or_404
+from agents_core.runtime.messages import instruction_messages
 from agents_core.serializers import AgentInputSerializer, AgentOutputSerializer
 from agents_core.services.agent_code import agent_python
 from agents_core.services.agent_io import agent_document, agent_duplicate, agent_import
@@ -113,3 +116,26 @@ class AgentTemplateListApi(APIView):
     def get(self, request: Request) -> Response:
         """Starting points for a new agent, each an export document to import."""
         return Response(STARTERS)
+
+
+class InstructionsPreviewInputSerializer(serializers.Serializer):
+    instructions = serializers.JSONField(
+        help_text="Any of the four forms: a string, a list of strings, a system message "
+        "{role, content, providerOptions} or a list of them."
+    )
+
+    def validate_instructions(self, value: Any) -> Any:
+        return AgentInputSerializer().validate_instructions(value)
+
+
+@extend_schema(tags=TAG)
+class InstructionsPreviewApi(APIView):
+    @extend_schema(request=InstructionsPreviewInputSerializer, responses={200: dict})
+    def post(self, request: Request, slug: str) -> Response:
+        """The system messages a model call gets from these instructions, exactly as the
+        run builds them (nothing is saved)."""
+        agent_or_404(request, slug)
+        serializer = InstructionsPreviewInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        messages = instruction_messages(serializer.validated_data["instructions"])
+        return Response({"messages": messages})

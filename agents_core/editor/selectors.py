@@ -164,6 +164,8 @@ def editor_page_config(*, agent: Agent, user) -> dict[str, Any]:
         "slug": agent.slug,
         "username": user.get_username(),
         "canEdit": can_edit(user=user, agent=agent),
+        # Tool membership (tools and sub-agents) open to this user on this agent.
+        "toolsOpen": bool(agents_open_to_tool_changes(user=user, agents=[agent])),
         "canBreak": can_break_lock(user=user),
         "canViewRevisions": can_view_revisions(user=user, agent=agent),
         # Renew well before expiry, so one late heartbeat does not lose the lock.
@@ -176,5 +178,13 @@ def editor_page_config(*, agent: Agent, user) -> dict[str, Any]:
             "lockBreak": reverse("agent-lock-break", kwargs={"slug": agent.slug}),
             "revisions": reverse("agent-revisions", kwargs={"slug": agent.slug}),
             "tools": reverse("tool-list"),
+            "agent": reverse("agent-detail", kwargs={"slug": agent.slug}),
+            "agents": reverse("agent-list"),
+            "agentTools": reverse("agent-tool-list", kwargs={"slug": agent.slug}),
+            "agentSubagents": reverse("agent-subagent-list", kwargs={"slug": agent.slug}),
+            "preview": reverse("agent-instructions-preview", kwargs={"slug": agent.slug}),
+            "export": reverse("agent-export", kwargs={"slug": agent.slug}),
+            "duplicate": reverse("frontend:agent-new") + f"?duplicate={agent.slug}",
+            "home": reverse("frontend:home"),
         },
     }

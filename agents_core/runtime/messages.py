@@ -145,9 +145,14 @@ def memory_messages(
     return out
 
 
-def thread_memory(thread_id: Any) -> tuple[list[Message], dict[tuple[Any, str], ToolCall]]:
-    """The last messages of the thread and the tool calls they mention."""
-    rows = list(Message.objects.filter(thread_id=thread_id).order_by("-id")[:MEMORY_LIMIT])
+def thread_memory(
+    thread_id: Any, limit: int | None = None
+) -> tuple[list[Message], dict[tuple[Any, str], ToolCall]]:
+    """The last `limit` messages of the thread (the agent's `lastMessages` option; default
+    MEMORY_LIMIT) and the tool calls they mention."""
+    rows = list(
+        Message.objects.filter(thread_id=thread_id).order_by("-id")[: limit or MEMORY_LIMIT]
+    )
     rows.reverse()
     # Never start the window in the middle of a tool exchange.
     while rows and rows[0].role in (MessageRole.TOOL, MessageRole.SIGNAL):

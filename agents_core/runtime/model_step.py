@@ -48,7 +48,7 @@ class ModelStep:
         # Signals delivered into this run are written to the thread's memory by the drain,
         # so reading the memory after it gives each of them to the model exactly once.
         await db(plugins.before_model_call, setup.run)
-        rows, calls = await db(thread_memory, setup.thread_id)
+        rows, calls = await db(thread_memory, setup.thread_id, setup.options.get("lastMessages"))
         self.memory_upto = rows[-1].pk if rows else 0
         memory = memory_messages(rows, calls)
         specs = setup.active_specs()

@@ -39,12 +39,14 @@ from agents_core.runtime.processes import QUEUED, process_is_dead, queue_marker
 from agents_core.runtime.setup import load_setup
 from agents_core.runtime.suspend_payloads import payload_from_text, resume_schema_for
 from agents_core.services.run_options import run_options_check
+from agents_core.services.threads import title_summary
 from studio.exceptions import ApplicationError, Conflict, NotFound
 from tools_app.validation import schema_errors
 
 CHAT, SIGNAL, SUBAGENT = "chat", "signal", "subagent"
 INTERRUPTED = "The run was interrupted (its server process stopped) and was ended."
 SUPERSEDED = "Not answered: the user sent a new message instead."
+STOPPED = "Stopped: the run was stopped before this was answered."
 
 
 @dataclass(frozen=True)
@@ -112,8 +114,8 @@ def run_start(
         if signal is not None:
             role, part = MessageRole.SIGNAL, signal.part
         Message.objects.create(thread=thread, run=run, role=role, parts=[part])
-        if not thread.title:
-            title = signal.title if signal else text[:80]
+        if not thread.title and (thread.agent.default_options or {}).get("generateTitle", True):
+            title = signal.title if signal else title_summary(text)
             Thread.objects.filter(pk=thread.pk).update(title=title)
     if origin != SUBAGENT:
         active_runs.remember_hooks(run.id, hooks)
@@ -251,9 +253,10 @@ def run_end_interrupted(*, run: Run, expect_worker: str | None = None) -> bool:
     return True
 
 
-def run_supersede(run: Run) -> None:
-    """The user moved on without answering a suspended run: it ends as aborted, its
-    waiting calls as skipped (with a result in the transcript, so memory stays valid)."""
+def run_supersede(run: Run, *, error: str = SUPERSEDED, finish_reason: str = "superseded") -> None:
+    """The user moved on without answering a suspended run (a new message, or Stop): it
+    ends as aborted, its waiting calls as skipped with `error` (a result in the transcript,
+    so memory stays valid)."""
     now = timezone.now()
     events = []
     with transaction.atomic():
@@ -267,24 +270,22 @@ def run_supersede(run: Run) -> None:
         waiting = [ToolCallStatus.SUSPENDED, ToolCallStatus.RUNNING]
         for call in run.tool_calls.filter(status__in=waiting):
             ToolCall.objects.filter(pk=call.pk).update(
-                status=ToolCallStatus.SKIPPED, error=SUPERSEDED, finished_at=now
+                status=ToolCallStatus.SKIPPED, error=error, finished_at=now
             )
             result = {"toolCallId": call.call_id, "toolName": call.tool_name}
             part = {
                 "type": "tool-result",
                 **result,
                 "output": None,
-                "modelOutput": {"error": SUPERSEDED},
+                "modelOutput": {"error": error},
                 "isError": True,
-                "error": SUPERSEDED,
+                "error": error,
                 "status": ToolCallStatus.SKIPPED,
             }
             Message.objects.create(thread=run.thread, run=run, role=MessageRole.TOOL, parts=[part])
-            events.append(
-                {"type": "tool-error", "runId": str(run.pk), **result, "error": SUPERSEDED}
-            )
+            events.append({"type": "tool-error", "runId": str(run.pk), **result, "error": error})
         end = {"type": "run-finish", "runId": str(run.pk), "status": "aborted"}
-        events.append({**end, "finishReason": "superseded"})
+        events.append({**end, "finishReason": finish_reason})
         events_emit_sync(thread_id=run.thread_id, run_id=run.pk, events=events)
 
 
@@ -338,7 +339,7 @@ def run_abort(*, run: Run, user: Any) -> Run:
     one is closed at once."""
     _check_owner(run.thread, user)
     if run.status == RunStatus.SUSPENDED:
-        run_supersede(run)
+        run_supersede(run, error=STOPPED, finish_reason="stopped")
     elif run.status == RunStatus.RUNNING:
         with transaction.atomic():
             locked = Run.objects.select_for_update().get(pk=run.pk)

@@ -4,6 +4,7 @@ its id) already checked there."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.db.models import QuerySet
@@ -13,6 +14,29 @@ from agents_core.models import ToolCallStatus as Status
 from studio.exceptions import ApplicationError, NotFound
 
 EVENTS_PAGE = 2000
+TITLE_WORDS = 7
+TITLE_CHARS = 60
+# Openings that say nothing about the subject of a conversation.
+_POLITE = re.compile(
+    r"^\s*(?:(?:hi|hello|hey|ok|okay|so|please|thanks)\b[\s,!.]*"
+    r"|(?:can|could|would|will) you\s+(?:please\s+)?)+",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
+
+
+def title_summary(text: str) -> str:
+    """A thread's title from its first message: its first sentence without greetings or
+    "can you please", cut to a few words at a word boundary."""
+    body = _POLITE.sub("", text.strip()) or text.strip()
+    sentences = [part for part in _SENTENCE_END.split(body) if part.strip()]
+    first = (sentences[0] if sentences else body).strip(" \t?!.,") or body
+    words = first.split()
+    title = " ".join(words[:TITLE_WORDS])
+    if len(title) > TITLE_CHARS:
+        title = title[:TITLE_CHARS].rsplit(" ", 1)[0] or title[:TITLE_CHARS]
+    cut = title != " ".join(words)
+    return (title[:1].upper() + title[1:] + ("…" if cut else ""))[:200]
 
 
 def thread_create(

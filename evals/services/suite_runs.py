@@ -18,10 +18,13 @@ from agents_core.models import Agent, Revision
 from agents_core.overrides import effective_instructions
 from evals.models import CaseResult, ResultStatus, Suite, SuiteRun, SuiteRunStatus
 from evals.runner import case_play
+from studio.celery import app
 from studio.exceptions import ApplicationError
 
 log = logging.getLogger(__name__)
 MAX_REPEAT = 100
+# The Celery task that plays a suite run (registered by evals.tasks).
+SUITE_RUN_TASK = "evals.suite_run_execute"
 
 
 def agent_snapshot(agent: Agent) -> dict[str, Any]:
@@ -67,9 +70,8 @@ def suite_run_start(
         suite_run.summary = suite_run_summary(suite_run=suite_run)
         suite_run.save(update_fields=["summary"])
         if enqueue:
-            from evals.tasks import suite_run_execute_task
-
-            transaction.on_commit(lambda: suite_run_execute_task.delay(suite_run.pk))
+            # By name, so this module need not import the tasks module that imports it.
+            transaction.on_commit(lambda: app.send_task(SUITE_RUN_TASK, args=[suite_run.pk]))
     return suite_run
 
 

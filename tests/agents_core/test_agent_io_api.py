@@ -257,3 +257,32 @@ def test_an_unknown_export_format_is_a_clear_400(api, travel):
     response = api.get("/api/agents/trip/export?format=yaml")
     assert response.status_code == 400
     assert "json or python" in response.json()["detail"]
+
+
+def test_the_instructions_preview_is_what_the_run_sends(api, travel):
+    instructions = [
+        {"role": "system", "content": "Plan."},
+        {
+            "role": "system",
+            "content": "Cached.",
+            "providerOptions": {"anthropic": {"cacheControl": {"type": "ephemeral"}}},
+        },
+    ]
+    response = api.post(
+        "/api/agents/trip/instructions-preview", {"instructions": instructions}, format="json"
+    )
+    assert response.status_code == 200
+    assert response.json()["messages"] == [
+        {"role": "system", "content": "Plan."},
+        {"role": "system", "content": "Cached.", "cache_control": {"type": "ephemeral"}},
+    ]
+    bad = api.post("/api/agents/trip/instructions-preview", {"instructions": 5}, format="json")
+    assert bad.status_code == 400
+    assert "instructions" in bad.json()
+
+
+def test_an_outsider_gets_no_preview_of_anothers_agent(outsider_api, travel):
+    response = outsider_api.post(
+        "/api/agents/trip/instructions-preview", {"instructions": "x"}, format="json"
+    )
+    assert response.status_code == 404

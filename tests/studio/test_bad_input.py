@@ -142,6 +142,10 @@ ROUTES: dict[tuple[str, str, str], Route] = {
             "dry_run": True,
         },
     ),
+    ("agent-instructions-preview", "post", ""): Route(
+        _agent("instructions-preview"),
+        {"instructions": [{"role": "system", "content": "Be brief.", "providerOptions": {}}]},
+    ),
     ("agent-duplicate", "post", ""): Route(_agent("duplicate"), {"slug": "copy", "name": "Copy"}),
     ("agent-tool-list", "post", ""): Route(
         _agent("tools/"),

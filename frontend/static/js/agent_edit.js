@@ -5,10 +5,11 @@
 // saves and writes from any session but the lock's; this page only shows it.
 
 import { renderLockBar } from "./lib/agent_lockbar.js";
+import { InstructionsEditor } from "./lib/agent_instructions.js";
 import { RevisionList, renderDiff } from "./lib/agent_revisions.js";
+import { mountSections } from "./lib/agent_settings.js";
 import {
-  addToolProblem, allTools as toolsOf, asText, dirtyFields as changedFields, reapplyEdit, savePayload, toolBadge,
-  valuesOf,
+  addToolProblem, allTools as toolsOf, asText, dirtyFields as changedFields, reapplyEdit, savePayload, toolBadge, valuesOf,
 } from "./lib/agent_values.js";
 import { ApiError, api, listOf } from "./lib/api.js";
 import { fill, h } from "./lib/dom.js";
@@ -30,6 +31,11 @@ const lock = new EditLockSession({
   url: config.urls.lock, username: config.username, heartbeatMs: config.heartbeatMs, onChange: lockChanged,
 });
 let heldBefore = false; // whether this tab held the lock at the last change
+const instructions = new InstructionsEditor({ root: $("instructions-structured"), textarea: $("field-instructions"), previewUrl: config.urls.preview, call });
+const settings = mountSections({
+  roots: { settings: $("settings-block"), bindings: $("bindings-block"), actions: $("agent-actions") }, config, call, getState: () => state && { version: state.version, lockMine: lock.mine },
+  afterSave: async () => { const res = await call(config.urls.overrides); if (res.ok) adopt(res.data, { keep: formValues() }); loadRevisions(); },
+});
 
 // --- HTTP ---------------------------------------------------------------------------------
 // Every answer as {ok, status, data}: refusals (409, 423, ...) carry the data this page shows.
@@ -55,6 +61,7 @@ const dirtyFields = (values) => changedFields({ state, base, values, pending });
 function formValues() {
   const values = structuredClone(base);
   values.instructions = $("field-instructions").value;
+  values.format = instructions.format();
   for (const name of ["name", "model", "description"]) values[name] = $(`field-${name}`).value;
   for (const row of document.querySelectorAll(".tool-row")) {
     const key = row.dataset.key;
@@ -78,6 +85,7 @@ function adopt(next, { keep = null } = {}) {
   render();
   if (keep && previous) {
     if (keep.instructions !== previous.instructions) $("field-instructions").value = keep.instructions;
+    instructions.load(keep.format || base.format, canWrite() && editable("instructions"));
     for (const name of ["name", "model", "description"]) {
       if (keep[name] !== previous[name]) $(`field-${name}`).value = keep[name];
     }
@@ -113,7 +121,7 @@ function render() {
   const area = $("field-instructions");
   area.value = base.instructions;
   area.disabled = !canWrite() || !editable("instructions");
-  $("instructions-format").textContent = base.format === "json" ? "JSON (a list or a system message)" : "Text";
+  instructions.load(base.format, !area.disabled);
   const badge = $("instructions-badge");
   if (!editable("instructions")) setBadge(badge, "Code-owned · read-only", "badge-locked");
   else if (instr.overridden) setBadge(badge, "Overridden", "badge-overridden");
@@ -207,6 +215,7 @@ async function save(event) {
     $("stale-note").hidden = true;
     pending = {};
     adopt(res.data);
+    settings.reload();
     const stripped = res.data.stripped.length ? ` (code owns ${res.data.stripped.join(", ")}: not saved)` : "";
     setStatus(`Saved · version ${res.data.version}${stripped}`, "ok");
     loadRevisions();
@@ -305,6 +314,7 @@ function lockChanged(session, message) {
   clearInterval(poll);
   if (!session.mine && config.canEdit) poll = setInterval(() => lock.refresh(), config.pollMs);
   if (state && session.mine !== heldBefore) adopt(state, { keep: formValues() });
+  settings.render();
   heldBefore = session.mine;
   renderLock(message);
 }
@@ -327,8 +337,7 @@ async function checkStale() {
   const res = await call(config.urls.overrides);
   if (!res.ok || !state || res.data.version === state.version) return;
   const last = res.data.last_change || {};
-  $("stale-text").textContent =
-    `This agent changed since you opened it: version ${res.data.version} by ${last.by || "someone"}` +
+  $("stale-text").textContent = `This agent changed since you opened it: version ${res.data.version} by ${last.by || "someone"}` +
     `${last.at ? ", " + ago(last.at) : ""}. You are looking at version ${state.version}.`;
   $("stale-note").hidden = false;
   $("stale-load").onclick = () => {

@@ -6,6 +6,7 @@
 import { planSummary, renamesFor, slugify, withIdentity } from "./lib/agent_io.js";
 import { ApiError, api } from "./lib/api.js";
 import { fill, h } from "./lib/dom.js";
+import { mountModelPicker } from "./model_picker.js";
 
 const config = JSON.parse(document.getElementById("new-config").textContent);
 const $ = (id) => document.getElementById(id);
@@ -178,6 +179,7 @@ $("import-file").addEventListener("change", async () => {
 });
 $("preview").addEventListener("click", preview);
 $("new-form").addEventListener("submit", create);
+mountModelPicker($("field-model"));
 await loadTemplates();
 if (config.duplicate) {
   document.querySelector("input[name=start][value=duplicate]").checked = true;

@@ -9,6 +9,7 @@
 
 import { api, listOf } from "./lib/api.js";
 import { clientFunctionName } from "./lib/chat_calls.js";
+import { mountSideToggle, mountTitle } from "./lib/chat_chrome.js";
 import { EventLog, renderAgent, renderEmpty, renderTasks, renderThreads } from "./lib/chat_panels.js";
 import { ChatState } from "./lib/chat_state.js";
 import { ChatView } from "./lib/chat_view.js";
@@ -146,10 +147,10 @@ async function sendMessage(text) {
   updateComposer();
   try {
     if (!state.threadId) {
-      const thread = await api("/api/threads/", { method: "POST", body: { agent: agent.slug, title: text.slice(0, 80) } });
+      // No title: the server titles the thread with a summary of this first message.
+      const thread = await api("/api/threads/", { method: "POST", body: { agent: agent.slug } });
       await openThread(thread.id, { fresh: true });
       history.pushState({}, "", `${chatUrl}t/${thread.id}/`);
-      $("chat-title").textContent = thread.title || text.slice(0, 80);
       loadThreads();
     }
     applyEvent({ type: "local-message", text });
@@ -165,6 +166,7 @@ async function sendMessage(text) {
     }, 20000);
     if (!state.stream.send({ type: "chat", text, options })) {
       await api(`/api/threads/${state.threadId}/runs/`, { method: "POST", body: { message: text, options } });
+      title.refresh();
     }
     input.value = "";
     autosize();
@@ -362,6 +364,9 @@ $("conn-pill").addEventListener("click", () => {
   if (state.stream && state.stream.state === STATES.RECONNECTING) state.stream.connect();
 });
 
+const title = mountTitle({ heading: $("chat-title"), button: $("rename-thread"), threadId: () => state.threadId, onRenamed: loadThreads });
+title.refresh();
+mountSideToggle({ app, button: $("side-toggle"), close: $("side-close"), aside: $("chat-aside") });
 renderAgent(agent);
 renderEmpty({
   agents, agent, chatUrl,

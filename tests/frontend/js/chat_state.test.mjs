@@ -290,6 +290,7 @@ describe("errors, hidden input and hooks", () => {
     [{ type: "run-error", runId: "r1", code: "aborted" }, "aborted", "Stopped"],
     [{ type: "run-finish", runId: "r1", finishReason: "superseded" }, "aborted", "Closed: a new message was sent instead of an answer"],
     [{ type: "run-finish", runId: "r1", status: "aborted" }, "aborted", ""],
+    [{ type: "run-finish", runId: "r1", status: "aborted", finishReason: "stopped" }, "aborted", "Stopped while waiting for an answer"],
   ];
   for (const [event, status, detail] of endings) {
     test(`${event.type} ${JSON.stringify(event.error ?? event.code ?? event.finishReason ?? event.status)} ends the run ${status}`, () => {
@@ -396,4 +397,21 @@ describe("messages, tasks and signals", () => {
     assert.equal(call.runId, "r1");
     assert.deepEqual([...state.runs.keys()], ["r1"]);
   });
+});
+
+test("Stop on a pending question closes its form and says it was stopped", () => {
+  const { state } = play(numbered([
+    { type: "run-start", runId: "r1", message: "ask me" },
+    { type: "tool-input-start", runId: "r1", toolCallId: "q1", toolName: "ask_user" },
+    { type: "tool-call", runId: "r1", toolCallId: "q1", toolName: "ask_user", input: { question: "Which city?" } },
+    { type: "tool-call-suspended", runId: "r1", toolCallId: "q1", toolName: "ask_user", suspendPayload: { kind: "ask-user", question: "Which city?" } },
+    { type: "tool-error", runId: "r1", toolCallId: "q1", toolName: "ask_user", error: "Stopped: the run was stopped before this was answered." },
+    { type: "run-finish", runId: "r1", status: "aborted", finishReason: "stopped" },
+  ]));
+  const call = state.calls.get("q1");
+  assert.equal(call.status, "failed");
+  assert.match(call.outcome.error, /^Stopped/);
+  assert.notEqual(call.widget?.kind, "form");
+  assert.equal(state.runs.get("r1").status, "aborted");
+  assert.equal(state.runs.get("r1").detail, "Stopped while waiting for an answer");
 });

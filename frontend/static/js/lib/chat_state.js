@@ -303,6 +303,7 @@ const HANDLERS = {
     if (event.usage) run.usage = event.usage;
     if (status.includes("suspend") || this.anySuspended(event.runId)) this.setRunStatus(run, "suspended");
     else if (event.finishReason === "superseded") this.setRunStatus(run, "aborted", "Closed: a new message was sent instead of an answer");
+    else if (event.finishReason === "stopped") this.setRunStatus(run, "aborted", "Stopped while waiting for an answer");
     else if (status.includes("abort") || status.includes("cancel")) this.setRunStatus(run, "aborted");
     else {
       run.finish = { steps: event.steps ?? null, usage: event.usage ?? null, finishReason: event.finishReason ?? null, model: event.model || null };
