@@ -10,8 +10,10 @@ class AgentsCoreConfig(AppConfig):
 
     def ready(self) -> None:
         from agents_core import registry
-        from agents_core.runtime import model_endpoints
+        from agents_core.runtime import active, model_endpoints, plugins
+        from agents_core.runtime.loop import execute_run
         from agents_core.services.async_tools import tool_run_finished_receiver
+        from agents_core.signals.delivery import signals_drain_for_run, signals_on_run_end
         from agents_core.tool_side import AGENT_SIDE
         from tools_app.agent_side import agent_side_install
         from tools_app.signals import tool_run_finished
@@ -25,3 +27,7 @@ class AgentsCoreConfig(AppConfig):
         agent_side_install(AGENT_SIDE)
         # An async tool call of a chat completes with its ToolRun, in the same transaction.
         tool_run_finished.connect(tool_run_finished_receiver, dispatch_uid="agents_core.async")
+        # Runs start runs (sub-agents, the signals a run leaves): the loop and signals are
+        # handed to the runtime here rather than imported by it.
+        active.set_executor(execute_run)
+        plugins.register(before_model_call=signals_drain_for_run, after_run=signals_on_run_end)

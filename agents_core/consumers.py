@@ -202,7 +202,7 @@ def _client_tool_result(
 
 def _abort(user: Any, thread_id: Any) -> None:
     thread = thread_for(user, thread_id)
-    run = run_services.thread_active_run(thread=thread)
+    run = run_services.thread_active_run(thread=thread, suspended=True)
     if run is None:
         raise ApplicationError("Nothing is running on this thread.", code="not_running")
     run_services.run_abort(run=run, user=user)

@@ -12,10 +12,8 @@ from typing import Any
 
 from django.db.models import Prefetch, QuerySet
 
-from agents_core.models import Agent, AgentTool, Run, RunStatus, SubAgent, Thread
+from agents_core.models import Agent, AgentTool, Run, SubAgent, Thread
 from studio.exceptions import NotFound
-
-ACTIVE = (RunStatus.RUNNING, RunStatus.SUSPENDED)
 
 
 def agent_list(*, user: Any) -> QuerySet[Agent]:
@@ -75,7 +73,7 @@ def run_for(user: Any, pk: Any) -> Run:
 
 def _with_active_runs(threads: QuerySet[Thread]) -> QuerySet[Thread]:
     """Threads with their agent and `active_runs` (running or suspended, newest first)."""
-    active = Run.objects.filter(status__in=ACTIVE).select_related("agent").order_by("-created_at")
+    active = Run.objects.active().select_related("agent").order_by("-created_at")
     return threads.select_related("agent").prefetch_related(
         Prefetch("runs", queryset=active, to_attr="active_runs")
     )

@@ -1,7 +1,9 @@
-"""The agent bench.streaming chats with (loaded through STUDIO_CODE_MODULES)."""
+"""The agent bench.streaming chats with (loaded through STUDIO_CODE_MODULES, which also
+gives the processes that execute its runs the offline provider's `stamp` mode)."""
 
 from __future__ import annotations
 
+import bench.offline_stamps  # noqa: F401 - registers the offline provider's `stamp` mode
 from agents_core.definitions import Agent, create_tool
 
 bench_sink = create_tool(

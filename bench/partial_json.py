@@ -43,10 +43,8 @@ def _django() -> None:
 _django()
 
 from agents_core.runtime.events import coalesce  # noqa: E402
-from agents_core.runtime.partial_json import (  # noqa: E402
-    IncrementalJSONParser,
-    compact_patches,
-)
+from agents_core.runtime.partial_json import IncrementalJSONParser  # noqa: E402
+from agents_core.runtime.patches import compact_patches  # noqa: E402
 
 SKIP_AFTER_S = 60.0
 SAMPLES = 40

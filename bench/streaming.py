@@ -266,7 +266,7 @@ def _offline_stream(chunks: int, delay: float) -> Any:
     """A litellm stream over the offline provider the chats use (benchmark mode)."""
     import litellm
 
-    from agents_core.runtime import offline  # noqa: F401 - registers the provider
+    import bench.offline_stamps  # noqa: F401 - registers the provider and its `stamp` mode
 
     return litellm.acompletion(
         model="studio/scripted",
@@ -280,6 +280,7 @@ def _offline_stream(chunks: int, delay: float) -> Any:
 
 def _provider_stream(chunks: int, delay: float) -> Any:
     """The offline provider's stream alone, without litellm."""
+    import bench.offline_stamps  # noqa: F401 - registers the `stamp` mode
     from agents_core.runtime import offline
 
     return offline._handler.astreaming(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .core import (
+    OPEN_CALLS,
     Agent,
     AgentTool,
     Message,
@@ -30,6 +31,7 @@ from .signals import (
 from .tasks import TaskItem, TaskStatus
 
 __all__ = [
+    "OPEN_CALLS",
     "Agent",
     "AgentTool",
     "EditLock",

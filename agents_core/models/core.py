@@ -1,7 +1,7 @@
 """Agents, their bindings, threads, messages, runs, tool calls and the event log.
 
-Tables for later features (signals, the inbox, tasks, editor overrides and locks) live
-here too, so that every part of the studio shares one picture of the domain.
+Tables of the other parts (signals, the inbox, tasks, editor overrides and locks) live in
+this package too, so that every part of the studio shares one picture of the domain.
 """
 
 from __future__ import annotations
@@ -177,6 +177,15 @@ class RunStatus(models.TextChoices):
     ABORTED = "aborted"
 
 
+class RunQuerySet(models.QuerySet["Run"]):
+    def running(self) -> RunQuerySet:
+        return self.filter(status=RunStatus.RUNNING)
+
+    def active(self) -> RunQuerySet:
+        """Running, or suspended on a call that waits for an answer."""
+        return self.filter(status__in=[RunStatus.RUNNING, RunStatus.SUSPENDED])
+
+
 class Run(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="runs")
@@ -201,6 +210,8 @@ class Run(models.Model):
     worker = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = RunQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]
@@ -244,6 +255,10 @@ class ToolCallStatus(models.TextChoices):
     COMPLETED = "completed"
     FAILED = "failed"
     SKIPPED = "skipped"
+
+
+# A call in one of these states has no result yet: when its run ends, it fails.
+OPEN_CALLS = (ToolCallStatus.STREAMING, ToolCallStatus.RUNNING)
 
 
 class ToolCall(models.Model):

@@ -5,6 +5,10 @@ main event loop (Daphne's, or the test's), found through asgiref when called fro
 `sync_to_async` thread (a view, a consumer's service call); with no such loop it uses a
 background loop thread. With `settings.STUDIO_RUN_EXECUTOR = "worker"` a run worker process
 claims it (runtime/worker.py).
+
+What executes a run is the run loop (`runtime.loop.execute_run`), which starts runs itself
+(sub-agents, the signals a finished run leaves): it is handed to this module once, when the
+app is ready (`set_executor`), so that starting a run does not import the loop.
 """
 
 from __future__ import annotations
@@ -13,8 +17,20 @@ import asyncio
 import logging
 import os
 import threading
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
+
+from asgiref.sync import SyncToAsync
+
+from agents_core.runtime import store
+from agents_core.runtime.db import db
+from agents_core.runtime.processes import (
+    process_beat,
+    process_name,
+    uses_workers,
+    wake_workers,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -24,8 +40,6 @@ class ActiveRun:
     run_id: str
     abort: asyncio.Event
     loop: asyncio.AbstractEventLoop
-    # toolCallId -> IncrementalJSONParser while its arguments stream (get-partial).
-    parsers: dict[str, Any] = field(default_factory=dict)
     # Per-run hooks given as Python callables (not storable in Run.options).
     hooks: dict[str, Any] = field(default_factory=dict)
     task: asyncio.Task | None = None
@@ -37,6 +51,18 @@ _pending_hooks: dict[str, dict[str, Any]] = {}
 _tasks: set[asyncio.Task] = set()
 _background: asyncio.AbstractEventLoop | None = None
 _background_lock = threading.Lock()
+Executor = Callable[..., Coroutine[Any, Any, Any]]
+_executor: list[Executor] = []
+
+
+def set_executor(execute: Executor) -> None:
+    """The coroutine function that executes a run: `execute(run_id, abort=None)`."""
+    _executor[:] = [execute]
+
+
+def execute(run_id: Any, *, abort: asyncio.Event | None = None) -> Coroutine[Any, Any, Any]:
+    """Execute a run in the calling task (a sub-agent's run, inside its parent's)."""
+    return _executor[0](run_id, abort=abort)
 
 
 def get(run_id: Any) -> ActiveRun | None:
@@ -67,17 +93,12 @@ def watch_aborts(loop: asyncio.AbstractEventLoop) -> None:
 def _tick(run_ids: list[str], *, sweep: bool = False) -> list[Any]:
     """One query round for the watcher: this process's heartbeat (when it executes runs
     inline: run workers beat on their own), then the runs asked to stop."""
-    from agents_core.runtime import store
-    from agents_core.runtime.worker import process_beat, process_name, uses_workers
-
     if not uses_workers():
         process_beat(name=process_name(), sweep=sweep)
     return store.runs_abort_requested(run_ids) if run_ids else []
 
 
 async def _watch(loop: asyncio.AbstractEventLoop) -> None:
-    from agents_core.runtime.db import db
-
     try:
         await db(_tick, [], sweep=True)  # beat at once: the run has just started here
     except Exception:  # noqa: BLE001 - the next round retries
@@ -124,8 +145,6 @@ def _main_loop() -> asyncio.AbstractEventLoop | None:
         return asyncio.get_running_loop()
     except RuntimeError:
         pass
-    from asgiref.sync import SyncToAsync
-
     loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
     pid = getattr(SyncToAsync.threadlocal, "main_event_loop_pid", None)
     if loop is not None and pid == os.getpid() and loop.is_running():
@@ -155,9 +174,7 @@ _launching = [0]
 
 
 def _spawn(run_id: str) -> None:
-    from agents_core.runtime.loop import execute_run
-
-    task = asyncio.ensure_future(execute_run(run_id))
+    task = asyncio.ensure_future(execute(run_id))
     _tasks.add(task)
     _launching[0] -= 1
     task.add_done_callback(_tasks.discard)
@@ -166,8 +183,6 @@ def _spawn(run_id: str) -> None:
 def launch(run_id: Any) -> None:
     """Start executing a run (call after the rows it needs are committed)."""
     run_id = str(run_id)
-    from agents_core.runtime.worker import uses_workers, wake_workers
-
     if uses_workers():
         wake_workers()  # the run is queued in the database; a worker claims it
         return

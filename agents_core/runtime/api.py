@@ -1,5 +1,7 @@
 """Running an agent from Python: `agent_generate`, and `nested_run`, the run on a thread
-of its own behind every agent called as a tool (agents_core.tool_side)."""
+of its own behind every agent called as a tool (agents_core.tool_side). Each starts its
+run on a fresh thread (`run_start`, origin `subagent`) and executes it inline, in the
+calling task."""
 
 from __future__ import annotations
 
@@ -8,30 +10,21 @@ from typing import Any
 
 from django.db import transaction
 
-from agents_core.models import Agent, Message, MessageRole, Run, RunStatus, Thread
+from agents_core.models import Agent, Run, RunStatus, Thread
+from agents_core.runtime import active as active_runs
 from agents_core.runtime import observers
 from agents_core.runtime.db import db
+from agents_core.services.runs import SUBAGENT, run_start
 
 
-def _start_nested(
+def _start_on_new_thread(
     *, agent: Agent, prompt: str, user: Any, metadata: dict[str, Any]
 ) -> tuple[Thread, Run]:
-    """A fresh thread with the prompt and a run ready to execute (not launched: the
-    caller awaits it inline)."""
     with transaction.atomic():
         thread = Thread.objects.create(
             agent=agent, owner=user, resource_id=str(user.pk), title=prompt[:80], metadata=metadata
         )
-        run = Run.objects.create(
-            thread=thread,
-            agent=agent,
-            status=RunStatus.RUNNING,
-            started_by=user,
-            state={"message": prompt},
-        )
-        Message.objects.create(
-            thread=thread, run=run, role=MessageRole.USER, parts=[{"type": "text", "text": prompt}]
-        )
+        run = run_start(thread=thread, message=prompt, user=user, origin=SUBAGENT)
     return thread, run
 
 
@@ -45,9 +38,9 @@ async def nested_run(
 ) -> tuple[Any, Any, Any]:
     """Run `agent` to its end on a fresh thread of its own (its events stream there;
     `metadata` names who asked); returns (RunResult, thread id, run id)."""
-    from agents_core.runtime.loop import execute_run
-
-    thread, run = await db(_start_nested, agent=agent, prompt=prompt, user=user, metadata=metadata)
+    thread, run = await db(
+        _start_on_new_thread, agent=agent, prompt=prompt, user=user, metadata=metadata
+    )
     if metadata.get("parentRunId"):
         # A run nested in a chat's tool call: its trace continues its parent's.
         observers.notify(
@@ -56,7 +49,7 @@ async def nested_run(
             child_run_id=str(run.id),
             call_id=metadata.get("parentToolCallId", ""),
         )
-    result = await execute_run(run.id, abort=abort)
+    result = await active_runs.execute(run.id, abort=abort)
     return result, thread.pk, run.pk
 
 

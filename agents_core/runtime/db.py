@@ -42,7 +42,7 @@ def _sqlite() -> bool:
 def _pool() -> ThreadPoolExecutor:
     global _executor
     if _executor is None:
-        workers = _threads or int(getattr(settings, "STUDIO_RUNTIME_DB_THREADS", 4))
+        workers = _threads or settings.STUDIO_RUNTIME_DB_THREADS
         _executor = ThreadPoolExecutor(
             max_workers=1 if _sqlite() else workers, thread_name_prefix="runtime-db"
         )

@@ -46,3 +46,7 @@ def model_error(exc: BaseException, model: str) -> ModelError:
     if detail:
         text += f": {detail}"
     return ModelError(text, code)
+
+
+class Aborted(Exception):  # noqa: N818 - a stop the user asked for, not an error
+    """The run was asked to stop; it ends as aborted, keeping what it produced."""

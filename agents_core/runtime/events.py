@@ -1,11 +1,7 @@
-"""Stream events: numbered per thread, stored, then published to the thread's group.
-
-Sequence numbers come from an atomic `UPDATE thread SET last_seq = last_seq + n`, in the
-same statement (on PostgreSQL; the same transaction on SQLite) as the insert of the
-events, numbered from the value it replaced: a second
-writer (another process, a Celery worker) waits on the thread's row until the first
-commits, so an event is always stored before any later-numbered event is published, and a
-subscriber that sees a gap can always fetch the missing events from the database.
+"""Stream events: numbered per thread, stored (runtime/event_store.py), then published to
+the thread's group. An event is always stored before any later-numbered event is
+published, so a subscriber that sees a gap can always fetch the missing events from the
+database.
 
 Deltas (`text-delta`, `tool-input-delta`) are coalesced for a few tens of milliseconds
 before they are stored and published: consecutive text deltas become one, consecutive
@@ -16,7 +12,6 @@ Other events flush what is buffered, in order.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import time
@@ -24,14 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.utils import timezone
+from django.db import transaction
 
-from agents_core.models import StreamEvent, Thread
 from agents_core.runtime import stats
 from agents_core.runtime.db import db_stream, with_reconnect
-from agents_core.runtime.partial_json import compact_patches, merge_patches
-from studio.json_input import replace_nul
+from agents_core.runtime.event_store import events_store_many
+from agents_core.runtime.patches import compact_patches, merge_patches
 from studio.layers import SyncPublisher, group_send_many, group_send_sync, sync_publisher
 
 logger = logging.getLogger(__name__)
@@ -152,155 +145,6 @@ class EventSink:
         await self.flush()
 
 
-def events_store_many(batches: list[tuple[Any, Any, list[dict[str, Any]]]]) -> list[list[str]]:
-    """Number and insert the events of many runs at once (sets each event's `seq`),
-    atomically: the threads' `last_seq` are raised (the row lock makes a second writer of a
-    thread wait until this one commits) and every event is inserted. Returns the events as
-    JSON text, batch by batch (what subscribers are sent)."""
-    batches = [
-        (str(thread_id), str(run_id) if run_id else None, events)
-        for thread_id, run_id, events in batches
-    ]
-    keys = sorted({thread_id for thread_id, _, _ in batches})
-    if connection.vendor != "postgresql":
-        with transaction.atomic():
-            return _store_many_orm(keys, batches)
-    # One thread: one statement, atomic alone; several: the lock first, then the statement.
-    with transaction.atomic() if len(keys) > 1 else contextlib.nullcontext():
-        return _store_many_postgresql(keys, batches)
-
-
-def _number(
-    last: dict[str, int],
-    batches: list[tuple[str, str | None, list[dict[str, Any]]]],
-    bodies: list[list[str]] | None = None,
-) -> list[list[str]]:
-    """Number the events after each thread's `last` and encode them (from `bodies`, the
-    events already encoded without their `seq`, when given)."""
-    missing = {thread_id for thread_id, _, _ in batches} - last.keys()
-    if missing:
-        raise Thread.DoesNotExist(f"Thread {sorted(missing)[0]} is gone.")
-    texts = []
-    for number, (thread_id, _, events) in enumerate(batches):
-        encoded = []
-        for index, event in enumerate(events):
-            last[thread_id] += 1
-            event["seq"] = last[thread_id]
-            if bodies is None:
-                encoded.append(json.dumps(event, default=str))
-            else:  # what json.dumps gives with `seq` set last, without encoding again
-                encoded.append(f'{bodies[number][index][:-1]}, "seq": {event["seq"]}}}')
-        texts.append(encoded)
-    return texts
-
-
-# One statement numbers and inserts the events of every thread of a batch (given as one
-# JSON array of [thread, run, event] in order): the threads' `last_seq` are raised by their
-# counts and the events numbered from the previous value, in the order given.
-_STORE_SQL = """
-WITH input AS MATERIALIZED (
-    SELECT (x.e->>0)::uuid AS thread_id, (x.e->>1)::uuid AS run_id, x.e->2 AS payload, x.ord
-    FROM jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS x(e, ord)
-), counts AS (
-    SELECT thread_id, count(*) AS n FROM input GROUP BY thread_id
-), numbered AS (
-    UPDATE {threads} AS t SET last_seq = t.last_seq + counts.n, updated_at = %s
-    FROM counts WHERE t.id = counts.thread_id
-    RETURNING t.id, t.last_seq - counts.n AS base
-), inserted AS (
-    INSERT INTO {events} (thread_id, run_id, seq, type, payload, created_at)
-    SELECT thread_id, run_id, seq, payload->>'type', payload || jsonb_build_object('seq', seq), %s
-    FROM (SELECT input.thread_id, input.run_id, input.payload,
-                 numbered.base + row_number() OVER (PARTITION BY input.thread_id
-                                                    ORDER BY input.ord) AS seq
-          FROM input JOIN numbered ON numbered.id = input.thread_id) AS rows
-)
-SELECT id::text, base FROM numbered
-"""
-
-
-def _store_many_postgresql(
-    keys: list[str], batches: list[tuple[str, str | None, list[dict[str, Any]]]]
-) -> list[list[str]]:
-    """One statement (and, for several threads, a lock taken first) whatever the number of
-    events: the database numbers and inserts them, so that a batch is one round trip. It
-    was seven (begin, update, copy and commit), which made a delta written alone, as with
-    one chat streaming, cost several times what litellm spends on it. The events go as one
-    JSON text, encoded once: psycopg's adaptation of list parameters is pure Python."""
-    import psycopg
-
-    bodies = [[_jsonb_body(event) for event in events] for _, _, events in batches]
-    rows = ",".join(
-        f'["{thread_id}",{json.dumps(run_id)},{body}]'
-        for (thread_id, run_id, _), encoded in zip(batches, bodies, strict=True)
-        for body in encoded
-    )
-    now = timezone.now()
-    connection.ensure_connection()
-    # psycopg's own cursor, binding on the server: Django's cursor binds in Python, quoting
-    # the whole JSON text into the query (a third of the batch's CPU). Its errors are
-    # Django's, as from any cursor (a dead connection is an OperationalError to retry).
-    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
-        if len(keys) > 1:
-            # Lock in id order first: two writers of overlapping threads never deadlock.
-            cursor.execute(
-                f"SELECT 1 FROM {Thread._meta.db_table} "  # noqa: S608
-                "WHERE id = ANY(string_to_array(%s, ',')::uuid[]) "
-                "ORDER BY id FOR UPDATE",
-                [",".join(keys)],
-            )
-        cursor.execute(
-            _STORE_SQL.format(threads=Thread._meta.db_table, events=StreamEvent._meta.db_table),
-            [f"[{rows}]", now, now],
-        )
-        last = dict(cursor.fetchall())
-    return _number(last, batches, bodies)
-
-
-def _jsonb_body(event: dict[str, Any]) -> str:
-    """The event's JSON without its `seq` (numbered later), as PostgreSQL's jsonb can hold
-    it: a NUL character (which a model may emit, and which jsonb refuses, failing the whole
-    batch) becomes U+FFFD."""
-    event.pop("seq", None)
-    text = json.dumps(event, default=str)
-    if "\\u0000" not in text:
-        return text
-    return json.dumps(replace_nul(event), default=str)
-
-
-def _store_many_orm(
-    keys: list[str], batches: list[tuple[str, str | None, list[dict[str, Any]]]]
-) -> list[list[str]]:
-    from django.db.models import Case, Value, When
-
-    last = {
-        str(pk): seq
-        for pk, seq in Thread.objects.select_for_update()
-        .filter(pk__in=keys)
-        .order_by("pk")
-        .values_list("pk", "last_seq")
-    }
-    texts = _number(last, batches)
-    Thread.objects.filter(pk__in=keys).update(
-        last_seq=Case(*(When(pk=key, then=Value(seq)) for key, seq in last.items())),
-        updated_at=timezone.now(),
-    )
-    StreamEvent.objects.bulk_create(
-        [
-            StreamEvent(
-                thread_id=thread_id,
-                run_id=run_id,
-                seq=event["seq"],
-                type=event["type"],
-                payload=event,
-            )
-            for thread_id, run_id, events in batches
-            for event in events
-        ]
-    )
-    return texts
-
-
 class StreamWriter:
     """Stores and publishes the buffered events of every run of one event loop.
 
@@ -337,7 +181,7 @@ class StreamWriter:
         """The writer of the running loop (one per interval: tests may ask for another)."""
         loop = asyncio.get_running_loop()
         if interval is None:
-            interval = getattr(settings, "STUDIO_STREAM_BATCH_MS", 60) / 1000
+            interval = settings.STUDIO_STREAM_BATCH_MS / 1000
         writer = cls._writers.get((loop, interval))
         if writer is None:
             for key in [key for key in cls._writers if key[0].is_closed()]:

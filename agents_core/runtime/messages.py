@@ -24,7 +24,8 @@ INTERRUPTED = {"error": "No result: this call was interrupted before it finished
 
 
 def instruction_messages(instructions: Any, model: str = "") -> list[dict[str, Any]]:
-    """The four forms of DESIGN.md section 6 as system messages, for a call of `model`
+    """An agent's instructions (a string, a list of strings, a system message or a list of
+    system messages) as system messages, for a call of `model`
     (litellm's model string): an instruction's providerOptions for that provider apply
     (anthropic's cacheControl makes its text a content block with cache_control)."""
     if instructions in (None, "", []):

@@ -4,10 +4,9 @@ litellm's stream wrapper hands out the provider's last chunk, and then, on the n
 assembles the whole response from every chunk (`stream_chunk_builder`), prices it and
 runs its success callbacks before it says the stream is over. That work feeds litellm's
 logging callbacks, its cache and its budget; the studio uses none of them (it assembles
-the answer itself as it streams), and it costs more than the stream it follows: in a
-profile of a run worker, the assembly of a 240-chunk stream took 0.1-0.2 ms of CPU per
-chunk, on top of litellm's per-chunk cost, all of it when the stream ends. When many
-chats end together (bench/streaming.py) it took most of the worker's CPU for seconds.
+the answer itself as it streams), and it costs more CPU than the stream it follows, all
+of it when the stream ends: when many chats end together it takes most of a run worker's
+CPU (docs/runs.md, "usage").
 
 So the loop stops reading once litellm has handed out its last chunk, and closes the
 stream (`close`), when nothing is lost by it:

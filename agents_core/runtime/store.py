@@ -1,10 +1,12 @@
-"""The run loop's writes (synchronous ORM; the loop calls them through runtime.db)."""
+"""The run loop's writes of its steps and tool calls (synchronous ORM; the loop calls
+them through runtime.db). The run's own state moves are services/runs.py's."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from agents_core.models import Message, MessageRole, Run, RunStatus, ToolCall, ToolCallStatus
@@ -147,70 +149,8 @@ def tool_call_update(*, call_pk: int, **fields: Any) -> None:
     ToolCall.objects.filter(pk=call_pk).update(**fields)
 
 
-def run_suspend_save(
-    *,
-    run_id: Any,
-    call_pk: int,
-    payload: dict[str, Any],
-    state: dict[str, Any],
-    hook_decisions: list,
-) -> None:
-    with transaction.atomic():
-        ToolCall.objects.filter(pk=call_pk).update(
-            status=ToolCallStatus.SUSPENDED,
-            suspend_payload=payload,
-            hook_decisions=hook_decisions,
-        )
-        Run.objects.filter(id=run_id).update(status=RunStatus.SUSPENDED, state=state)
-
-
-def run_finish_save(
-    *,
-    run_id: Any,
-    status: str,
-    error: str = "",
-    usage: dict[str, Any] | None = None,
-    text: str = "",
-    thread_id: Any = None,
-    partial_text: str = "",
-    message_id: int | None = None,
-) -> None:
-    with transaction.atomic():
-        if message_id is not None:
-            # The step that was streaming: keep what it produced, or drop the empty row.
-            if partial_text:
-                Message.objects.filter(pk=message_id, parts=[]).update(
-                    parts=[{"type": "text", "text": partial_text}]
-                )
-            Message.objects.filter(pk=message_id, parts=[]).delete()
-        elif partial_text and thread_id is not None:
-            # What an aborted or failed step had streamed is kept in the transcript.
-            Message.objects.create(
-                thread_id=thread_id,
-                run_id=run_id,
-                role=MessageRole.ASSISTANT,
-                parts=[{"type": "text", "text": partial_text}],
-            )
-        ToolCall.objects.filter(
-            run_id=run_id, status__in=[ToolCallStatus.STREAMING, ToolCallStatus.RUNNING]
-        ).update(
-            status=ToolCallStatus.FAILED,
-            error="The run ended before this call finished.",
-            finished_at=timezone.now(),
-        )
-        Run.objects.filter(id=run_id).update(
-            status=status,
-            error=error,
-            usage=usage or {},
-            finished_at=timezone.now(),
-            state={"finalText": text} if text else {},
-        )
-
-
 def runs_abort_requested(run_ids: list[Any]) -> list[Any]:
     """Which of these runs were asked to stop (or ended as aborted) by another process."""
-    from django.db.models import Q
-
     return list(
         Run.objects.filter(pk__in=run_ids)
         .filter(Q(status=RunStatus.ABORTED) | Q(state__abortRequested=True))

@@ -27,100 +27,29 @@ import logging
 import os
 import signal
 import socket
+import sys
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
-from agents_core.models import Run, RunStatus, RunWorkerBeat
+from agents_core.models import Run, RunWorkerBeat
+from agents_core.runtime import db as runtime_db
 from agents_core.runtime import heap
 from agents_core.runtime.db import db
+from agents_core.runtime.loop import execute_run
+from agents_core.runtime.model_step import litellm_module
+from agents_core.runtime.processes import (
+    INLINE_PREFIX,
+    QUEUED,
+    WAKE_GROUP,
+    process_beat,
+    process_gone,
+)
+from agents_core.services.runs import run_end_interrupted, runs_claim
 
 logger = logging.getLogger(__name__)
-
-QUEUED = "queued"
-WAKE_GROUP = "run-workers"
-
-
-def uses_workers() -> bool:
-    return getattr(settings, "STUDIO_RUN_EXECUTOR", "inline") == "worker"
-
-
-INLINE_PREFIX = "web:"
-_process: dict[str, Any] = {}
-
-
-def process_name() -> str:
-    """This process's name on the runs it executes inline (`web:<host>:<pid>:<token>`; the
-    token tells a restarted process that got the same pid from the dead one)."""
-    if _process.get("pid") != os.getpid():
-        import secrets
-
-        _process.update(
-            pid=os.getpid(),
-            name=f"{INLINE_PREFIX}{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}",
-        )
-    return _process["name"]
-
-
-def queue_marker() -> str:
-    """What a run that is about to run gets as its `worker`: queued for a run worker, or
-    the name of this process, which executes it (inline)."""
-    return QUEUED if uses_workers() else process_name()
-
-
-def process_beat(*, name: str, started: bool = False, sweep: bool = False) -> None:
-    """The heartbeat of a process executing runs: a run worker's at every poll, a web
-    process's (inline runs) from active.py's watcher while it has runs. `started`: the
-    process has just started (its beat starts afresh). `sweep`: also forget beats silent
-    for a day."""
-    from datetime import timedelta
-
-    now = timezone.now()
-    if started or not RunWorkerBeat.objects.filter(name=name).update(beat_at=now):
-        RunWorkerBeat.objects.update_or_create(
-            name=name, defaults={"started_at": now, "beat_at": now}
-        )
-    if sweep:
-        RunWorkerBeat.objects.filter(beat_at__lt=now - timedelta(days=1)).delete()
-
-
-def process_is_dead(*, name: str, dead_after: float) -> bool:
-    """True when the process named on a run has not beaten for `dead_after` seconds."""
-    from datetime import timedelta
-
-    beat = RunWorkerBeat.objects.filter(name=name).values_list("beat_at", flat=True).first()
-    return beat is None or beat < timezone.now() - timedelta(seconds=dead_after)
-
-
-def wake_workers() -> None:
-    """Tell the workers a run is queued (best effort: they poll as well)."""
-    from studio.layers import group_send_sync
-
-    try:
-        group_send_sync(WAKE_GROUP, {"type": "runs.queued"})
-    except Exception:  # noqa: BLE001 - the poll will find the run
-        logger.warning(
-            "Could not wake the run workers; they will find the run by polling", exc_info=True
-        )
-
-
-def runs_claim(*, worker: str, limit: int) -> list[str]:
-    """Take up to `limit` queued runs for `worker`, oldest first, skipping rows another
-    worker is claiming at this moment."""
-    if limit <= 0:
-        return []
-    with transaction.atomic():
-        ids = list(
-            Run.objects.select_for_update(skip_locked=True)
-            .filter(status=RunStatus.RUNNING, worker=QUEUED)
-            .order_by("created_at")
-            .values_list("pk", flat=True)[:limit]
-        )
-        if ids:
-            Run.objects.filter(pk__in=ids).update(worker=worker)
-    return [str(pk) for pk in ids]
 
 
 def worker_tick(*, name: str, dead_after: float, first: bool = False) -> list[str]:
@@ -128,17 +57,13 @@ def worker_tick(*, name: str, dead_after: float, first: bool = False) -> list[st
 
     `first`: the worker is starting, so any run still claimed under its name was left by an
     earlier process of that name and is ended too."""
-    from datetime import timedelta
-
-    from agents_core.services.runs import run_end_interrupted
-
     process_beat(name=name, started=first)
     now = timezone.now()
     alive = RunWorkerBeat.objects.filter(beat_at__gte=now - timedelta(seconds=dead_after))
-    running = Run.objects.filter(status=RunStatus.RUNNING)
+    running = Run.objects.running()
     # This worker just beat, so its own runs are among the live ones, except at its start.
     # Runs executed inline by web processes are ended when their thread gets a new message
-    # (services.runs._recover_stale), where the thread's last event is looked at too.
+    # (services.runs.run_recover_stale), where the thread's last event is looked at too.
     orphans = (
         running.exclude(worker__in=["", QUEUED])
         .exclude(worker__startswith=INLINE_PREFIX)
@@ -156,11 +81,6 @@ def worker_tick(*, name: str, dead_after: float, first: bool = False) -> list[st
     return ended
 
 
-def worker_gone(*, name: str) -> None:
-    """A worker that stops cleanly takes its beat away (its runs are ended or aborted)."""
-    RunWorkerBeat.objects.filter(name=name).delete()
-
-
 class RunWorker:
     """Claims queued runs and executes them on this process's event loop."""
 
@@ -172,13 +92,9 @@ class RunWorker:
         poll_seconds: float | None = None,
     ) -> None:
         self.name = name or f"{socket.gethostname()}:{os.getpid()}"
-        self.concurrency = concurrency or int(
-            getattr(settings, "STUDIO_RUN_WORKER_CONCURRENCY", 200)
-        )
-        self.poll_seconds = poll_seconds or float(
-            getattr(settings, "STUDIO_RUN_WORKER_POLL_SECONDS", 2.0)
-        )
-        self.claim_batch = max(1, int(getattr(settings, "STUDIO_RUN_WORKER_CLAIM_BATCH", 4)))
+        self.concurrency = concurrency or settings.STUDIO_RUN_WORKER_CONCURRENCY
+        self.poll_seconds = poll_seconds or float(settings.STUDIO_RUN_WORKER_POLL_SECONDS)
+        self.claim_batch = max(1, settings.STUDIO_RUN_WORKER_CLAIM_BATCH)
         self.tasks: dict[str, asyncio.Task] = {}
         self.wake = asyncio.Event()
         self.stopping = asyncio.Event()
@@ -189,9 +105,7 @@ class RunWorker:
         listener = asyncio.ensure_future(self._listen())
         logger.info("Run worker %s started (up to %d runs at once)", self.name, self.concurrency)
         # Never less than three polls: a live worker's beat is up to one poll old.
-        dead_after = max(
-            float(getattr(settings, "STUDIO_RUN_WORKER_DEAD_SECONDS", 30)), 3 * self.poll_seconds
-        )
+        dead_after = max(float(settings.STUDIO_RUN_WORKER_DEAD_SECONDS), 3 * self.poll_seconds)
         first, next_tick = True, 0.0
         loop = asyncio.get_running_loop()
         try:
@@ -231,7 +145,7 @@ class RunWorker:
             listener.cancel()
             await self._drain()
             try:
-                await db(worker_gone, name=self.name)
+                await db(process_gone, name=self.name)
             except Exception:  # noqa: BLE001 - its beat then just ages out
                 logger.exception("Run worker %s could not remove its heartbeat", self.name)
 
@@ -239,8 +153,6 @@ class RunWorker:
         self.stopping.set()
 
     def _execute(self, run_id: str) -> None:
-        from agents_core.runtime.loop import execute_run
-
         task = asyncio.ensure_future(execute_run(run_id))
         self.tasks[run_id] = task
 
@@ -278,7 +190,7 @@ class RunWorker:
         with what they streamed kept)."""
         if not self.tasks:
             return
-        grace = float(getattr(settings, "STUDIO_RUN_WORKER_GRACE_SECONDS", 20))
+        grace = float(settings.STUDIO_RUN_WORKER_GRACE_SECONDS)
         logger.info(
             "Run worker %s: waiting up to %.0f s for %d runs", self.name, grace, len(self.tasks)
         )
@@ -293,10 +205,8 @@ async def warm_up() -> None:
     """Import litellm and stream one offline answer before claiming runs: litellm loads
     much of itself lazily on its first call (about half a second of CPU here), which would
     otherwise stall the first runs this worker takes and every stream beside them."""
-    from agents_core.runtime.loop import _litellm
-
     try:
-        litellm = await _litellm(offline=True)
+        litellm = await litellm_module(offline=True)
         response = await litellm.acompletion(
             model=settings.STUDIO_OFFLINE_MODEL,
             stream=True,
@@ -312,14 +222,9 @@ async def warm_up() -> None:
 def _prefer_the_event_loop() -> None:
     """A run worker's event loop carries every stream; its threads (database writes, litellm's
     end-of-stream work) carry work that can wait. Fewer database threads and a shorter GIL
-    switch interval let the loop in sooner when they are busy: bench/streaming.py measured
-    p99 at 100 streams go from about 400 ms to about 230 ms with 2 threads and 1 ms."""
-    import sys
-
-    from agents_core.runtime import db
-
-    db.configure(threads=int(getattr(settings, "STUDIO_RUN_WORKER_DB_THREADS", 2)))
-    sys.setswitchinterval(float(getattr(settings, "STUDIO_RUN_WORKER_SWITCH_INTERVAL", 0.001)))
+    switch interval let the loop in sooner when they are busy (docs/benchmarks.md)."""
+    runtime_db.configure(threads=settings.STUDIO_RUN_WORKER_DB_THREADS)
+    sys.setswitchinterval(float(settings.STUDIO_RUN_WORKER_SWITCH_INTERVAL))
 
 
 def _limit_helper_threads() -> None:
@@ -331,7 +236,7 @@ def _limit_helper_threads() -> None:
     that work instead."""
     import anyio.to_thread
 
-    limit = int(getattr(settings, "STUDIO_RUN_WORKER_HELPER_THREADS", 2))
+    limit = settings.STUDIO_RUN_WORKER_HELPER_THREADS
     anyio.to_thread.current_default_thread_limiter().total_tokens = max(1, limit)
 
 

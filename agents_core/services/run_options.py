@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents_core.runtime.model_endpoints import REFUSED_CODE, run_model_refusals
-from agents_core.runtime.worker import uses_workers
+from agents_core.runtime.processes import uses_workers
 from providers.catalog import fallback_problems
 from providers.options import call_option_problems
 from studio.exceptions import ApplicationError

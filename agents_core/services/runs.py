@@ -1,15 +1,21 @@
-"""Runs: start, resume, abort, client tool results, async tool completion.
+"""Run state: every transition of a run, and the one read of a thread's current run.
 
-These are synchronous services (REST views, consumers through database_sync_to_async,
-Celery tasks, Python). They write the rows a run needs and start its execution with
-`transaction.on_commit(launch)`, so nothing runs on rows that are not committed; the
-execution itself is agents_core.runtime.loop.
+A run is started (`run_start`, with its origin: a chat message, a signal, a sub-agent
+call), claimed by a run worker (`runs_claim`), suspended on a call that waits for an answer
+(`run_suspend`), resumed with that answer (`run_resume`), ended by its loop as completed,
+failed or aborted (`run_finish`), asked to stop (`run_abort`), closed unanswered when the
+user moves on (`run_supersede`) and ended as interrupted when its process died
+(`run_end_interrupted`, from `run_recover_stale` and the run workers). docs/runs.md says
+who calls each.
+
+These are synchronous services (REST views, consumers through database_sync_to_async, the
+run loop through runtime.db, Celery tasks). A run that is to execute is launched with
+`transaction.on_commit`, so nothing runs on rows that are not committed.
 """
 
 from __future__ import annotations
 
-import json
-import re
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -18,6 +24,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from agents_core.models import (
+    OPEN_CALLS,
     Message,
     MessageRole,
     Run,
@@ -28,12 +35,28 @@ from agents_core.models import (
 )
 from agents_core.runtime import active as active_runs
 from agents_core.runtime.events import events_emit_sync
-from agents_core.runtime.worker import QUEUED, process_is_dead, queue_marker
+from agents_core.runtime.processes import QUEUED, process_is_dead, queue_marker
+from agents_core.runtime.setup import load_setup
+from agents_core.runtime.suspend_payloads import payload_from_text, resume_schema_for
 from agents_core.services.run_options import run_options_check
 from agents_core.services.threads import title_summary
 from studio.exceptions import ApplicationError, Conflict, NotFound
+from tools_app.validation import schema_errors
 
-_YES = re.compile(r"^\s*(yes|y|ok|okay|sure|approve[sd]?|go( ahead)?|lgtm|do it)\b", re.I)
+CHAT, SIGNAL, SUBAGENT = "chat", "signal", "subagent"
+INTERRUPTED = "The run was interrupted (its server process stopped) and was ended."
+SUPERSEDED = "Not answered: the user sent a new message instead."
+STOPPED = "Stopped: the run was stopped before this was answered."
+
+
+@dataclass(frozen=True)
+class SignalInput:
+    """A signal that starts a run: the thread keeps `part` (role `signal`, which the model
+    reads as a user turn) and the page shows the signal, not a chat message."""
+
+    id: int
+    part: dict[str, Any]
+    title: str
 
 
 def _check_owner(thread: Thread, user: Any) -> None:
@@ -41,31 +64,42 @@ def _check_owner(thread: Thread, user: Any) -> None:
         raise NotFound("No such thread.", code="not_found")
 
 
-def suspended_run(thread: Thread) -> Run | None:
-    return thread.runs.filter(status=RunStatus.SUSPENDED).order_by("-created_at").first()
+def thread_active_run(*, thread: Thread, suspended: bool = False) -> Run | None:
+    """The thread's running run (at most one: a constraint). With `suspended`, a run
+    waiting for an answer counts too: the chat shows it as the thread's current run."""
+    runs = Run.objects.running() if not suspended else Run.objects.active()
+    return runs.filter(thread=thread).order_by("-created_at").first()
 
 
 def run_start(
-    *, thread: Thread, message: str, user: Any, options: dict[str, Any] | None = None
+    *,
+    thread: Thread,
+    message: str,
+    user: Any,
+    options: dict[str, Any] | None = None,
+    origin: str = CHAT,
+    signal: SignalInput | None = None,
 ) -> Run:
-    """Start a run with the user's chat message (or, with auto-resume on and a call
-    waiting, answer that call with it). Raises IntegrityError when a run is running."""
+    """Start a run on `thread` with `message` as its input. A chat message or a signal
+    first answers a suspended call with auto-resume on, or supersedes it; the run launches
+    once committed. A sub-agent run is not launched: its caller executes it inline.
+    Raises IntegrityError when a run is running on the thread."""
     _check_owner(thread, user)
     text = (message or "").strip()
-    if not text:
+    if not text and origin != SUBAGENT:
         raise ApplicationError("The message is empty.", code="empty_message")
-    stored, hooks = run_options_check(agent=thread.agent, options=options)
-    waiting = suspended_run(thread)
+    stored: dict[str, Any] = {}
+    hooks: dict[str, Any] = {}
+    if origin != SUBAGENT:  # a sub-agent's model is checked when its run loads
+        stored, hooks = run_options_check(agent=thread.agent, options=options)
+    waiting = thread.runs.filter(status=RunStatus.SUSPENDED).order_by("-created_at").first()
     if waiting is not None:
         merged = {**(thread.agent.default_options or {}), **(waiting.options or {}), **stored}
-        if merged.get("autoResume"):
-            call = waiting.tool_calls.filter(status=ToolCallStatus.SUSPENDED).first()
-            if call is not None:
-                payload = payload_from_text(call.suspend_payload or {}, text)
-                return run_resume(
-                    run=waiting, tool_call_id=call.call_id, payload=payload, user=user
-                )
-        _supersede(waiting)
+        call = waiting.tool_calls.filter(status=ToolCallStatus.SUSPENDED).first()
+        if merged.get("autoResume") and call is not None:
+            payload = payload_from_text(call.suspend_payload or {}, text)
+            return run_resume(run=waiting, tool_call_id=call.call_id, payload=payload, user=user)
+        run_supersede(waiting)
     with transaction.atomic():
         run = Run.objects.create(
             thread=thread,
@@ -73,16 +107,19 @@ def run_start(
             status=RunStatus.RUNNING,
             options=stored,
             started_by=user,
-            state={"message": text},
-            worker=queue_marker(),
+            state={"message": "", "signalId": signal.id} if signal else {"message": text},
+            worker="" if origin == SUBAGENT else queue_marker(),
         )
-        Message.objects.create(
-            thread=thread, run=run, role=MessageRole.USER, parts=[{"type": "text", "text": text}]
-        )
+        role, part = MessageRole.USER, {"type": "text", "text": text}
+        if signal is not None:
+            role, part = MessageRole.SIGNAL, signal.part
+        Message.objects.create(thread=thread, run=run, role=role, parts=[part])
         if not thread.title and (thread.agent.default_options or {}).get("generateTitle", True):
-            Thread.objects.filter(pk=thread.pk).update(title=title_summary(text))
-    active_runs.remember_hooks(run.id, hooks)
-    transaction.on_commit(lambda: active_runs.launch(run.id))
+            title = signal.title if signal else title_summary(text)
+            Thread.objects.filter(pk=thread.pk).update(title=title)
+    if origin != SUBAGENT:
+        active_runs.remember_hooks(run.id, hooks)
+        transaction.on_commit(lambda: active_runs.launch(run.id))
     return run
 
 
@@ -95,7 +132,7 @@ def run_start_safe(
             with transaction.atomic():
                 return run_start(thread=thread, message=message, user=user, options=options)
         except IntegrityError:
-            if attempt == 0 and _recover_stale(thread):
+            if attempt == 0 and run_recover_stale(thread=thread):
                 continue
             raise Conflict(
                 "A run is already streaming on this thread; wait for it to finish or stop it.",
@@ -104,32 +141,96 @@ def run_start_safe(
     raise AssertionError("unreachable")
 
 
-def _recover_stale(thread: Thread) -> bool:
+def runs_claim(*, worker: str, limit: int) -> list[str]:
+    """Take up to `limit` queued runs for the run worker `worker`, oldest first, skipping
+    rows another worker is claiming at this moment."""
+    if limit <= 0:
+        return []
+    with transaction.atomic():
+        ids = list(
+            Run.objects.select_for_update(skip_locked=True)
+            .filter(status=RunStatus.RUNNING, worker=QUEUED)
+            .order_by("created_at")
+            .values_list("pk", flat=True)[:limit]
+        )
+        if ids:
+            Run.objects.filter(pk__in=ids).update(worker=worker)
+    return [str(pk) for pk in ids]
+
+
+def run_suspend(
+    *, run_id: Any, call_pk: int, payload: dict[str, Any], state: dict[str, Any], hooks: list
+) -> None:
+    """The loop stops on a call that waits for an answer; `state` names it and its step."""
+    with transaction.atomic():
+        ToolCall.objects.filter(pk=call_pk).update(
+            status=ToolCallStatus.SUSPENDED, suspend_payload=payload, hook_decisions=hooks
+        )
+        Run.objects.filter(id=run_id).update(status=RunStatus.SUSPENDED, state=state)
+
+
+def run_finish(
+    *,
+    run_id: Any,
+    status: str,
+    error: str = "",
+    usage: dict[str, Any] | None = None,
+    text: str = "",
+    thread_id: Any = None,
+    partial_text: str = "",
+    message_id: int | None = None,
+) -> None:
+    """The loop ends its run as completed, failed or aborted. What the streaming step
+    produced is kept (`message_id`, its row; `partial_text`, what it streamed) and calls
+    still open fail."""
+    with transaction.atomic():
+        if message_id is not None:
+            if partial_text:
+                Message.objects.filter(pk=message_id, parts=[]).update(
+                    parts=[{"type": "text", "text": partial_text}]
+                )
+            Message.objects.filter(pk=message_id, parts=[]).delete()
+        elif partial_text and thread_id is not None:
+            Message.objects.create(
+                thread_id=thread_id,
+                run_id=run_id,
+                role=MessageRole.ASSISTANT,
+                parts=[{"type": "text", "text": partial_text}],
+            )
+        ToolCall.objects.filter(run_id=run_id, status__in=OPEN_CALLS).update(
+            status=ToolCallStatus.FAILED,
+            error="The run ended before this call finished.",
+            finished_at=timezone.now(),
+        )
+        Run.objects.filter(id=run_id).update(
+            status=status,
+            error=error,
+            usage=usage or {},
+            finished_at=timezone.now(),
+            state={"finalText": text} if text else {},
+        )
+
+
+def run_recover_stale(*, thread: Thread) -> bool:
     """A run left `running` by a process that died would block its thread for ever: end it
-    as failed. Dead: not executing here, nothing published for STUDIO_RUN_WORKER_DEAD_SECONDS
-    and its process's heartbeat as old; a queued run (no process yet) after
-    STUDIO_RUN_STALE_SECONDS of silence."""
-    run = thread.runs.filter(status=RunStatus.RUNNING).first()
+    as interrupted. Dead: not executing here, nothing published for
+    STUDIO_RUN_WORKER_DEAD_SECONDS and its process's heartbeat as old; a queued run (no
+    process yet) after STUDIO_RUN_STALE_SECONDS of silence."""
+    run = thread_active_run(thread=thread)
     if run is None or active_runs.get(run.pk) is not None:
         return False
-    last = run.events.order_by("-seq").values_list("created_at", flat=True).first() or (
-        run.created_at
-    )
+    last = run.events.order_by("-seq").values_list("created_at", flat=True).first()
+    silent_since = timezone.now() - (last or run.created_at)
     if run.worker and run.worker != QUEUED:
         # Its process beats while it executes runs: silent (and the run too) means dead.
         dead_after = float(settings.STUDIO_RUN_WORKER_DEAD_SECONDS)
-        if last > timezone.now() - timedelta(seconds=dead_after) or not process_is_dead(
+        if silent_since < timedelta(seconds=dead_after) or not process_is_dead(
             name=run.worker, dead_after=dead_after
         ):
             return False
-    elif last > timezone.now() - timedelta(
-        seconds=getattr(settings, "STUDIO_RUN_STALE_SECONDS", 600)
-    ):
-        return False  # queued (or from before heartbeats): only a long silence tells
+    elif silent_since < timedelta(seconds=settings.STUDIO_RUN_STALE_SECONDS):
+        return False  # queued (or executed by its caller): only a long silence tells
     return run_end_interrupted(run=run, expect_worker=run.worker)
-
-
-INTERRUPTED = "The run was interrupted (its server process stopped) and was ended."
 
 
 def run_end_interrupted(*, run: Run, expect_worker: str | None = None) -> bool:
@@ -137,36 +238,25 @@ def run_end_interrupted(*, run: Run, expect_worker: str | None = None) -> bool:
     tool calls too. Only a run still `running` (and, when given, still claimed by
     `expect_worker`) moves; False when another process got there first."""
     with transaction.atomic():
-        rows = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING)
+        rows = Run.objects.running().filter(pk=run.pk)
         if expect_worker is not None:
             rows = rows.filter(worker=expect_worker)
         if rows.update(status=RunStatus.FAILED, error=INTERRUPTED, finished_at=timezone.now()) != 1:
             return False
-        run.tool_calls.filter(status__in=[ToolCallStatus.RUNNING, ToolCallStatus.STREAMING]).update(
+        run.tool_calls.filter(status__in=OPEN_CALLS).update(
             status=ToolCallStatus.FAILED, error=INTERRUPTED
         )
+        event = {"type": "run-error", "runId": str(run.pk), "error": INTERRUPTED}
         events_emit_sync(
-            thread_id=run.thread_id,
-            run_id=run.pk,
-            events=[
-                {
-                    "type": "run-error",
-                    "runId": str(run.pk),
-                    "error": INTERRUPTED,
-                    "code": "interrupted",
-                }
-            ],
+            thread_id=run.thread_id, run_id=run.pk, events=[{**event, "code": "interrupted"}]
         )
     return True
 
 
-SUPERSEDED = "Not answered: the user sent a new message instead."
-STOPPED = "Stopped: the run was stopped before this was answered."
-
-
-def _supersede(run: Run, *, error: str = SUPERSEDED, finish_reason: str = "superseded") -> None:
-    """The user moved on without answering (a new message, or Stop): close the waiting
-    calls with `error` so memory stays valid."""
+def run_supersede(run: Run, *, error: str = SUPERSEDED, finish_reason: str = "superseded") -> None:
+    """The user moved on without answering a suspended run (a new message, or Stop): it
+    ends as aborted, its waiting calls as skipped with `error` (a result in the transcript,
+    so memory stays valid)."""
     now = timezone.now()
     events = []
     with transaction.atomic():
@@ -177,74 +267,30 @@ def _supersede(run: Run, *, error: str = SUPERSEDED, finish_reason: str = "super
             != 1
         ):
             return
-        calls = list(
-            run.tool_calls.filter(status__in=[ToolCallStatus.SUSPENDED, ToolCallStatus.RUNNING])
-        )
-        for call in calls:
+        waiting = [ToolCallStatus.SUSPENDED, ToolCallStatus.RUNNING]
+        for call in run.tool_calls.filter(status__in=waiting):
             ToolCall.objects.filter(pk=call.pk).update(
                 status=ToolCallStatus.SKIPPED, error=error, finished_at=now
             )
-            Message.objects.create(
-                thread=run.thread,
-                run=run,
-                role=MessageRole.TOOL,
-                parts=[
-                    {
-                        "type": "tool-result",
-                        "toolCallId": call.call_id,
-                        "toolName": call.tool_name,
-                        "output": None,
-                        "modelOutput": {"error": error},
-                        "isError": True,
-                        "error": error,
-                        "status": ToolCallStatus.SKIPPED,
-                    }
-                ],
-            )
-            events.append(
-                {
-                    "type": "tool-error",
-                    "runId": str(run.pk),
-                    "toolCallId": call.call_id,
-                    "toolName": call.tool_name,
-                    "error": error,
-                }
-            )
-        events.append(
-            {
-                "type": "run-finish",
-                "runId": str(run.pk),
-                "status": "aborted",
-                "finishReason": finish_reason,
+            result = {"toolCallId": call.call_id, "toolName": call.tool_name}
+            part = {
+                "type": "tool-result",
+                **result,
+                "output": None,
+                "modelOutput": {"error": error},
+                "isError": True,
+                "error": error,
+                "status": ToolCallStatus.SKIPPED,
             }
-        )
+            Message.objects.create(thread=run.thread, run=run, role=MessageRole.TOOL, parts=[part])
+            events.append({"type": "tool-error", "runId": str(run.pk), **result, "error": error})
+        end = {"type": "run-finish", "runId": str(run.pk), "status": "aborted"}
+        events.append({**end, "finishReason": finish_reason})
         events_emit_sync(thread_id=run.thread_id, run_id=run.pk, events=events)
-
-
-def payload_from_text(suspend_payload: dict[str, Any], text: str) -> dict[str, Any]:
-    """Auto-resume: the chat message as the answer the waiting call expects."""
-    kind = suspend_payload.get("kind")
-    if kind in ("approval", "plan-approval"):
-        return {"approved": bool(_YES.match(text)), "reason": text}
-    if kind == "ask-user":
-        if suspend_payload.get("mode") == "multi":
-            return {"answer": [part.strip() for part in text.split(",") if part.strip()]}
-        return {"answer": text}
-    if kind == "client-function":
-        return {"output": text}
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {"answer": text}
-    return value if isinstance(value, dict) else {"answer": value}
 
 
 def run_resume(*, run: Run, tool_call_id: str, payload: Any, user: Any) -> Run:
     """Answer a suspended call and continue the run in a new stream."""
-    from agents_core.runtime.loop import resume_schema_for
-    from agents_core.runtime.setup import load_setup
-    from tools_app.validation import schema_errors
-
     _check_owner(run.thread, user)
     call = run.tool_calls.filter(call_id=tool_call_id).first()
     if call is None:
@@ -293,7 +339,7 @@ def run_abort(*, run: Run, user: Any) -> Run:
     one is closed at once."""
     _check_owner(run.thread, user)
     if run.status == RunStatus.SUSPENDED:
-        _supersede(run, error=STOPPED, finish_reason="stopped")
+        run_supersede(run, error=STOPPED, finish_reason="stopped")
     elif run.status == RunStatus.RUNNING:
         with transaction.atomic():
             locked = Run.objects.select_for_update().get(pk=run.pk)
@@ -305,11 +351,3 @@ def run_abort(*, run: Run, user: Any) -> Run:
         raise Conflict(f"The run is already {run.status}.", code="not_running")
     run.refresh_from_db()
     return run
-
-
-def thread_active_run(*, thread: Thread) -> Run | None:
-    return (
-        thread.runs.filter(status__in=[RunStatus.RUNNING, RunStatus.SUSPENDED])
-        .order_by("-created_at")
-        .first()
-    )

@@ -81,8 +81,8 @@ def thread_messages(*, thread: Thread) -> QuerySet[Message]:
 
 
 def thread_suspended_calls(*, thread: Thread) -> list[dict[str, Any]]:
-    from agents_core.runtime.loop import resume_schema_for
     from agents_core.runtime.setup import load_setup
+    from agents_core.runtime.suspend_payloads import resume_schema_for
 
     calls = ToolCall.objects.filter(
         run__thread=thread, status=Status.SUSPENDED, run__status=RunStatus.SUSPENDED

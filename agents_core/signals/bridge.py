@@ -11,7 +11,11 @@ from typing import Any
 
 from django.db import transaction
 
+from agents_core.runtime.events import events_emit_sync, group_message_events
+from agents_core.runtime.events import thread_group as events_thread_group
 from agents_core.services.run_options import run_options_check
+from agents_core.services.runs import SIGNAL, SignalInput, run_start
+from agents_core.services.runs import run_abort as runs_run_abort
 
 
 def check_run_options(*, thread, options: dict[str, Any]) -> None:  # noqa: ANN001
@@ -25,28 +29,22 @@ def start_run(*, thread, text: str, user, options: dict[str, Any], signal) -> An
     """Start a run on an idle thread with `text` as its first input (raises IntegrityError
     when another run is already running on the thread).
 
-    run_start stores the input as the user's chat message; a signal is not the user
-    talking, so in the same transaction (before the run launches on commit) the input
-    becomes a `signal` message of the thread's memory (the model still sees it as a user
-    turn) and the run-start event carries no chat text: the page shows the signal itself.
+    A plain message starts the run as a chat message does. Any other signal is not the
+    user talking: the thread keeps it as a `signal` message (the model still sees it as a
+    user turn), titled by the signal's own words rather than the XML the model reads.
     """
-    from agents_core.models import Message, MessageRole, Run, Thread
-    from agents_core.services.runs import run_start
-
-    untitled = not thread.title
-    run = run_start(thread=thread, message=text, user=user or thread.owner, options=options)
+    signal_input = None
     if signal.type != "message" or signal.attributes:
-        Message.objects.filter(run=run, role=MessageRole.USER).update(
-            role=MessageRole.SIGNAL, parts=[signal_part(signal, text)]
-        )
-        Run.objects.filter(id=run.id).update(
-            state={**run.state, "message": "", "signalId": signal.id}
-        )
-        if untitled:
-            # Not the XML the model sees: the signal's own words.
-            title = f"{signal.tag_name}: {signal.contents}".splitlines()[0][:80]
-            Thread.objects.filter(id=thread.id).update(title=title)
-    return run
+        title = f"{signal.tag_name}: {signal.contents}".splitlines()[0][:80]
+        signal_input = SignalInput(id=signal.id, part=signal_part(signal, text), title=title)
+    return run_start(
+        thread=thread,
+        message=text,
+        user=user or thread.owner,
+        options=options,
+        origin=SIGNAL,
+        signal=signal_input,
+    )
 
 
 def signal_part(signal, text: str) -> dict[str, Any]:  # noqa: ANN001
@@ -67,8 +65,6 @@ def publish(*, thread_id, run_id, event: dict[str, Any]) -> None:  # noqa: ANN00
     After commit, not inside it: numbering updates the Thread row, and holding that row
     while we also hold a Run row could deadlock against the run loop's own last events.
     """
-    from agents_core.runtime.events import events_emit_sync
-
     event = {**event, "runId": str(run_id) if run_id else None}
     transaction.on_commit(
         lambda: events_emit_sync(thread_id=thread_id, run_id=run_id, events=[event])
@@ -76,19 +72,13 @@ def publish(*, thread_id, run_id, event: dict[str, Any]) -> None:  # noqa: ANN00
 
 
 def thread_group(thread_id) -> str:  # noqa: ANN001
-    from agents_core.runtime.events import thread_group
-
-    return thread_group(thread_id)
+    return events_thread_group(thread_id)
 
 
 def events_from_group_message(message: dict[str, Any]) -> list[dict[str, Any]]:
     """The stream events of one channel-layer message (`stream.events`)."""
-    from agents_core.runtime.events import group_message_events
-
     return group_message_events(message)
 
 
 def run_abort(*, run, user) -> Any:  # noqa: ANN001
-    from agents_core.services.runs import run_abort as abort
-
-    return abort(run=run, user=user)
+    return runs_run_abort(run=run, user=user)

@@ -22,12 +22,12 @@ from django.utils import timezone
 
 from agents_core.models import NotificationRecord, NotificationStatus, SignalType, Thread
 from agents_core.models.signals import PRIORITY_RANK
+from agents_core.services.runs import thread_active_run
 from agents_core.signals.notifications import DELIVERY_ERRORS, notification_publish
 from agents_core.signals.policy import policy_decide
 from agents_core.signals.services import (
     _new_signal,
     signal_dispatch,
-    thread_active_run,
     thread_lock,
 )
 from studio.exceptions import ApplicationError

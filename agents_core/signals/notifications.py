@@ -20,16 +20,16 @@ from agents_core.models import (
     Thread,
 )
 from agents_core.models.signals import PRIORITY_RANK
+from agents_core.services.runs import thread_active_run
 from agents_core.signals import bridge
+from agents_core.signals.delivery import _queue
 from agents_core.signals.payloads import notification_json
 from agents_core.signals.policy import PRIORITIES, PolicyError, policy_decide
 from agents_core.signals.render import validate_attributes
 from agents_core.signals.services import (
     SendResult,
     _new_signal,
-    _queue,
     signal_dispatch,
-    thread_active_run,
     thread_lock,
 )
 from studio.exceptions import ApplicationError

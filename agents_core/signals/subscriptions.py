@@ -14,8 +14,8 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
 from agents_core.models import Run, Thread
+from agents_core.services.runs import thread_active_run
 from agents_core.signals import bridge
-from agents_core.signals.services import thread_active_run
 
 
 def thread_subscription_info(*, thread: Thread) -> dict[str, Any]:

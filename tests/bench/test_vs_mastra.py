@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agents_core.runtime import offline
-from bench import _mastra, vs_mastra
+from bench import _mastra, offline_stamps, vs_mastra
 
 HARNESS = Path(__file__).resolve().parents[2] / "bench" / "mastra"
 EXACT = re.compile(r"^\d+\.\d+\.\d+$")
@@ -157,6 +157,7 @@ def test_the_stand_in_streams_the_offline_benchmark_mode_s_chunks():
 
     def offline_deltas(messages: list[dict]) -> tuple[list[str], str]:
         tools = [{"type": "function", "function": {"name": "bench_sink", "parameters": {}}}]
+        assert offline.MODES["stamp"].chunks is offline_stamps._bench_chunks
         chunks = list(offline.chunks(messages, {"stamp": 7, "tools": tools}))
         pieces = [
             chunk["text"] or (chunk["tool_use"] or {}).get("function", {}).get("arguments", "")

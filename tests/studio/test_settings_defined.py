@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 import re
 
-import pytest
 from django.conf import settings
 
 from tests.source import ROOT, production_modules
@@ -65,11 +64,6 @@ def test_every_setting_the_code_reads_is_defined():
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agents_core.runtime and agents_core.services.runs still repeat defaults "
-    "(their owner is moving them to settings.NAME)",
-)
 def test_no_code_repeats_a_default_with_getattr():
     repeated = sorted(
         f"{module.relpath}:{node.lineno} {node.args[1].value}"

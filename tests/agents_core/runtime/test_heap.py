@@ -16,11 +16,11 @@ PROBE = """
 import asyncio, gc, json
 import django
 django.setup()
-from agents_core.runtime import heap, loop
+from agents_core.runtime import heap, model_step
 before = gc.get_freeze_count()
-asyncio.run(loop._litellm(offline=True))
+asyncio.run(model_step.litellm_module(offline=True))
 after_first = gc.get_freeze_count()
-asyncio.run(loop._litellm(offline=True))
+asyncio.run(model_step.litellm_module(offline=True))
 print(json.dumps({"before": before, "after_first": after_first,
                   "after_second": gc.get_freeze_count(), "threshold": gc.get_threshold(),
                   "again": heap.settle()}))

@@ -13,10 +13,9 @@ import pytest
 from agents_core.runtime.partial_json import (
     IncrementalJSONParser,
     PartialJSONError,
-    compact_patches,
-    merge_patches,
     parse_partial,
 )
+from agents_core.runtime.patches import compact_patches, merge_patches
 
 
 def apply(root, patch):

@@ -17,7 +17,9 @@ from channels.db import database_sync_to_async
 from django.db import connection
 
 from agents_core.models import Run, RunStatus
-from agents_core.runtime.worker import QUEUED, RunWorker, runs_claim
+from agents_core.runtime.processes import QUEUED
+from agents_core.runtime.worker import RunWorker
+from agents_core.services.runs import runs_claim
 from studio.exceptions import ApplicationError
 from tests.agents_core.runtime.conftest import events_of, start, types
 from tests.conftest import ROOT, child_process_env, daphne_process, stop_process

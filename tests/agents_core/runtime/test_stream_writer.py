@@ -142,7 +142,7 @@ def test_the_orm_store_numbers_and_writes_like_the_postgresql_one(make_thread):
     """SQLite (the embedded studio) takes the ORM path: same numbering, same rows."""
     from django.db import transaction
 
-    from agents_core.runtime.events import _store_many_orm, _store_many_postgresql
+    from agents_core.runtime.event_store import _store_many_orm, _store_many_postgresql
 
     results = []
     for store in (_store_many_postgresql, _store_many_orm):
@@ -275,7 +275,7 @@ def test_writers_of_the_same_threads_at_once_number_every_event_exactly_once(mak
 
     from django.db import connection
 
-    from agents_core.runtime.events import events_store_many
+    from agents_core.runtime.event_store import events_store_many
 
     pairs = _threads_and_runs(make_thread, 3)
     ids = [str(thread.pk) for thread, _ in pairs]
@@ -351,7 +351,7 @@ def test_a_nul_character_which_jsonb_refuses_is_stored_and_sent_as_a_replacement
 
 
 def test_a_batch_with_a_thread_that_is_gone_stores_nothing_for_any_thread(make_thread):
-    from agents_core.runtime.events import events_store_many
+    from agents_core.runtime.event_store import events_store_many
 
     pairs = _threads_and_runs(make_thread, 3)
     gone = pairs[1][0]
@@ -376,7 +376,7 @@ def test_the_writer_stores_again_on_a_new_connection_when_its_own_died(make_thre
     from django.db import connection
 
     from agents_core.runtime.db import with_reconnect
-    from agents_core.runtime.events import events_store_many
+    from agents_core.runtime.event_store import events_store_many
 
     [(thread, run)] = _threads_and_runs(make_thread, 1)
     events_store_many([(thread.pk, run.pk, [{"type": "text-delta", "textDelta": "before"}])])

@@ -21,9 +21,9 @@ from agents_core.models import (
     Thread,
 )
 from agents_core.registry import Registry, reset_registry
+from agents_core.signals.delivery import signals_drain_for_run
 from agents_core.signals.digest import notifications_digest
 from agents_core.signals.notifications import send_notification_signal
-from agents_core.signals.services import signals_drain_for_run
 from tests.agents_core.factories import AgentFactory
 
 

@@ -74,8 +74,8 @@ def test_a_merge_keeps_the_higher_priority_and_redecides(thread, running_run):
 
 
 def test_coalesced_records_show_their_count_to_the_model(thread, running_run):
+    from agents_core.signals.delivery import signals_drain_for_run
     from agents_core.signals.digest import notifications_digest_thread_now
-    from agents_core.signals.services import signals_drain_for_run
 
     for _ in range(4):
         low(thread, "a comment", coalesce_key="pr-7")

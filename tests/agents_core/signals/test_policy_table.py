@@ -18,8 +18,8 @@ from agents_core.models import (
     SignalStatus,
     StreamEvent,
 )
+from agents_core.signals.delivery import signals_drain_for_run
 from agents_core.signals.notifications import send_notification_signal
-from agents_core.signals.services import signals_drain_for_run
 
 pytestmark = pytest.mark.django_db
 

@@ -7,11 +7,11 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from agents_core.models import Message, MessageRole, Signal, SignalStatus
+from agents_core.signals.delivery import signals_drain_for_run
 from agents_core.signals.services import (
     send_message,
     send_signal,
     send_state_signal,
-    signals_drain_for_run,
 )
 from studio.exceptions import ApplicationError
 

@@ -12,8 +12,9 @@ from agents_core.models import (
     Signal,
     SignalStatus,
 )
+from agents_core.signals.delivery import signals_on_run_end
 from agents_core.signals.notifications import send_notification_signal
-from agents_core.signals.services import queue_message, send_message, signals_on_run_end
+from agents_core.signals.services import queue_message, send_message
 from tests.agents_core.race import lose_the_race
 
 

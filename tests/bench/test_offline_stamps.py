@@ -1,4 +1,5 @@
-"""The offline provider's benchmark mode (`stamp`): what bench.streaming measures with."""
+"""The offline provider's benchmark mode (`stamp`, bench/offline_stamps.py): what
+bench.streaming measures with."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 import litellm
 
 from agents_core.runtime import offline
+from bench import offline_stamps
 
 TOOLS = [{"type": "function", "function": {"name": "bench_sink", "parameters": {}}}]
 
@@ -45,19 +47,7 @@ async def test_each_delta_carries_its_index_and_the_time_it_was_yielded():
 
 def test_restamping_leaves_what_is_not_a_stamp_alone():
     chunk = offline._chunk('{"log": "', tool_use={"function": {"arguments": '"}'}})
-    assert offline._restamp(chunk)["text"] == '{"log": "'
+    assert offline_stamps._restamp(chunk)["text"] == '{"log": "'
     assert chunk["tool_use"]["function"]["arguments"] == '"}'
-    stamped = offline._restamp(offline._chunk("0000042@1.000000;"))["text"]
+    stamped = offline_stamps._restamp(offline._chunk("0000042@1.000000;"))["text"]
     assert stamped.startswith("0000042@") and float(stamped[8:-1]) > 1.0
-
-
-def test_the_offline_model_is_priced_in_litellms_map_at_nothing():
-    """Known to litellm as a real model is (an unknown one made litellm search its whole
-    cost map for a near match on every call): a call costs 0, found at once."""
-    info = litellm.get_model_info(f"{offline.PROVIDER}/scripted")
-    assert info["input_cost_per_token"] == info["output_cost_per_token"] == 0.0
-    assert info["supports_function_calling"] is True
-    response = litellm.completion(
-        model="studio/scripted", messages=[{"role": "user", "content": "hello"}]
-    )
-    assert litellm.completion_cost(completion_response=response) == 0.0

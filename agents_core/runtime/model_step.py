@@ -1,0 +1,203 @@
+"""One model call of a run: read the thread's memory, call the model through litellm,
+stream its text and tool calls, and save the step (its assistant message and tool calls).
+
+litellm is imported the first time a run needs it, in a thread (`litellm_module`)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import sys
+import time
+from typing import Any
+
+from agents_core.runtime import heap, model_stream, observers, plugins, stats, store
+from agents_core.runtime.db import db
+from agents_core.runtime.errors import Aborted, model_error
+from agents_core.runtime.fallbacks import open_stream, run_model_record
+from agents_core.runtime.messages import memory_messages, thread_memory
+from agents_core.runtime.processes import uses_workers
+from agents_core.runtime.setup import ToolSpec
+from agents_core.runtime.tool_input import CallState
+
+_imported: set[str] = set()
+
+
+async def litellm_module(*, offline: bool) -> Any:
+    """litellm, imported in a thread the first time: the import takes seconds, and the
+    event loop serves every websocket of the process meanwhile. Imported through the import
+    system until it has been once here (not looked up in sys.modules): a module another
+    thread is still importing (runstudio's warm-up) is there half made, and the import
+    waits for it to be whole."""
+    for name in ("litellm", *(("agents_core.runtime.offline",) if offline else ())):
+        if name not in _imported:
+            await asyncio.to_thread(importlib.import_module, name)
+            _imported.add(name)
+    if not uses_workers():
+        heap.settle()  # a web process executing runs inline (once): see runtime/heap.py
+    return sys.modules["litellm"]
+
+
+class ModelStep:
+    """The Runner's part that calls the model (runtime/loop.py)."""
+
+    async def _model_step(self) -> tuple[list[CallState], str]:
+        setup = self.setup
+        offline = any(call.model.startswith("studio/") for call in setup.model_calls)
+        litellm = await litellm_module(offline=offline)
+        # Signals delivered into this run are written to the thread's memory by the drain,
+        # so reading the memory after it gives each of them to the model exactly once.
+        drained = await db(plugins.before_model_call, setup.run)
+        if drained:
+            observers.notify("signals_drained", self.run_id, signals=drained)
+        rows, calls = await db(thread_memory, setup.thread_id, setup.options.get("lastMessages"))
+        self.memory_upto = rows[-1].pk if rows else 0
+        memory = memory_messages(rows, calls)
+        specs = setup.active_specs()
+        choice = setup.tool_choice()
+        self._check_abort()
+        self.step_message = await db(
+            store.step_message_start, run_id=self.run_id, thread_id=setup.thread_id
+        )
+
+        def request(call: Any) -> dict[str, Any]:
+            kwargs = setup.call_kwargs(call, memory, specs, choice)
+            # One span per model tried: what each was sent, fallbacks included.
+            observers.notify("model_call_started", self.run_id, step=self.step, request=kwargs)
+            return kwargs
+
+        response, call = await open_stream(litellm, setup.model_calls, request)
+        if call.requested != self.answered:
+            self.answered = call.requested
+            await db(run_model_record, self.run_id, call.requested)
+        allowed = {spec.name: spec for spec in specs} if choice != "none" else {}
+        return await self._consume(response, allowed, litellm)
+
+    async def _consume(
+        self, response: Any, specs: dict[str, ToolSpec], litellm: Any
+    ) -> tuple[list[CallState], str]:
+        text: list[str] = []
+        calls: dict[int, CallState] = {}
+        current: CallState | None = None
+        finish_reason = "stop"
+        abort = self.active.abort
+        perf = time.perf_counter
+        self.partial_text = ""
+        iterator = response.__aiter__()
+        to_the_end = model_stream.read_to_the_end(response, litellm)
+        chunk = None
+        usage_counted = False
+        reported: Any = None
+        first_token: float | None = None
+        try:
+            while True:
+                if chunk is not None and await model_stream.stop_at(response, chunk, to_the_end):
+                    break  # litellm's assembly of the whole response is skipped
+                try:
+                    chunk = await iterator.__anext__()
+                except StopAsyncIteration:
+                    break
+                if abort.is_set():
+                    self.partial_text = "".join(text)
+                    raise Aborted
+                started = perf()
+                usage = getattr(chunk, "usage", None)
+                if usage:
+                    self._add_usage(usage)
+                    usage_counted = True
+                    reported = usage
+                if not chunk.choices:
+                    continue
+                choice = chunk.choices[0]
+                delta = choice.delta
+                content = getattr(delta, "content", None)
+                if content:
+                    if first_token is None:
+                        first_token = time.time()
+                    text.append(content)
+                    self.sink.delta(
+                        {
+                            "type": "text-delta",
+                            "runId": self.run_id,
+                            "textDelta": content,
+                            "step": self.step,
+                        }
+                    )
+                for tool_delta in getattr(delta, "tool_calls", None) or []:
+                    index = tool_delta.index if tool_delta.index is not None else 0
+                    state = calls.get(index)
+                    if state is None:
+                        if first_token is None:
+                            first_token = time.time()
+                        if current is not None:
+                            await self._input_end(current)
+                        state = self._input_start(index, tool_delta, specs)
+                        calls[index] = state
+                        current = state
+                    arguments = getattr(tool_delta.function, "arguments", None) or ""
+                    if arguments:
+                        self._input_delta(state, arguments)
+                if choice.finish_reason:
+                    finish_reason = choice.finish_reason
+                stats.add("chunks")
+                stats.add("chunk_s", perf() - started)
+        except (Aborted, asyncio.CancelledError):
+            self.partial_text = "".join(text)
+            raise
+        except Exception as exc:  # noqa: BLE001 - provider down mid-stream, malformed chunk
+            self.partial_text = "".join(text)
+            raise model_error(exc, self.answered or self.setup.agent.model) from exc
+        if not usage_counted and chunk is not None:
+            # Without include_usage, litellm gives the stream's usage on its last chunk.
+            reported = model_stream.reported_usage(chunk)
+            self._add_usage(reported)
+        if current is not None:
+            await self._input_end(current)
+        full_text = "".join(text)
+        ordered = [calls[i] for i in sorted(calls)]
+        await self._save_step(full_text, ordered)
+        self.partial_text = ""
+        self.last_text = full_text
+        finish = {"tool_calls": "tool-calls", "function_call": "tool-calls"}.get(
+            finish_reason, finish_reason
+        )
+        observers.notify(
+            "model_call_finished",
+            self.run_id,
+            usage=reported,
+            finish_reason=finish_reason,
+            first_token_at=first_token,
+            response_model=getattr(chunk, "model", None),
+        )
+        return ordered, ("tool-calls" if ordered else finish)
+
+    def _add_usage(self, usage: Any) -> None:
+        for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+            value = getattr(usage, key, None)
+            if isinstance(value, int):
+                self.usage[key] = self.usage.get(key, 0) + value
+
+    async def _save_step(self, text: str, calls: list[CallState]) -> None:
+        message_id, self.step_message = self.step_message, None
+        pks = await db(
+            store.step_save,
+            run_id=self.run_id,
+            thread_id=self.setup.thread_id,
+            step=self.step,
+            text=text,
+            message_id=message_id,
+            memory_upto=self.memory_upto,
+            calls=[
+                {
+                    "id": c.id,
+                    "name": c.name,
+                    "input": c.input,
+                    "display": self._display_input(c),
+                    "inputText": "".join(c.text),
+                    "tool": c.spec.tool if c.spec is not None else None,
+                }
+                for c in calls
+            ],
+        )
+        for call in calls:
+            call.pk = pks[call.id]

@@ -1,0 +1,88 @@
+"""The processes that execute runs: which executor is in use, the name a run carries of the
+process executing it, and that process's heartbeat.
+
+A run's `worker` field says who executes it: `queued` until a run worker claims it
+(`STUDIO_RUN_EXECUTOR = "worker"`), then that worker's name; with the inline executor, the
+name of the web process that started it (`web:<host>:<pid>:<token>`). Every process that
+executes runs beats (`RunWorkerBeat`), so the runs of a process that stopped beating can be
+ended as interrupted (services/runs.py, runtime/worker.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from agents_core.models import RunWorkerBeat
+
+logger = logging.getLogger(__name__)
+
+QUEUED = "queued"
+WAKE_GROUP = "run-workers"
+INLINE_PREFIX = "web:"
+_process: dict[str, Any] = {}
+
+
+def uses_workers() -> bool:
+    return settings.STUDIO_RUN_EXECUTOR == "worker"
+
+
+def process_name() -> str:
+    """This process's name on the runs it executes inline (`web:<host>:<pid>:<token>`; the
+    token tells a restarted process that got the same pid from the dead one)."""
+    if _process.get("pid") != os.getpid():
+        _process.update(
+            pid=os.getpid(),
+            name=f"{INLINE_PREFIX}{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}",
+        )
+    return _process["name"]
+
+
+def queue_marker() -> str:
+    """What a run that is about to run gets as its `worker`: queued for a run worker, or
+    the name of this process, which executes it (inline)."""
+    return QUEUED if uses_workers() else process_name()
+
+
+def process_beat(*, name: str, started: bool = False, sweep: bool = False) -> None:
+    """The heartbeat of a process executing runs: a run worker's at every poll, a web
+    process's (inline runs) from active.py's watcher while it has runs. `started`: the
+    process has just started (its beat starts afresh). `sweep`: also forget beats silent
+    for a day."""
+    now = timezone.now()
+    if started or not RunWorkerBeat.objects.filter(name=name).update(beat_at=now):
+        RunWorkerBeat.objects.update_or_create(
+            name=name, defaults={"started_at": now, "beat_at": now}
+        )
+    if sweep:
+        RunWorkerBeat.objects.filter(beat_at__lt=now - timedelta(days=1)).delete()
+
+
+def process_is_dead(*, name: str, dead_after: float) -> bool:
+    """True when the process named on a run has not beaten for `dead_after` seconds."""
+    beat = RunWorkerBeat.objects.filter(name=name).values_list("beat_at", flat=True).first()
+    return beat is None or beat < timezone.now() - timedelta(seconds=dead_after)
+
+
+def process_gone(*, name: str) -> None:
+    """A worker that stops cleanly takes its beat away (its runs are ended or aborted)."""
+    RunWorkerBeat.objects.filter(name=name).delete()
+
+
+def wake_workers() -> None:
+    """Tell the workers a run is queued (best effort: they poll as well)."""
+    from studio.layers import group_send_sync
+
+    try:
+        group_send_sync(WAKE_GROUP, {"type": "runs.queued"})
+    except Exception:  # noqa: BLE001 - the poll will find the run
+        logger.warning(
+            "Could not wake the run workers; they will find the run by polling", exc_info=True
+        )
