@@ -23,9 +23,11 @@ urlpatterns = [
     path("api/", include("tools_app.urls")),
     path("api/", include("knowledge.urls")),
     path("api/", include("providers.urls")),
+    path("api/", include("traces.urls")),
     path("api/", include("evals.urls")),
     path("knowledge/", include("knowledge.page_urls")),
     path("tests/", include("evals.page_urls")),
     path("providers/", include("providers.page_urls")),
+    path("traces/", include("traces.page_urls")),
     path("", include("frontend.urls")),
 ]

@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 
 from agents_core.models import Agent, Message, MessageRole, Run, RunStatus, Thread
+from agents_core.runtime import observers
 from agents_core.runtime.db import db
 
 
@@ -47,6 +48,14 @@ async def nested_run(
     from agents_core.runtime.loop import execute_run
 
     thread, run = await db(_start_nested, agent=agent, prompt=prompt, user=user, metadata=metadata)
+    if metadata.get("parentRunId"):
+        # A run nested in a chat's tool call: its trace continues its parent's.
+        observers.notify(
+            "child_run_started",
+            metadata["parentRunId"],
+            child_run_id=str(run.id),
+            call_id=metadata.get("parentToolCallId", ""),
+        )
     result = await execute_run(run.id, abort=abort)
     return result, thread.pk, run.pk
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from agents_core.models import RunStatus, ToolCallStatus
 from agents_core.runtime import active as active_runs
-from agents_core.runtime import heap, model_stream, stats, store
+from agents_core.runtime import heap, model_stream, observers, stats, store
 from agents_core.runtime.db import db
 from agents_core.runtime.errors import ModelError, model_error
 from agents_core.runtime.events import EventSink
@@ -136,6 +136,14 @@ class Runner:
     async def run(self) -> RunResult:
         try:
             resume = (self.setup.run.state or {}).get("resume")
+            observers.notify(
+                "run_started",
+                self.run_id,
+                agent=self.setup.agent.slug,
+                model=self.setup.agent.model,
+                resumed=bool(resume),
+                step=self.step,
+            )
             if resume:
                 await self.sink.emit(
                     "run-start", agent=self.setup.agent.slug, resumed=True, step=self.step
@@ -168,6 +176,7 @@ class Runner:
                 await self.sink.emit(
                     "step-finish", step=self.step, finishReason="tool-calls", usage=self.usage
                 )
+                await observers.flush(self.run_id)
         except Aborted:
             return await self._end(
                 RunStatus.ABORTED, "run-finish", status="aborted", finishReason="aborted"
@@ -191,6 +200,13 @@ class Runner:
             )
 
     async def _finish(self, reason: str) -> RunResult:
+        observers.notify(
+            "run_finished",
+            self.run_id,
+            status=RunStatus.COMPLETED,
+            usage=self.usage,
+            steps=self.step,
+        )
         await db(
             store.run_finish_save,
             run_id=self.run_id,
@@ -211,6 +227,14 @@ class Runner:
 
     async def _end(self, run_status: str, event: str, **fields: Any) -> RunResult:
         error = fields.get("error", "")
+        observers.notify(
+            "run_finished",
+            self.run_id,
+            status=run_status,
+            usage=self.usage,
+            steps=self.step,
+            error=error,
+        )
         try:
             await db(
                 store.run_finish_save,
@@ -239,7 +263,9 @@ class Runner:
         litellm = await _litellm(offline=offline)
         # Signals delivered into this run are written to the thread's memory by the drain,
         # so reading the memory after it gives each of them to the model exactly once.
-        await db(_signals_drain, setup.run)
+        drained = await db(_signals_drain, setup.run)
+        if drained:
+            observers.notify("signals_drained", self.run_id, signals=drained)
         rows, calls = await db(thread_memory, setup.thread_id, setup.options.get("lastMessages"))
         self.memory_upto = rows[-1].pk if rows else 0
         memory = memory_messages(rows, calls)
@@ -249,9 +275,14 @@ class Runner:
         self.step_message = await db(
             store.step_message_start, run_id=self.run_id, thread_id=setup.thread_id
         )
-        response, call = await open_stream(
-            litellm, setup.model_calls, lambda call: setup.call_kwargs(call, memory, specs, choice)
-        )
+
+        def request(call: Any) -> dict[str, Any]:
+            kwargs = setup.call_kwargs(call, memory, specs, choice)
+            # One span per model tried: what each was sent, fallbacks included.
+            observers.notify("model_call_started", self.run_id, step=self.step, request=kwargs)
+            return kwargs
+
+        response, call = await open_stream(litellm, setup.model_calls, request)
         if call.requested != self.answered:
             self.answered = call.requested
             await db(run_model_record, self.run_id, call.requested)
@@ -272,6 +303,8 @@ class Runner:
         to_the_end = model_stream.read_to_the_end(response, litellm)
         chunk = None
         usage_counted = False
+        reported: Any = None
+        first_token: float | None = None
         try:
             while True:
                 if chunk is not None and await model_stream.stop_at(response, chunk, to_the_end):
@@ -288,12 +321,15 @@ class Runner:
                 if usage:
                     self._add_usage(usage)
                     usage_counted = True
+                    reported = usage
                 if not chunk.choices:
                     continue
                 choice = chunk.choices[0]
                 delta = choice.delta
                 content = getattr(delta, "content", None)
                 if content:
+                    if first_token is None:
+                        first_token = time.time()
                     text.append(content)
                     self.sink.delta(
                         {
@@ -307,6 +343,8 @@ class Runner:
                     index = tool_delta.index if tool_delta.index is not None else 0
                     state = calls.get(index)
                     if state is None:
+                        if first_token is None:
+                            first_token = time.time()
                         if current is not None:
                             await self._input_end(current)
                         state = self._input_start(index, tool_delta, specs)
@@ -327,7 +365,8 @@ class Runner:
             raise model_error(exc, self.answered or self.setup.agent.model) from exc
         if not usage_counted and chunk is not None:
             # Without include_usage, litellm gives the stream's usage on its last chunk.
-            self._add_usage(model_stream.reported_usage(chunk))
+            reported = model_stream.reported_usage(chunk)
+            self._add_usage(reported)
         if current is not None:
             await self._input_end(current)
         full_text = "".join(text)
@@ -337,6 +376,14 @@ class Runner:
         self.last_text = full_text
         finish = {"tool_calls": "tool-calls", "function_call": "tool-calls"}.get(
             finish_reason, finish_reason
+        )
+        observers.notify(
+            "model_call_finished",
+            self.run_id,
+            usage=reported,
+            finish_reason=finish_reason,
+            first_token_at=first_token,
+            response_model=getattr(chunk, "model", None),
         )
         return ordered, ("tool-calls" if ordered else finish)
 
@@ -516,6 +563,17 @@ class Runner:
         from tools_app.execution import DEFERRED, SKIPPED, SUSPENDED, run_tool
 
         spec = call.spec
+        if observers.active():
+            observers.notify(
+                "tool_call_started",
+                self.run_id,
+                call_id=call.id,
+                name=call.name,
+                input=self._display_input(call),
+                kind=self._kind(spec),
+                mode=spec.execution_mode if spec is not None else "sync",
+                resumed=resume is not None or approved,
+            )
         if spec is None:
             known = ", ".join(sorted(self.setup.specs)) or "none"
             return await self._fail(call, f"Unknown tool {call.name!r}. Tools: {known}.")
@@ -525,6 +583,13 @@ class Runner:
             return await self._fail(call, str(resume["__client_error__"]))
         first = resume is None and not approved
         outcome = await run_tool(spec.runnable(), call.input, self._context(call, resume, first))
+        observers.notify(
+            "tool_executed",
+            self.run_id,
+            call_id=call.id,
+            isolation=outcome.isolation,
+            duration_ms=outcome.duration_ms,
+        )
         self._check_abort()
         if outcome.status == DEFERRED:
             return await self._enqueue_async(call)
@@ -648,6 +713,7 @@ class Runner:
 
     async def _hook_event(self, call: CallState, record: dict[str, Any]) -> None:
         call.hook_decisions.append(record)
+        observers.notify("hook_decision", self.run_id, call_id=call.id, record=record)
         await db(store.tool_call_update, call_pk=call.pk, hook_decisions=call.hook_decisions)
         await self.sink.emit("tool-hook", toolCallId=call.id, toolName=call.name, **record)
 
@@ -717,6 +783,14 @@ class Runner:
             fields["skipped"] = True
         if duration is not None:
             fields["durationMs"] = duration
+        observers.notify(
+            "tool_call_finished",
+            self.run_id,
+            call_id=call.id,
+            status=status,
+            output=fields["output"],
+            model_output=model_output if transform is None else None,
+        )
         await self.sink.emit(
             "tool-result", toolCallId=call.id, toolName=call.name, **fields, **(extra or {})
         )
@@ -737,6 +811,9 @@ class Runner:
         model_output: dict[str, Any] = {"error": error}
         if errors:
             model_output["errors"] = errors
+        observers.notify(
+            "tool_call_finished", self.run_id, call_id=call.id, status="failed", error=error
+        )
         await db(
             store.tool_result_save,
             run_id=self.run_id,
@@ -771,6 +848,9 @@ class Runner:
         from agents_core.services.async_tools import tool_call_enqueue_async
 
         pending = {"status": "pending"}
+        # The call's span is stored before a worker can finish it (it closes the span).
+        observers.notify("tool_call_pending", self.run_id, call_id=call.id)
+        await observers.flush(self.run_id)
         await db(
             tool_call_enqueue_async,
             call_pk=call.pk,
@@ -801,6 +881,9 @@ class Runner:
             "remaining": remaining,
             "kind": suspend_kind(payload),
         }
+        observers.notify(
+            "suspended", self.run_id, call_id=call.id, name=call.name, kind=state["kind"]
+        )
         await db(
             store.run_suspend_save,
             run_id=self.run_id,
@@ -840,6 +923,7 @@ class Runner:
         for position, (call, row) in enumerate(calls):
             if call.id == suspended_id:
                 payload = row.resume_payload
+                observers.notify("resumed", self.run_id, call_id=call.id)
                 await self.sink.emit(
                     "tool-call-resumed", toolCallId=call.id, toolName=call.name, payload=payload
                 )
@@ -917,6 +1001,7 @@ async def execute_run(run_id: Any, *, abort: asyncio.Event | None = None) -> Run
         result = await Runner(setup, sink, active).run()
         await sink.close()
     finally:
+        await observers.flush(run_id)
         active_runs.unregister(run_id)
         stats.dump()
     await db(_signals_on_run_end, setup.run)

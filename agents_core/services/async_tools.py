@@ -18,11 +18,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents_core.models import Message, MessageRole, ToolCall, ToolCallStatus
-from agents_core.runtime import store
+from agents_core.runtime import observers, store
 from agents_core.runtime.events import events_emit_sync
 from studio.exceptions import ApplicationError
 from tools_app.models import ToolRun, ToolRunStatus
-from tools_app.services.runs import tool_run_enqueue
+from tools_app.services.runs import tool_run_data, tool_run_enqueue
 
 
 def tool_call_enqueue_async(*, call_pk: int, user: Any, pending: dict[str, Any]) -> None:
@@ -105,5 +105,17 @@ def tool_call_async_complete(*, tool_run_id: Any) -> ToolCall | None:
         else:
             event.update(type="tool-error", error=tool_run.error, output=tool_run.output)
         events_emit_sync(thread_id=run.thread_id, run_id=run.pk, events=[event])
+        observers.notify(
+            "async_tool_finished",
+            str(run.pk),
+            call_id=call.call_id,
+            status=status,
+            output=tool_run.output,
+            error=tool_run.error,
+            duration_ms=tool_run.duration_ms,
+            worker=tool_run.worker,
+            isolation=tool_run_data(tool_run)["isolation"],
+            attempts=tool_run.attempts,
+        )
     call.refresh_from_db()
     return call

@@ -16,4 +16,5 @@ from studio.settings.base import *  # noqa: F403
 from studio.settings.runs import *  # noqa: F403
 from studio.settings.services import *  # noqa: F403
 from studio.settings.tools import *  # noqa: F403
+from studio.settings.traces import *  # noqa: F403
 from studio.settings.web import *  # noqa: F403

@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "tools_app",
     "knowledge",
     "providers",
+    "traces",
     "evals",
     "frontend",
 ]

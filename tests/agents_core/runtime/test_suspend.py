@@ -207,6 +207,19 @@ asyncio.run(main())
 """
 
 
+def resume_in_another_process(run, call_id: str) -> None:
+    """Answer the suspended call with "Tokyo" from a brand new Python process."""
+    done = subprocess.run(
+        [sys.executable, "-c", RESUME_IN_ANOTHER_PROCESS, str(run.pk), call_id],
+        cwd=ROOT,
+        env=child_process_env(STUDIO_OFFLINE_DELAY="0"),
+        capture_output=True,
+        timeout=120,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
 def test_a_run_suspended_here_is_resumed_by_a_brand_new_process(synced, owner):
     from asgiref.sync import async_to_sync
 
@@ -220,15 +233,7 @@ def test_a_run_suspended_here_is_resumed_by_a_brand_new_process(synced, owner):
 
     run, events = async_to_sync(suspend)()
     assert run.status == "suspended"
-    done = subprocess.run(
-        [sys.executable, "-c", RESUME_IN_ANOTHER_PROCESS, str(run.pk), events[-1]["toolCallId"]],
-        cwd=ROOT,
-        env=child_process_env(STUDIO_OFFLINE_DELAY="0"),
-        capture_output=True,
-        timeout=120,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    resume_in_another_process(run, events[-1]["toolCallId"])
     run.refresh_from_db()
     assert run.status == "completed"
     last = events_of(thread)[-1]

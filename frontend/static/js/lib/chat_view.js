@@ -83,6 +83,9 @@ export class ChatView {
     const facts = run.status === "completed" ? finishFacts(run.finish) : "";
     // What a developer wants to know about a finished run, small and out of the way.
     if (facts) turn.foot.append(h("span", { class: "run-facts-line muted" }, facts));
+    if (run.id && run.status !== "running") {
+      turn.foot.append(h("a", { class: "run-trace-link", href: `/traces/${run.id}/` }, "view trace"));
+    }
   }
 
   drawText({ run, delta }) {

@@ -1,0 +1,44 @@
+"""Reads of traces: a run's trace, for its owner only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents_core.models import Run
+from agents_core.selectors import run_for, runs_for
+from traces.models import Span
+
+
+def run_of_user(*, user: Any, run_id: Any) -> Run | None:
+    """The run if it is in one of the user's threads."""
+    return runs_for(user).select_related("agent").filter(pk=run_id).first()
+
+
+def trace_id_of(run: Any) -> Any:
+    """The trace a run belongs to: its root run's (a sub-agent's run is in its parent's)."""
+    first = Span.objects.filter(run=run).values_list("trace_id", flat=True).first()
+    return first or run.pk
+
+
+def trace_spans(*, user: Any, run_id: Any) -> list[Span]:
+    """Every span of the trace of `run_id`, in start order; NotFound (404) unless the run
+    is in one of the user's threads."""
+    run = run_for(user, run_id)
+    return list(Span.objects.filter(trace_id=trace_id_of(run)).order_by("start", "id"))
+
+
+def span_data(span: Span) -> dict[str, Any]:
+    return {
+        "id": span.span_id,
+        "traceId": str(span.trace_id),
+        "parent": span.parent_id or None,
+        "runId": str(span.run_id),
+        "kind": span.kind,
+        "name": span.name,
+        "start": span.start.isoformat(),
+        "end": span.end.isoformat() if span.end else None,
+        "durationMs": span.duration_ms,
+        "status": span.status,
+        "error": span.error,
+        "attributes": span.attributes,
+    }
