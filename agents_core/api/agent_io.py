@@ -133,9 +133,9 @@ class InstructionsPreviewApi(APIView):
     @extend_schema(request=InstructionsPreviewInputSerializer, responses={200: dict})
     def post(self, request: Request, slug: str) -> Response:
         """The system messages a model call gets from these instructions, exactly as the
-        run builds them (nothing is saved)."""
-        agent_or_404(request, slug)
+        run builds them for the agent's model (nothing is saved)."""
+        agent = agent_or_404(request, slug)
         serializer = InstructionsPreviewInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        messages = instruction_messages(serializer.validated_data["instructions"])
+        messages = instruction_messages(serializer.validated_data["instructions"], agent.model)
         return Response({"messages": messages})

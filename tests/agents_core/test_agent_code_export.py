@@ -37,7 +37,13 @@ def crew(owner):
         name="Crew",
         owner=owner,
         model="studio/scripted",
-        instructions=[{"role": "system", "content": "Lead.", "providerOptions": {"x": {"y": 1}}}],
+        instructions=[
+            {
+                "role": "system",
+                "content": "Lead.",
+                "providerOptions": {"anthropic": {"cacheControl": {"type": "ephemeral"}}},
+            }
+        ],
         default_options={"maxSteps": 4, "toolChoice": "auto"},
         metadata={"team": "red"},
         notification_policy={"priority": {"low": "digest"}},

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agents_core.models import Agent, Source
+from agents_core.runtime.messages import instruction_messages
 from tests.agents_core.factories import AgentFactory, AgentToolFactory, SubAgentFactory
 from tests.studio.db_state import db_fingerprint
 from tests.tools_app.factories import ToolFactory
@@ -260,6 +263,8 @@ def test_an_unknown_export_format_is_a_clear_400(api, travel):
 
 
 def test_the_instructions_preview_is_what_the_run_sends(api, travel):
+    travel.model = "anthropic/claude-sonnet-4-5"  # the provider whose options apply
+    travel.save()
     instructions = [
         {"role": "system", "content": "Plan."},
         {
@@ -272,10 +277,10 @@ def test_the_instructions_preview_is_what_the_run_sends(api, travel):
         "/api/agents/trip/instructions-preview", {"instructions": instructions}, format="json"
     )
     assert response.status_code == 200
-    assert response.json()["messages"] == [
-        {"role": "system", "content": "Plan."},
-        {"role": "system", "content": "Cached.", "cache_control": {"type": "ephemeral"}},
-    ]
+    messages = response.json()["messages"]
+    assert messages == instruction_messages(instructions, travel.model)  # the run's function
+    assert messages[0] == {"role": "system", "content": "Plan."}
+    assert "ephemeral" in json.dumps(messages[1])  # the cache hint reaches the model
     bad = api.post("/api/agents/trip/instructions-preview", {"instructions": 5}, format="json")
     assert bad.status_code == 400
     assert "instructions" in bad.json()

@@ -18,7 +18,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def mine(owner):
     definitions_sync()
-    return AgentFactory(slug="mine", name="Mine", owner=owner, instructions="Be brief.")
+    # An anthropic model: its cacheControl provider option shows in the preview.
+    return AgentFactory(
+        slug="mine",
+        name="Mine",
+        owner=owner,
+        instructions="Be brief.",
+        model="anthropic/claude-sonnet-4-5",
+    )
 
 
 def open_settings(browser, studio_server, slug: str):
