@@ -78,9 +78,16 @@ def test_a_suite_run_fills_in_live_and_two_runs_compare(
     assert wrong.get_attribute("data-status") == "failed"
     assert "$.city" in wrong.locator("li.fail").inner_text()
     assert page.locator(".ev-case[data-status='passed']").count() == 3
-    chat = page.locator(".ev-case[data-case='weather in Paris'] a").get_attribute("href")
+    paris = page.locator(".ev-case[data-case='weather in Paris']")
+    chat = paris.locator("a.ev-chat").get_attribute("href")
     assert chat.startswith("/chat/t/")
+    # Each turn links to its run's trace, which the owner can open.
+    result = first.results.get(case__name="weather in Paris")
+    trace = paris.locator("a.ev-trace").first.get_attribute("href")
+    assert trace == f"/traces/{result.turns[0]['runId']}/"
     page.screenshot(path="/tmp/evals-run.png", full_page=True)
+    page.goto(f"{studio_server}{trace}")
+    page.wait_for_selector(".span-line")
 
     agent = demo.agent
     agent.refresh_from_db()

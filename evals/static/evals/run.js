@@ -1,5 +1,6 @@
 // /tests/runs/<id>/: a suite run's results, per case and attempt with each expectation's
-// verdict and reason, linked to the run's chat; a progress bar fed by /ws/evals/<id>/.
+// verdict and reason, linked to the chat and to each turn's trace; a progress bar fed by
+// /ws/evals/<id>/.
 import { api } from "../js/lib/api.js";
 import { h, fill } from "../js/lib/dom.js";
 
@@ -18,7 +19,8 @@ function turnBlock(turn) {
   return h("div", { class: "ev-turn" },
     h("div", { class: "small muted" }, `turn ${turn.index + 1}: ${turn.message}`),
     turn.error ? h("div", { class: "doc-error" }, turn.error) : null,
-    h("ul", { class: "ev-verdicts" }, ...(turn.verdicts || []).map(verdictItem)));
+    h("ul", { class: "ev-verdicts" }, ...(turn.verdicts || []).map(verdictItem)),
+    turn.runId ? h("a", { class: "small ev-trace", href: `/traces/${encodeURIComponent(turn.runId)}/` }, "View trace") : null);
 }
 
 function caseBlock(summary) {
@@ -33,7 +35,7 @@ function caseBlock(summary) {
       run.repeat > 1 ? h("div", { class: "small" }, `attempt ${r.attempt}: ${r.status}`) : null,
       r.error && !r.turns.length ? h("div", { class: "doc-error" }, r.error) : null,
       ...r.turns.map(turnBlock),
-      r.chatUrl ? h("a", { class: "small", href: r.chatUrl }, "Open the chat") : null)));
+      r.chatUrl ? h("a", { class: "small ev-chat", href: r.chatUrl }, "Open the chat") : null)));
 }
 
 function render() {
