@@ -120,6 +120,11 @@ def result_play(*, result_id: int) -> CaseResult | None:
         return None
     result = CaseResult.objects.select_related("case__agent", "suite_run__owner").get(pk=result_id)
     suite_run = result.suite_run
+    # The agent's version as the case starts: the revision its runs are played against, even
+    # when the agent is edited while the suite runs.
+    result.agent_version = (
+        Agent.objects.filter(pk=result.case.agent_id).values_list("version", flat=True).first()
+    )
     try:
         outcome = case_play(
             case=result.case,
@@ -133,9 +138,6 @@ def result_play(*, result_id: int) -> CaseResult | None:
         result.status = ResultStatus.PASSED if outcome.passed else ResultStatus.FAILED
         result.turns, result.error = outcome.turns, outcome.error
         result.thread, result.duration_ms = outcome.thread, outcome.duration_ms
-    result.agent_version = (
-        Agent.objects.filter(pk=result.case.agent_id).values_list("version", flat=True).first()
-    )
     result.finished_at = timezone.now()
     result.save()
     SuiteRun.objects.filter(pk=suite_run.pk).update(summary=suite_run_summary(suite_run=suite_run))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agents_core.editor.services.revisions import override_save
-from evals.services.suite_runs import suite_run_execute, suite_run_start
+from evals.services.suite_runs import result_play, suite_run_execute, suite_run_start
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -34,3 +34,26 @@ def test_a_change_of_instructions_between_suite_runs_is_recorded(demo, owner, ad
     assert before["model"] == after["model"] == "studio/scripted"
     assert {r.agent_version for r in first.results.all()} == {before["agentVersion"]}
     assert {r.agent_version for r in second.results.all()} == {after["agentVersion"]}
+
+
+def test_an_edit_while_a_suite_run_plays_is_recorded_per_result(demo, owner, admin_user):
+    """The cases of one suite run played before and after an edit of the agent's
+    instructions record the version each was played against."""
+    agent = demo.agent
+    suite_run = suite_run_start(suite=demo, user=owner, enqueue=False)
+    first, *rest = list(suite_run.results.order_by("pk"))
+    version = agent.version
+    result_play(result_id=first.pk)
+    override_save(
+        agent=agent,
+        user=admin_user,
+        data={"instructions": "Answer in French."},
+        version=agent.version,
+        lock_id=None,
+    )
+    for result in rest:
+        result_play(result_id=result.pk)
+
+    first.refresh_from_db()
+    assert first.agent_version == version
+    assert {r.agent_version for r in suite_run.results.exclude(pk=first.pk)} == {version + 1}
