@@ -4,8 +4,11 @@ written in one INSERT when the run ends. tools_app tells its observer seam
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
+
+from django.db import IntegrityError
 
 from traces.models import Span, SpanKind
 from traces.recorder import span_id_for
@@ -20,24 +23,21 @@ class ConsoleRecorder:
         attributes = json.loads(json.dumps(facts, default=str))
         attributes["outcome"] = status
         attributes["tool_duration_ms"] = attributes.pop("duration_ms", None)
-        Span.objects.bulk_create(
-            [
-                Span(
-                    span_id=span_id_for(run_id, "console", "tool"),
-                    trace_id=run_id,
-                    tool_run_id=run_id,
-                    kind=SpanKind.TOOL,
-                    name=name[:200],
-                    start=start,
-                    end=end,
-                    status="error" if status == "failed" else "ok",
-                    error=error or "",
-                    attributes=attributes,
-                )
-            ],
-            # A run is finished once; a repeated notice leaves the span as it was.
-            ignore_conflicts=True,
-        )
+        # One INSERT, outside any transaction of its own. A run is finished once; should a
+        # notice come twice, the span stays as it was first written.
+        with contextlib.suppress(IntegrityError):
+            Span.objects.create(
+                span_id=span_id_for(run_id, "console", "tool"),
+                trace_id=run_id,
+                tool_run_id=run_id,
+                kind=SpanKind.TOOL,
+                name=name[:200],
+                start=start,
+                end=end,
+                status="error" if status == "failed" else "ok",
+                error=error or "",
+                attributes=attributes,
+            )
 
 
 console_recorder = ConsoleRecorder()

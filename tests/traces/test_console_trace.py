@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 # The run-loop tests' code definitions (rt_login masks its password for display).
 from tests.agents_core.runtime.conftest import synced  # noqa: F401
@@ -150,10 +152,20 @@ def test_a_console_runs_trace_is_its_owners_only(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_with_no_observer_a_console_run_records_nothing(synced, api):  # noqa: F811
+def test_tracing_a_console_run_costs_one_insert_and_nothing_without_a_listener(
+    synced,  # noqa: F811
+    api,
+):
+    convert(api, "sync")  # the first request warms what it caches
+    with CaptureQueriesContext(connection) as traced:
+        assert convert(api, "sync").status_code == 200
     observers.unregister(console_recorder)
     try:
-        assert convert(api, "sync").status_code == 200
-        assert not Span.objects.exists()
+        with CaptureQueriesContext(connection) as untraced:
+            assert convert(api, "sync").status_code == 200
     finally:
         observers.register(console_recorder)
+    extra = [q["sql"] for q in traced.captured_queries[len(untraced.captured_queries) :]]
+    assert len(traced.captured_queries) == len(untraced.captured_queries) + 1
+    assert extra[0].startswith('INSERT INTO "traces_span"')
+    assert Span.objects.count() == 2  # the untraced run left none
