@@ -16,6 +16,7 @@ from tests.tools_app.engine.test_async_runs import status_of, wait_until
 from tools_app import observers
 from tools_app.models import Tool, ToolRun
 from traces.console import console_recorder
+from traces.export import otel_attributes
 from traces.models import Span
 
 
@@ -92,6 +93,11 @@ def test_a_failed_console_run_records_an_error_span_with_the_isolation(api, owne
     assert span["attributes"]["outcome"] == "failed"
     assert span["attributes"]["isolation"] == answer.json()["isolation"]
     assert span["attributes"]["isolation"]
+    # Over OTLP the span names its tool run (it has no agent run).
+    name, attributes = otel_attributes(Span.objects.get(span_id=span["id"]))
+    assert attributes["studio.tool_run.id"] == answer.json()["id"]
+    assert "studio.run.id" not in attributes
+    assert attributes["error.type"] == "tool_error"
 
 
 @pytest.mark.django_db(transaction=True)
