@@ -9,6 +9,7 @@ import time
 from datetime import timedelta
 
 import pytest
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from agents_core.models import Run
@@ -144,3 +145,35 @@ def test_a_killed_workers_suite_run_is_finished_by_another_worker(demo, owner):
     # The orphan's half-finished agent run was ended, none is left running.
     runs = Run.objects.filter(thread__metadata__suiteRunId=suite_run.pk)
     assert not runs.filter(status__in=("running", "suspended")).exists()
+
+
+@pytest.mark.celery_worker
+def test_no_result_is_played_twice_while_its_worker_lives(demo, owner):
+    """The suite plays for several leases while another worker sweeps every second and a
+    duplicate of the task message is delivered: the renewals keep the run its own."""
+    from evals.tasks import suite_run_execute_task
+
+    env = {
+        "STUDIO_EVAL_CONCURRENCY": "1",
+        "STUDIO_OFFLINE_DELAY": "0.05",
+        "STUDIO_EVAL_LEASE_SECONDS": "2",
+        "STUDIO_TOOL_RUN_RECOVER_SECONDS": "1",
+    }
+    with celery_worker_process(**env), celery_worker_process(**env):
+        suite_run = suite_run_start(suite=demo, user=owner)
+        _wait(lambda: SuiteRun.objects.get(pk=suite_run.pk).status == "running")
+        suite_run_execute_task.delay(suite_run.pk)  # a second delivery
+        # Seen still running more than two leases after its claim: the sweeps had chances.
+        _wait(
+            lambda: SuiteRun.objects.filter(
+                pk=suite_run.pk,
+                status="running",
+                started_at__lt=Now() - timedelta(seconds=5),
+            ).exists()
+        )
+        wait_finished(suite_run, seconds=BOUND)
+
+    assert suite_run.attempts == 1
+    assert (suite_run.summary["casesPassed"], suite_run.summary["casesFailed"]) == (3, 4)
+    # Seven cases, one of them two turns: eight agent runs, none played again.
+    assert Run.objects.filter(thread__metadata__suiteRunId=suite_run.pk).count() == 8
