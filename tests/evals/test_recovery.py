@@ -52,6 +52,31 @@ def test_the_sweep_requeues_an_expired_run_and_keeps_its_finished_results(demo, 
     assert {status for status, _ in statuses[2:]} == {"pending"}
 
 
+def test_the_sweep_ends_the_agent_run_an_orphaned_case_left_open(demo, owner):
+    from agents_core.services.threads import thread_create
+
+    suite_run = suite_run_start(suite=demo, user=owner, enqueue=False)
+    _held_by_a_dead_worker(suite_run, attempts=1)
+    runs = {}
+    for result in suite_run.results.order_by("pk")[:3]:  # two finished, one orphaned
+        metadata = {"suiteRunId": suite_run.pk, "attempt": result.attempt}
+        thread = thread_create(
+            user=owner, agent=demo.agent, metadata={"evalCaseId": result.case_id, **metadata}
+        )
+        # What the dead process left: a run still marked running on the case's thread.
+        runs[result.status] = Run.objects.create(
+            thread=thread, agent=demo.agent, status="running", started_by=owner
+        )
+
+    suite_runs_sweep()
+
+    orphaned, kept = runs["running"], runs["passed"]
+    orphaned.refresh_from_db()
+    kept.refresh_from_db()
+    assert orphaned.status == "failed" and orphaned.finished_at is not None
+    assert kept.status == "running"  # a finished result's thread is not the sweep's
+
+
 def test_the_sweep_leaves_a_live_lease_alone(demo, owner):
     suite_run = suite_run_start(suite=demo, user=owner, enqueue=False)
     _held_by_a_dead_worker(suite_run, attempts=1, expired=False)
