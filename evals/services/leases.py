@@ -69,7 +69,11 @@ class SuiteLease:
     renewal finds the run taken back (its process had stalled past the lease)."""
 
     def __init__(self, *, suite_run_id: int, attempt: int, worker: str) -> None:
-        self.key = {"suite_run_id": suite_run_id, "attempt": attempt, "worker": worker}
+        self.key: dict[str, Any] = {
+            "suite_run_id": suite_run_id,
+            "attempt": attempt,
+            "worker": worker,
+        }
         self.lost = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(

@@ -14,6 +14,7 @@ agents_core's run services, and the result plays again.
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 from django.conf import settings
 from django.db import transaction
@@ -69,7 +70,7 @@ def suite_runs_sweep() -> dict[str, list[int]]:
                 )
                 _orphans_end(suite_run_id=pk, result_ids=orphans)
                 unfinished.update(status=ResultStatus.PENDING)
-                transaction.on_commit(lambda pk=pk: app.send_task(SUITE_RUN_TASK, args=[pk]))
+                transaction.on_commit(partial(app.send_task, SUITE_RUN_TASK, args=[pk]))
                 report["requeued"].append(pk)
                 continue
             if not same.update(

@@ -87,7 +87,7 @@ def suite_run_execute(*, suite_run_id: int) -> SuiteRun | None:
         return None
     suite_run = SuiteRun.objects.select_related("suite__agent", "owner").get(pk=suite_run_id)
     progress_publish(suite_run=suite_run)
-    key = {"suite_run_id": suite_run_id, "attempt": attempt, "worker": worker}
+    key: dict[str, Any] = {"suite_run_id": suite_run_id, "attempt": attempt, "worker": worker}
     pending = list(
         suite_run.results.filter(status=ResultStatus.PENDING).values_list("pk", flat=True)
     )
