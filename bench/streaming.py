@@ -68,488 +68,50 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
-import json
 import os
-import re
-import secrets
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-STAMP = re.compile(r"(\d{7})@(\d+\.\d+);")
-DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/studio_bench"
-
-
-def _environment() -> dict[str, str]:
-    os.environ.setdefault("DATABASE_URL", DEFAULT_DB)
-    os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/14")
-    os.environ.setdefault("SECRET_KEY", "bench-" + secrets.token_hex(16))
-    os.environ["DJANGO_SETTINGS_MODULE"] = "bench._settings"
-    os.environ["STUDIO_CODE_MODULES"] = "bench._streaming_agent"
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    os.environ.setdefault("STUDIO_CHANNEL_PREFIX", f"bench-{os.getpid()}")
-    return dict(os.environ)
-
-
-def ensure_database(url: str) -> None:
-    import psycopg
-    from dj_database_url import parse
-
-    config = parse(url)
-    if "postgresql" not in config["ENGINE"]:
-        return
-    admin = psycopg.connect(
-        host=config["HOST"] or "127.0.0.1",
-        port=config["PORT"] or 5432,
-        user=config["USER"] or "postgres",
-        dbname="postgres",
-        autocommit=True,
-    )
-    with admin:
-        exists = admin.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", [config["NAME"]]
-        ).fetchone()
-        if not exists:
-            admin.execute(f'CREATE DATABASE "{config["NAME"]}"')
-
-
-def setup() -> tuple[Any, str]:
-    import django
-
-    env = _environment()
-    ensure_database(env["DATABASE_URL"])
-    django.setup()
-    from django.contrib.auth import (
-        BACKEND_SESSION_KEY,
-        HASH_SESSION_KEY,
-        SESSION_KEY,
-        get_user_model,
-    )
-    from django.contrib.sessions.backends.db import SessionStore
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0, interactive=False)
-    user, _ = get_user_model().objects.get_or_create(username="bench-streaming")
-    session = SessionStore()
-    session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
-    session.save()
-    return user, f"sessionid={session.session_key}"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def wait_listening(proc: subprocess.Popen, port: int, log: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{_name(proc)} exited; see {log}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise TimeoutError(f"{_name(proc)} did not listen")
-
-
-def _name(proc: subprocess.Popen) -> str:
-    return " ".join(str(arg) for arg in proc.args[1:3])
-
-
-def _start(executor: str, port: int, stats_file: str, workers: int) -> list[subprocess.Popen]:
-    """Daphne, and with the worker executor its run workers: [daphne, worker...]."""
-    env = {
-        **os.environ,
-        "STUDIO_RUNTIME_STATS_FILE": stats_file,
-        "PYTHONPATH": str(ROOT),
-        "STUDIO_RUN_EXECUTOR": executor,
-    }
-    commands = [
-        [
-            sys.executable,
-            "-m",
-            "daphne",
-            "-b",
-            "127.0.0.1",
-            "-p",
-            str(port),
-            "studio.asgi:application",
-        ]
-    ]
-    if executor == "worker":
-        commands += [
-            [sys.executable, "manage.py", "execute_runs", "--name", f"bench-{number}"]
-            for number in range(workers)
-        ]
-    (ROOT / ".studio").mkdir(exist_ok=True)
-    procs = []
-    for number, command in enumerate(commands):
-        log = ROOT / ".studio" / f"bench-{executor}-{number}-{port}.log"
-        with open(log, "wb") as handle:
-            procs.append(
-                subprocess.Popen(
-                    command, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT
-                )
-            )
-    wait_listening(procs[0], port, str(log))
-    return procs
-
-
-def stop_processes(procs: list[subprocess.Popen]) -> None:
-    for proc in procs:
-        proc.terminate()
-    for proc in procs:
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-TOOLS = [{"type": "function", "function": {"name": "bench_sink", "parameters": {}}}]
-MESSAGES = [{"role": "user", "content": "go"}]
-
-
-async def _read(response: Any, to_the_end: bool = False) -> int:
-    """Read a litellm stream as the run loop does (agents_core/runtime/model_stream.py), or
-    to its end; the chunks read."""
-    import litellm
-
-    from agents_core.runtime import model_stream
-
-    count = 0
-    to_the_end = to_the_end or model_stream.read_to_the_end(response, litellm)
-    async for chunk in response:
-        count += 1
-        if await model_stream.stop_at(response, chunk, to_the_end):
-            break
-    return count
-
-
-def _http_stream(base: str, chunks: int, gap: float | None = None) -> Any:
-    """A litellm stream over the real HTTP path (bench/_sse_model.py), asked for as the run
-    loop asks an `openai/...` model (include_usage); `gap`: the server's pause between
-    chunks (its default, 1 ms, when None)."""
-    import litellm
-
-    return litellm.acompletion(
-        model="openai/bench",
-        api_base=base,
-        api_key="sk-bench",
-        messages=MESSAGES,
-        tools=TOOLS,
-        stream=True,
-        stream_options={"include_usage": True},
-        max_tokens=chunks,
-        **({} if gap is None else {"extra_body": {"gap": gap}}),
-    )
-
-
-def _offline_stream(chunks: int, delay: float) -> Any:
-    """A litellm stream over the offline provider the chats use (benchmark mode)."""
-    import litellm
-
-    import bench.offline_stamps  # noqa: F401 - registers the provider and its `stamp` mode
-
-    return litellm.acompletion(
-        model="studio/scripted",
-        messages=MESSAGES,
-        stream=True,
-        tools=TOOLS,
-        stamp=chunks,
-        delay=delay,
-    )
-
-
-def _provider_stream(chunks: int, delay: float) -> Any:
-    """The offline provider's stream alone, without litellm."""
-    import bench.offline_stamps  # noqa: F401 - registers the `stamp` mode
-    from agents_core.runtime import offline
-
-    return offline._handler.astreaming(
-        "scripted", MESSAGES, optional_params={"stamp": chunks, "tools": TOOLS, "delay": delay}
-    )
-
-
-async def _cpu_reading(stream: Any, to_the_end: bool = False) -> tuple[float, int]:
-    """CPU of this process to open a stream and read it as the run loop does; the chunks."""
-    started = time.process_time()
-    response = await stream if asyncio.iscoroutine(stream) else stream
-    count = await _read(response, to_the_end)
-    return time.process_time() - started, count
-
-
-async def _litellm_http_us_per_chunk(base: str, chunks: int = 1000) -> float:
-    """CPU per chunk of one litellm stream over the real HTTP path, chunks 1 ms apart, the
-    transport and the request included."""
-    best = float("inf")
-    for _ in range(3):
-        cpu, count = await _cpu_reading(_http_stream(base, chunks))
-        best = min(best, cpu / count * 1e6)
-    return best
-
-
-async def _paced_us_per_chunk(
-    open_stream: Any, streams: int, chunks: int, repeats: int = 3, to_the_end: bool = False
-) -> float:
-    """CPU per chunk of `streams` streams read at once, paced as `open_stream(chunks)` paces
-    them, beyond what the same streams of 2 chunks cost (the request, the connection, the
-    first and the last chunks): a marginal cost, measured as studio_us_per_delta is.
-
-    Measured under the load the chats of a phase put on the run workers (as many streams,
-    as far apart): a chunk that arrives 33 ms after the last finds the process idle and
-    its caches cold, and costs litellm twice what one that arrives 1 ms after does."""
-
-    async def phase(n: int) -> tuple[float, int]:
-        started = time.process_time()
-        counts = await asyncio.gather(
-            *(_cpu_reading(open_stream(n), to_the_end) for _ in range(streams))
-        )
-        return time.process_time() - started, sum(count for _, count in counts)
-
-    best = float("inf")
-    for _ in range(repeats):
-        long_cpu, long_count = await phase(chunks)
-        short_cpu, short_count = await phase(2)
-        best = min(best, (long_cpu - short_cpu) / max(1, long_count - short_count) * 1e6)
-    return best
-
-
-def paced_chunks(streams: int) -> int:
-    """Chunks per stream of the paced measurements of a model's CPU at `streams` streams."""
-    return 90 if streams <= 10 else 60
-
-
-async def _model_us_per_chunk(
-    base: str | None, streams: int, rate: float
-) -> tuple[float, float, float]:
-    """CPU per chunk, at `streams` streams of `rate` chunks a second, of (litellm over the
-    real HTTP path, litellm over the offline provider, the offline provider alone); the
-    first is NaN without a `base` to measure it against.
-
-    The provider stands in for the model and its transport: its share is making and
-    stamping the chunks and the wake-up of the event loop each paced chunk costs (where a
-    real model's chunk arrives on a socket). litellm's share over it is what its stream
-    wrapper adds on top, read as the run loop reads it. Both are taken out of the studio's
-    cost, measured at the pace and concurrency the run workers read them at in the phase."""
-    chunks = paced_chunks(streams)
-    delay = 1 / rate
-    http = float("nan")
-    if base is not None:
-        http = await _paced_us_per_chunk(lambda n: _http_stream(base, n, delay), streams, chunks)
-    through = await _paced_us_per_chunk(lambda n: _offline_stream(n, delay), streams, chunks)
-    alone = await _paced_us_per_chunk(
-        lambda n: _provider_stream(n, delay), streams, chunks, to_the_end=True
-    )
-    return http, max(0.0, through - alone), alone
-
-
-async def _assembly_us_per_chunk(chunks: int = 3000) -> float:
-    """What litellm's assembly of the whole response after its last chunk (which the run
-    loop skips; agents_core/runtime/model_stream.py) would add per chunk."""
-    read = whole = float("inf")
-    for _ in range(3):
-        cpu, count = await _cpu_reading(_offline_stream(chunks, 0))
-        read = min(read, cpu / count * 1e6)
-        cpu, count = await _cpu_reading(_offline_stream(chunks, 0), to_the_end=True)
-        whole = min(whole, cpu / count * 1e6)
-    return max(0.0, whole - read)
-
-
-class Client:
-    def __init__(self, thread_id: str) -> None:
-        self.thread_id = thread_id
-        self.latencies: list[float] = []
-        # (received at, latency ms, event type, delta index, yielded at)
-        self.timeline: list[tuple[float, float, str, int, float]] = []
-        self.stamps: set[int] = set()
-        self.events = 0
-        self.gaps = 0
-        self.error = ""
-        self.start_ms: float | None = None  # from sending the message to its run-start
-
-    async def connect(self, base: str, cookie: str, gate: asyncio.Semaphore) -> None:
-        import websockets
-
-        url = base.replace("http", "ws") + f"/ws/threads/{self.thread_id}/"
-        headers = {"Cookie": cookie, "Origin": base}
-        # Handshakes a few at a time: Daphne drops a socket not accepted within 5 s.
-        async with gate:
-            self.ws = await websockets.connect(
-                url, additional_headers=headers, max_size=None, ping_interval=None, open_timeout=60
-            )
-
-    async def chat(
-        self,
-        base: str,
-        cookie: str,
-        rate: float,
-        deltas: int,
-        timeout: float,
-        start_after: float = 0.0,
-    ) -> None:
-        async with self.ws as ws:
-            await asyncio.sleep(start_after)
-            await ws.send(
-                json.dumps(
-                    {
-                        "type": "chat",
-                        "text": "go",
-                        "options": {
-                            "providerOptions": {"studio": {"delay": 1 / rate, "stamp": deltas}}
-                        },
-                    }
-                )
-            )
-            sent = time.time()
-            last_seq = 0
-            async with asyncio.timeout(timeout):
-                async for message in ws:
-                    received = time.time()
-                    event = json.loads(message)
-                    self.events += 1
-                    seq = event.get("seq")
-                    if seq is not None:
-                        if seq != last_seq + 1 and last_seq:
-                            self.gaps += 1
-                        last_seq = seq
-                    if event["type"] == "run-start" and self.start_ms is None:
-                        self.start_ms = (received - sent) * 1000
-                    text = event.get("textDelta") or event.get("argsTextDelta") or ""
-                    for index, stamp in STAMP.findall(text):
-                        self.stamps.add(int(index))
-                        self.latencies.append((received - float(stamp)) * 1000)
-                        self.timeline.append(
-                            (received, self.latencies[-1], event["type"], int(index), float(stamp))
-                        )
-                    if event["type"] in ("run-finish", "run-error"):
-                        if event["type"] == "run-error":
-                            self.error = event.get("error", "")
-                        return
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
-def _phase(
-    user: Any,
-    cookie: str,
-    base: str,
-    pids: list[int],
-    streams: int,
-    rate: float,
-    seconds: float,
-    stagger: float = 0.0,
-) -> dict[str, Any]:
-    from agents_core.models import Agent
-    from agents_core.services.threads import thread_create
-
-    agent = Agent.objects.get(slug="bench-streamer")
-    clients = [Client(str(thread_create(user=user, agent=agent).pk)) for _ in range(streams)]
-    deltas = int(rate * seconds)
-    cpu_before = [cpu_seconds(pid) for pid in pids]  # includes the handshakes (a few ms each)
-    clients_cpu = time.process_time()
-
-    async def go() -> None:
-        gate = asyncio.Semaphore(10)
-        await asyncio.gather(*(c.connect(base, cookie, gate) for c in clients))
-        results = await asyncio.gather(
-            *(
-                c.chat(base, cookie, rate, deltas, seconds * 10 + 60, stagger * n / len(clients))
-                for n, c in enumerate(clients)
-            ),
-            return_exceptions=True,
-        )
-        for client, result in zip(clients, results, strict=True):
-            if isinstance(result, BaseException):
-                # Counted: what it did not receive is lost.
-                client.error = f"{type(result).__name__}: {result}"
-
-    # The clients share this process with what the benchmark imported to measure litellm
-    # (about 460,000 objects): a full collection of them took 200-290 ms and stalled every
-    # client at once, which counted as the studio's latency. Out of the collector's sight
-    # for the phase, as the run processes keep theirs (agents_core/runtime/heap.py).
-    gc.collect()
-    gc.freeze()
-    started = time.monotonic()
-    try:
-        asyncio.run(go())
-    finally:
-        wall = time.monotonic() - started
-        gc.unfreeze()
-    per_process = [cpu_seconds(pid) - before for pid, before in zip(pids, cpu_before, strict=True)]
-    cpu = sum(per_process)
-    clients_cpu = time.process_time() - clients_cpu
-    latencies = [lat for c in clients for lat in c.latencies]
-    timeline = sorted(point for c in clients for point in c.timeline)
-    windows: dict[int, list[float]] = {}
-    if timeline:
-        first = timeline[0][0]
-        for at, latency, *_ in timeline:
-            windows.setdefault(int(at - first), []).append(latency)
-    if os.environ.get("BENCH_STREAMING_DUMP") and deltas > 2:
-        with open(os.environ["BENCH_STREAMING_DUMP"], "w") as handle:
-            json.dump(timeline, handle)
-    return {
-        "deltas": deltas * streams,
-        "delivered": sum(c.events for c in clients),
-        "lost": sum(deltas - len(c.stamps) for c in clients),
-        "gaps": sum(c.gaps for c in clients),
-        "errors": [c.error for c in clients if c.error],
-        "p50": percentile(latencies, 0.5),
-        "p99": percentile(latencies, 0.99),
-        "start_ms": sorted(c.start_ms for c in clients if c.start_ms is not None),
-        "cpu": cpu,
-        "wall": wall,
-        "per_process": per_process,
-        "clients_cpu": clients_cpu,
-        "p99_by_second": [round(percentile(windows[k], 0.99)) for k in sorted(windows)],
-    }
-
-
-def idle_cpu_per_second(pids: list[int], seconds: int = 6) -> float:
-    """CPU the processes spend per second with nothing to do (polls, heartbeats, timers):
-    it grows with the time a phase takes, not with its deltas. The median of a few
-    one-second windows: the first may still hold the warm-up's tail (runs finishing,
-    connections closing), which once counted as a third of a core of "idle"."""
-    windows = []
-    before = sum(cpu_seconds(pid) for pid in pids)
-    for _ in range(seconds):
-        time.sleep(1)
-        after = sum(cpu_seconds(pid) for pid in pids)
-        windows.append(after - before)
-        before = after
-    return sorted(windows)[len(windows) // 2]
-
-
-def _marginal_by_process(result: dict[str, Any], fixed: dict[str, Any]) -> list[int]:
-    """What one more delta cost each process (the long phase minus the short one)."""
-    extra = max(1, result["deltas"] - fixed["deltas"])
-    return [
-        round((long - short) * 1e6 / extra)
-        for long, short in zip(result["per_process"], fixed["per_process"], strict=True)
-    ]
+from bench._model_cpu import (
+    assembly_us_per_chunk,
+    litellm_http_us_per_chunk,
+    model_us_per_chunk,
+    paced_chunks,
+)
+from bench._streaming_clients import STAMP, percentile, phase
+from bench._streaming_report import print_line
+from bench._streaming_studio import (
+    ROOT,
+    cpu_seconds,
+    ensure_database,
+    free_port,
+    idle_cpu_per_second,
+    setup,
+    start_studio,
+    stop_processes,
+    wait_listening,
+)
+
+# What the other benchmarks (bench/traced.py, bench/vs_mastra.py, bench/_mastra.py) take
+# from this one.
+__all__ = [
+    "ROOT",
+    "STAMP",
+    "cpu_seconds",
+    "ensure_database",
+    "free_port",
+    "idle_cpu_per_second",
+    "main",
+    "measure_executor",
+    "paced_chunks",
+    "percentile",
+    "setup",
+    "stop_processes",
+    "wait_listening",
+]
 
 
 def main() -> None:
@@ -619,7 +181,7 @@ def _run(args: argparse.Namespace, user: Any, cookie: str, model_base: str) -> N
             model_base=model_base,
         ):
             p99[(executor, line["streams"])] = line["result"]["p99"]
-            _print_line(executor, line, args.rate, args.layer)
+            print_line(executor, line, args.rate, args.layer)
     executors = args.executor.split(",")
     if len(executors) == 2:
         first, second = executors
@@ -644,19 +206,19 @@ def measure_executor(
     one after the other; yield one line of measurements per N (the processes stop when the
     generator ends or is closed). Without `model_base` (no bench._sse_model server) the
     litellm-over-HTTP figures and the assembly estimate are NaN and not measured."""
-    asyncio.run(_assembly_us_per_chunk(300))  # imports and first calls
+    asyncio.run(assembly_us_per_chunk(300))  # imports and first calls
     if model_base is not None:
-        asyncio.run(_litellm_http_us_per_chunk(model_base, 100))
+        asyncio.run(litellm_http_us_per_chunk(model_base, 100))
     port = free_port()
     stats_file = str(ROOT / ".studio" / f"bench-runtime-stats-{port}.json")
-    procs = _start(executor, port, stats_file, workers)
+    procs = start_studio(executor, port, stats_file, workers)
     pids = [proc.pid for proc in procs]
     base = f"http://127.0.0.1:{port}"
     try:
         # Warm up: the first chat imports litellm where runs execute (seconds of CPU).
         for attempt in range(3):
             try:
-                _phase(user, cookie, base, pids, len(pids), 50, 1)
+                phase(user, cookie, base, pids, len(pids), 50, 1)
                 break
             except Exception as exc:  # noqa: BLE001
                 print(f"# warm-up attempt {attempt + 1} failed: {exc}", file=sys.stderr)
@@ -668,18 +230,18 @@ def measure_executor(
             flush=True,
         )
         for streams in counts:
-            result = _phase(user, cookie, base, pids, streams, rate, seconds, stagger)
+            result = phase(user, cookie, base, pids, streams, rate, seconds, stagger)
             # The same chats with 2 deltas each: what a run costs whatever its length
             # (setup, memory, saving the step, the tool call, the second model call).
-            fixed = _phase(user, cookie, base, pids, streams, rate, 2 / rate, stagger)
+            fixed = phase(user, cookie, base, pids, streams, rate, 2 / rate, stagger)
             # Measured now, between the phases: a shared machine's speed drifts.
             http_us, litellm_us, provider_us = asyncio.run(
-                _model_us_per_chunk(model_base, streams, rate)
+                model_us_per_chunk(model_base, streams, rate)
             )
             unpaced_us = assembly_us = float("nan")
             if model_base is not None:
-                unpaced_us = asyncio.run(_litellm_http_us_per_chunk(model_base))
-                assembly_us = asyncio.run(_assembly_us_per_chunk())
+                unpaced_us = asyncio.run(litellm_http_us_per_chunk(model_base))
+                assembly_us = asyncio.run(assembly_us_per_chunk())
             model_us = litellm_us + provider_us
             studio_us = (
                 result["cpu"] - idle * result["wall"] - fixed["cpu"] + idle * fixed["wall"]
@@ -700,49 +262,6 @@ def measure_executor(
             }
     finally:
         stop_processes(procs)
-
-
-def _print_line(executor: str, line: dict[str, Any], rate: float, layer: str) -> None:
-    result, fixed, streams = line["result"], line["fixed"], line["streams"]
-    studio_us, http_us, litellm_us = line["studio_us"], line["http_us"], line["litellm_us"]
-    print(
-        f"executor={executor} streams={streams} rate={rate:g} "
-        f"delivered={result['delivered']} lost={result['lost']} "
-        f"p50_ms={result['p50']:.1f} p99_ms={result['p99']:.1f} "
-        f"studio_us_per_delta={studio_us:.0f} "
-        f"litellm_us_per_delta={http_us:.0f} "
-        f"litellm_offline_us_per_delta={litellm_us:.0f} "
-        f"provider_us_per_delta={line['provider_us']:.0f} "
-        f"studio_over_litellm={studio_us / http_us:.2f} "
-        f"studio_over_litellm_offline={studio_us / litellm_us:.2f} "
-        f"studio_ms_per_run={line['ms_per_run']:.1f} "
-        f"all_in_us_per_delta={line['all_in_us']:.0f} "
-        f"litellm_unpaced_us_per_delta={line['unpaced_us']:.0f} "
-        f"studio_over_litellm_unpaced={studio_us / line['unpaced_us']:.2f}",
-        flush=True,
-    )
-    print(
-        f"#  layer={layer}; {result['deltas']} deltas in "
-        f"{result['wall']:.1f} s; studio CPU {result['cpu']:.1f} s "
-        f"({result['cpu'] / result['wall'] * 100:.0f}% of a core; by process "
-        f"{[round(c / result['wall'] * 100) for c in result['per_process']]}%; "
-        f"the clients {result['clients_cpu'] / result['wall'] * 100:.0f}%); "
-        f"marginal us per delta by process (Daphne first, litellm and the "
-        f"provider in the workers' or inline Daphne's) "
-        f"{_marginal_by_process(result, fixed)}; "
-        f"sequence gaps "
-        f"seen by clients: {result['gaps']}; run errors: "
-        f"{len(result['errors'])} {result['errors'][:1]}; from a message to its "
-        f"run-start p50/max ms {percentile(result['start_ms'], 0.5):.0f}/"
-        f"{max(result['start_ms'], default=float('nan')):.0f}; p99 ms second by "
-        f"second: {result['p99_by_second']}; litellm and the provider alone "
-        f"need {streams * rate * line['model_us'] / 1e6:.2f} of the machine's "
-        f"{os.cpu_count()} cores at this rate; litellm's assembly of the whole "
-        f"response, which the run loop skips, would add {line['assembly_us']:.0f} us "
-        f"per chunk",
-        file=sys.stderr,
-        flush=True,
-    )
 
 
 if __name__ == "__main__":

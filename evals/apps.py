@@ -15,3 +15,9 @@ class EvalsConfig(AppConfig):
         from evals.agent_section import tests_export, tests_load
 
         document_section_register("tests", export=tests_export, load=tests_load)
+
+        # Every Celery worker's recovery thread also takes back suite runs whose worker died.
+        from evals.services.recovery import suite_runs_sweep
+        from tools_app.recovery import recovery_sweep_register
+
+        recovery_sweep_register("suite runs", suite_runs_sweep)

@@ -79,6 +79,11 @@ class SuiteRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The lease of the process playing the run (evals/services/leases.py): who (`host:pid`),
+    # which attempt, and until when (database time) no other process may take it back.
+    worker = models.CharField(max_length=200, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

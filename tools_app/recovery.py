@@ -10,6 +10,10 @@ children it forks later (after one was killed) would inherit its pooled database
 connections. The surviving children of a worker, the replacement of a killed child and
 every other worker sweep, and each move of a run is a conditional update, so sweeping
 from many processes at once is safe.
+
+Other apps whose Celery work holds leases register their own sweep with
+`recovery_sweep_register` (evals does, for suite runs): the same thread runs it after the
+tool runs' sweep, so this app needs not know them.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -27,6 +32,12 @@ from tools_app.services.runs import tool_runs_sweep
 logger = logging.getLogger(__name__)
 
 _state: dict[str, Any] = {}
+_sweeps: dict[str, Callable[[], Any]] = {"tool runs": tool_runs_sweep}
+
+
+def recovery_sweep_register(name: str, sweep: Callable[[], Any]) -> None:
+    """Run `sweep` in every worker's recovery thread too (from an AppConfig.ready)."""
+    _sweeps[name] = sweep
 
 
 def recovery_start(sender: Any = None, **_: Any) -> None:
@@ -53,13 +64,16 @@ def recovery_stop(**_: Any) -> None:
 def _sweep_until(stop: threading.Event) -> None:
     try:
         while True:
-            try:
-                tool_runs_sweep()
-            except DatabaseError:
-                logger.warning("Tool run recovery could not reach the database", exc_info=True)
-                connection.close()
-            except Exception:  # noqa: BLE001 - one failed sweep must not end recovery
-                logger.exception("Tool run recovery failed; it runs again in a moment")
+            for name, sweep in list(_sweeps.items()):
+                try:
+                    sweep()
+                except DatabaseError:
+                    logger.warning(
+                        "Recovery of %s could not reach the database", name, exc_info=True
+                    )
+                    connection.close()
+                except Exception:  # noqa: BLE001 - one failed sweep must not end recovery
+                    logger.exception("Recovery of %s failed; it runs again in a moment", name)
             if stop.wait(settings.STUDIO_TOOL_RUN_RECOVER_SECONDS):
                 return
     finally:

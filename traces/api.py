@@ -1,4 +1,5 @@
-"""REST endpoints of traces: /api/runs/<id>/trace (a run's spans), /api/traces/ (the runs
+"""REST endpoints of traces: /api/runs/<id>/trace (a run's spans),
+/api/tool-runs/<id>/trace (a console tool run's span), /api/traces/ (the runs
 list with cost, tokens and duration, filtered and searched), /api/usage/ (tokens, cost,
 errors and latency over days)."""
 
@@ -16,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents_core.models import RunStatus
-from traces.selectors import span_data, trace_spans
+from traces.selectors import console_run_spans, span_data, trace_spans
 from traces.usage import run_list, usage
 
 TAG = ["traces"]
@@ -26,6 +27,13 @@ class RunTraceApi(APIView):
     @extend_schema(tags=TAG)
     def get(self, request: Request, run_id: Any) -> Response:
         spans = trace_spans(user=request.user, run_id=run_id)
+        return Response({"spans": [span_data(span) for span in spans]})
+
+
+class ToolRunTraceApi(APIView):
+    @extend_schema(tags=TAG)
+    def get(self, request: Request, tool_run_id: Any) -> Response:
+        spans = console_run_spans(user=request.user, tool_run_id=tool_run_id)
         return Response({"spans": [span_data(span) for span in spans]})
 
 

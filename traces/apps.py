@@ -12,6 +12,8 @@ class TracesConfig(AppConfig):
         from django.conf import settings
 
         from agents_core.runtime import observers
+        from tools_app import observers as tool_observers
+        from traces.console import console_recorder
         from traces.recorder import recorder
 
         if not settings.STUDIO_TRACES:
@@ -19,3 +21,6 @@ class TracesConfig(AppConfig):
         # Every process that runs agents (web, run workers, Celery workers finishing
         # async tools) records the spans of its runs.
         observers.register(recorder)
+        # A tool run from the test console (sync in the web process, async in a Celery
+        # worker) records its one span when it ends.
+        tool_observers.register(console_recorder)

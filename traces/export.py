@@ -114,7 +114,11 @@ def otel_attributes(span: Span) -> tuple[str, dict[str, Any]]:
         name, out = _agent_attributes(span, attrs)
     else:
         name, out = f"{span.kind} {span.name}", {f"studio.{k}": v for k, v in attrs.items()}
-    out.update({"studio.span.kind": span.kind, "studio.run.id": str(span.run_id)})
+    out["studio.span.kind"] = span.kind
+    if span.run_id:
+        out["studio.run.id"] = str(span.run_id)
+    else:  # a console tool run's span
+        out["studio.tool_run.id"] = str(span.tool_run_id)
     if span.error:
         out["error.type"] = "tool_error" if span.kind == SpanKind.TOOL else "run_error"
     return name, _clean(out)

@@ -1,4 +1,5 @@
-"""Spans: what a run did, as a tree per trace (the root run and its sub-agent runs)."""
+"""Spans: what a run did, as a tree per trace (the root run and its sub-agent runs), and
+the one span of a tool run from the test console."""
 
 from __future__ import annotations
 
@@ -23,7 +24,18 @@ class Span(models.Model):
     span_id = models.CharField(max_length=16, unique=True)
     trace_id = models.UUIDField()
     parent_id = models.CharField(max_length=16, blank=True, default="")
-    run = models.ForeignKey("agents_core.Run", on_delete=models.CASCADE, related_name="spans")
+    # The agent run the span belongs to; a tool run from the test console has no agent run,
+    # and its one span is keyed by the tool run instead (its trace id is the tool run's).
+    run = models.ForeignKey(
+        "agents_core.Run", null=True, blank=True, on_delete=models.CASCADE, related_name="spans"
+    )
+    tool_run = models.ForeignKey(
+        "tools_app.ToolRun",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="spans",
+    )
     kind = models.CharField(max_length=16, choices=SpanKind.choices)
     name = models.CharField(max_length=200)
     start = models.DateTimeField()

@@ -9,4 +9,5 @@ app_name = "traces"
 urlpatterns = [
     path("", views.runs, name="runs"),
     path("<uuid:run_id>/", views.trace, name="trace"),
+    path("tool-runs/<uuid:tool_run_id>/", views.tool_run_trace, name="tool-run-trace"),
 ]

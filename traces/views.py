@@ -1,5 +1,5 @@
-"""Pages: /traces/ (the runs list and usage) and /traces/<run>/ (a run's trace). Another
-user's run is a 404."""
+"""Pages: /traces/ (the runs list and usage), /traces/<run>/ (a run's trace) and
+/traces/tool-runs/<tool run>/ (a console tool run's trace). Another user's run is a 404."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.shortcuts import render
 
 from agents_core.models import RunStatus
 from agents_core.selectors import agent_list
-from traces.selectors import run_of_user
+from traces.selectors import console_run_of_user, run_of_user
 
 
 @login_required
@@ -30,3 +30,12 @@ def trace(request: HttpRequest, run_id: Any) -> HttpResponse:
     if run is None:
         raise Http404("No such run.")
     return render(request, "traces/trace.html", {"run": run})
+
+
+@login_required
+def tool_run_trace(request: HttpRequest, tool_run_id: Any) -> HttpResponse:
+    """The trace of a tool run from the test console: its one tool span."""
+    tool_run = console_run_of_user(user=request.user, tool_run_id=tool_run_id)
+    if tool_run is None:
+        raise Http404("No such tool run.")
+    return render(request, "traces/trace.html", {"tool_run": tool_run})

@@ -12,14 +12,17 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import connections, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from agents_core.models import Agent, Revision
 from agents_core.overrides import effective_instructions
 from evals.models import CaseResult, ResultStatus, Suite, SuiteRun, SuiteRunStatus
 from evals.runner import case_play
+from evals.services.leases import SuiteLease, held, suite_run_claim
 from studio.celery import app
 from studio.exceptions import ApplicationError
+from tools_app.services.leases import worker_name
 
 log = logging.getLogger(__name__)
 MAX_REPEAT = 100
@@ -76,47 +79,62 @@ def suite_run_start(
 
 
 def suite_run_execute(*, suite_run_id: int) -> SuiteRun | None:
-    """Play every pending result of a queued suite run; None when another process
-    claimed it first (the task may be delivered twice)."""
-    claimed = SuiteRun.objects.filter(pk=suite_run_id, status=SuiteRunStatus.QUEUED).update(
-        status=SuiteRunStatus.RUNNING, started_at=timezone.now()
-    )
-    if claimed != 1:
+    """Play every pending result of a queued suite run under a lease; None when another
+    process claimed it first (the task may be delivered twice)."""
+    worker = worker_name()
+    attempt = suite_run_claim(suite_run_id=suite_run_id, worker=worker)
+    if attempt is None:
         return None
     suite_run = SuiteRun.objects.select_related("suite__agent", "owner").get(pk=suite_run_id)
     progress_publish(suite_run=suite_run)
+    key: dict[str, Any] = {"suite_run_id": suite_run_id, "attempt": attempt, "worker": worker}
     pending = list(
         suite_run.results.filter(status=ResultStatus.PENDING).values_list("pk", flat=True)
     )
     workers = max(1, int(settings.STUDIO_EVAL_CONCURRENCY))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evals") as pool:
-        list(pool.map(_result_play_in_thread, pending))
-    summary = suite_run_summary(suite_run=suite_run)
-    SuiteRun.objects.filter(pk=suite_run.pk).update(
-        status=SuiteRunStatus.PASSED if summary["passed"] else SuiteRunStatus.FAILED,
-        summary=summary,
-        finished_at=timezone.now(),
-    )
+    with (
+        SuiteLease(**key) as lease,
+        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evals") as pool,
+    ):
+        list(pool.map(lambda pk: _result_play_in_thread(pk, key, lease), pending))
+    if not suite_run_finish(suite_run_id=suite_run_id, held_by=key):
+        return None  # taken back meanwhile: the attempt that holds it finishes it
     suite_run.refresh_from_db()
-    progress_publish(suite_run=suite_run)
     return suite_run
 
 
-def _result_play_in_thread(result_id: int) -> None:
+def suite_run_finish(*, suite_run_id: int, held_by: dict[str, Any] | None = None) -> bool:
+    """Record the summary and the verdict (passed when every attempt passed) and publish
+    it; with `held_by`, only while that attempt still holds the run."""
+    suite_run = SuiteRun.objects.get(pk=suite_run_id)
+    summary = suite_run_summary(suite_run=suite_run)
+    rows = SuiteRun.objects.filter(held(**held_by) if held_by else Q(pk=suite_run_id))
+    if not rows.update(
+        status=SuiteRunStatus.PASSED if summary["passed"] else SuiteRunStatus.FAILED,
+        summary=summary,
+        finished_at=timezone.now(),
+        lease_expires_at=None,
+    ):
+        return False
+    progress_publish(suite_run=suite_run)
+    return True
+
+
+def _result_play_in_thread(result_id: int, key: dict[str, Any], lease: SuiteLease) -> None:
     try:
-        result_play(result_id=result_id)
+        if not lease.lost.is_set():
+            result_play(result_id=result_id, held_by=key)
     finally:
         connections.close_all()  # this pool thread's own connections
 
 
-def result_play(*, result_id: int) -> CaseResult | None:
-    """Play one case attempt and record its verdicts; None when it was claimed already."""
-    if (
-        CaseResult.objects.filter(pk=result_id, status=ResultStatus.PENDING).update(
-            status=ResultStatus.RUNNING
-        )
-        != 1
-    ):
+def result_play(*, result_id: int, held_by: dict[str, Any] | None = None) -> CaseResult | None:
+    """Play one case attempt and record its verdicts; None when it was claimed already
+    (or, with `held_by`, when that attempt no longer holds the suite run)."""
+    claim = CaseResult.objects.filter(pk=result_id, status=ResultStatus.PENDING)
+    if held_by is not None:
+        claim = claim.filter(suite_run__in=SuiteRun.objects.filter(held(**held_by)))
+    if claim.update(status=ResultStatus.RUNNING) != 1:
         return None
     result = CaseResult.objects.select_related("case__agent", "suite_run__owner").get(pk=result_id)
     suite_run = result.suite_run

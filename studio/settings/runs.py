@@ -88,6 +88,16 @@ STUDIO_STREAM_BATCH_MS = envint("STUDIO_STREAM_BATCH_MS", 60)
 STUDIO_EVAL_CONCURRENCY = envint("STUDIO_EVAL_CONCURRENCY", 4)
 STUDIO_EVAL_TURN_TIMEOUT = envint("STUDIO_EVAL_TURN_TIMEOUT", 300)
 STUDIO_EVAL_JUDGE_MODEL = os.environ.get("STUDIO_EVAL_JUDGE_MODEL", "")
+# The worker playing a suite run holds a lease on it, renewed every third of
+# STUDIO_EVAL_LEASE_SECONDS; a run whose lease expired (its worker died) is played again
+# from its unfinished results by another worker, at most STUDIO_EVAL_MAX_ATTEMPTS times in
+# all, then its unfinished results fail (evals/services/recovery.py).
+STUDIO_EVAL_LEASE_SECONDS = envint("STUDIO_EVAL_LEASE_SECONDS", 30)
+STUDIO_EVAL_MAX_ATTEMPTS = envint("STUDIO_EVAL_MAX_ATTEMPTS", 3)
+if STUDIO_EVAL_LEASE_SECONDS < 2 or STUDIO_EVAL_MAX_ATTEMPTS < 1:
+    raise ImproperlyConfigured(
+        "STUDIO_EVAL_LEASE_SECONDS must be at least 2, STUDIO_EVAL_MAX_ATTEMPTS at least 1."
+    )
 # The embedding model `similar` expectations compare with (any litellm embedding model, as
 # for knowledge bases, through STUDIO_KNOWLEDGE_EMBEDDING_API_BASE when set); empty: a
 # lexical measure.

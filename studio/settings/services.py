@@ -96,6 +96,12 @@ if (
         "and STUDIO_TOOL_RUN_MAX_ATTEMPTS at least 1."
     )
 CELERY_BEAT_SCHEDULE["tool-runs-sweep"] = {"task": "tools_app.tool_runs_sweep", "schedule": 60.0}
+# Agent-test suite runs whose worker died (evals/services/recovery.py): the workers sweep
+# them as they sweep tool runs; beat's sweep is a safety net.
+CELERY_BEAT_SCHEDULE["evals-suite-runs-sweep"] = {
+    "task": "evals.suite_runs_sweep",
+    "schedule": 60.0,
+}
 # Notification digests (agents_core.signals.digest): how often beat runs the job, how long
 # a digested notification waits in the inbox, and how many failed deliveries mark it failed.
 STUDIO_DIGEST_INTERVAL = envint("STUDIO_DIGEST_INTERVAL", 60)

@@ -75,9 +75,12 @@ def test_the_agent_list_finds_an_agent_by_name_and_filters_by_source(staff, cont
     studio_only = staff.get(url, {"source__exact": "studio"}).content.decode()
     code_only = staff.get(url, {"source__exact": "code"}).content.decode()
 
-    assert "planner" in found
-    assert "planner" in studio_only
-    assert "planner" not in code_only
+    # The studio agent's slug as its row's link (the demo code agent `task-planner` is
+    # also named Planner, so the bare word is not enough).
+    row = ">planner</a>"
+    assert row in found
+    assert row in studio_only
+    assert row not in code_only
 
 
 def test_an_agent_added_in_the_admin_is_validated_like_the_api(staff):

@@ -1,5 +1,6 @@
 """`tool_execute`: one tool run for REST and the CLI, always recorded as a ToolRun;
-`mode="async"` records it pending and hands it to a Celery worker after commit."""
+`mode="async"` records it pending and hands it to a Celery worker after commit. A
+synchronous run is told to the run observers (tools_app/observers.py) once recorded."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from asgiref.sync import async_to_sync
 from tools_app.errors import InputError
 from tools_app.execution import ExecutionContext, ToolOutcome, run_tool
 from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
+from tools_app.observers import tool_run_finished
 from tools_app.records import tool_run_record
 from tools_app.services.runs import tool_run_enqueue
 from tools_app.validation import parse_input_text, validate_input
@@ -44,7 +46,9 @@ def tool_execute(
     outcome = async_to_sync(run_tool)(tool, input, context)
     if outcome.input_rejected:
         return _rejected(tool, input, outcome.error, outcome.errors, user, mode)
-    return tool_run_record(tool=tool, input=input, outcome=outcome, user=user, mode=mode)
+    run = tool_run_record(tool=tool, input=input, outcome=outcome, user=user, mode=mode)
+    tool_run_finished(run)
+    return run
 
 
 def _rejected(
@@ -53,4 +57,5 @@ def _rejected(
     outcome = ToolOutcome(status=ToolRunStatus.FAILED, error=error, errors=errors)
     run = tool_run_record(tool=tool, input=stored, outcome=outcome, user=user, mode=mode)
     run.input_rejected = True  # not a column: lets REST answer 400 for this response
+    tool_run_finished(run)
     return run

@@ -36,6 +36,7 @@ from studio.celery import app
 from studio.layers import group_send_sync
 from tools_app.execution import ExecutionContext, ToolOutcome, run_tool
 from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
+from tools_app.observers import tool_run_finished as observers_tool_run_finished
 from tools_app.records import ISOLATION_PREFIX, outcome_fields
 from tools_app.services.leases import (
     LeaseKeeper,
@@ -218,8 +219,10 @@ def _finish(held: QuerySet[ToolRun], *, run_id: Any, **fields: Any) -> bool:
 
 
 def tool_run_notify(*, run_id: Any) -> None:
-    """Push the finished run to its owner's browsers (websocket /ws/tool-runs/)."""
+    """Tell the run observers (tools_app/observers.py) and push the finished run to its
+    owner's browsers (websocket /ws/tool-runs/)."""
     run = ToolRun.objects.select_related("tool").get(id=run_id)
+    observers_tool_run_finished(run)
     if run.created_by_id is None:
         return
     group_send_sync(

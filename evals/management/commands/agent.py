@@ -4,6 +4,7 @@
     agent test travel-desk                                           # every case of an agent
     agent tests-import travel-desk evals/demo/travel_desk.json
     agent tests-export travel-desk > tests.json
+    agent test-sweep                     # take back suite runs whose worker died, now
 
 `test` runs in this process in the embedded mode (or with --in-process) and through the
 Celery workers otherwise, prints a summary, and exits 0 when every case passed, 1 when a
@@ -27,6 +28,7 @@ from evals.models import Suite, SuiteRun, SuiteRunStatus
 from evals.report import junit_xml, summary_text
 from evals.selectors import suite_get
 from evals.services.cases import cases_export, cases_import, suite_create, suite_update
+from evals.services.recovery import suite_runs_sweep
 from evals.services.suite_runs import suite_run_execute, suite_run_start
 from studio.exceptions import ApplicationError
 
@@ -51,8 +53,17 @@ class Command(BaseCommand):
         imp.add_argument("file", type=Path)
         exp = sub.add_parser("tests-export", help="Print an agent's cases and suites as JSON.")
         exp.add_argument("agent")
+        sub.add_parser(
+            "test-sweep", help="Requeue (or fail) suite runs whose worker died, everyone's."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["action"] == "test-sweep":
+            report = suite_runs_sweep()
+            self.stdout.write(
+                f"Requeued {len(report['requeued'])} suite run(s), failed {len(report['failed'])}."
+            )
+            return
         try:
             owner = self._owner(options)
             if options["action"] == "tests-import":

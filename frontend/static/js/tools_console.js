@@ -278,7 +278,13 @@ export function openConsole(slot, tool) {
         "data-run": r.id, title: "Re-open this input", onclick: () => reopen(r) },
       h("span", { class: `dot dot-${r.status}`, title: r.status }),
       h("code", { class: "history-input" }, historyInput(r.input)),
-      h("span", { class: "muted history-meta" }, `${r.mode === "async" ? "async · " : ""}${formatDuration(r.duration_ms)} · ${timeAgo(r.created_at)}`)))));
+      h("span", { class: "muted history-meta" }, `${r.mode === "async" ? "async · " : ""}${formatDuration(r.duration_ms)} · ${timeAgo(r.created_at)}`)),
+      // A finished run's trace: its one tool span (traces/console.py).
+      finished(r) ? h("a", { class: "history-trace small", href: `/traces/tool-runs/${r.id}/` }, "View trace") : null)));
+  }
+
+  function finished(runData) {
+    return runData.status === "completed" || runData.status === "failed";
   }
 
   function historyInput(input) {

@@ -82,6 +82,7 @@ def test_a_thread_reads_as_the_chat_expects(api, owner):
             "step": 0,
             "error": "",
             "usage": {},
+            "model": run.model,
             "options": {},
             "createdAt": run.created_at.isoformat(),
             "finishedAt": None,

@@ -1,4 +1,5 @@
-// /traces/<run>/: the run's trace as a waterfall; a row opens to the span's facts, inputs
+// /traces/<run>/ and /traces/tool-runs/<tool run>/: the trace as a waterfall (the page names
+// its API in data-trace-url); a row opens to the span's facts, inputs
 // and outputs (tool values as the chat shows them, through the tool's display transform).
 import { api } from "../js/lib/api.js";
 import { fill, h } from "../js/lib/dom.js";
@@ -39,7 +40,7 @@ function row({ span, depth, open, offset, width, durationMs }) {
 }
 
 async function load() {
-  const { spans } = await api(`/api/runs/${root.dataset.runId}/trace`);
+  const { spans } = await api(root.dataset.traceUrl);
   if (!spans.length) {
     fill(list, h("li", { class: "muted" }, "This run recorded no spans."));
     return;

@@ -1,0 +1,168 @@
+"""The server side of bench.streaming: the bench's environment and database, its user's
+session, and the studio's processes (Daphne, with the `worker` executor its run workers),
+started, waited for, read for CPU (/proc/<pid>/stat) and stopped."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/studio_bench"
+
+
+def _environment() -> dict[str, str]:
+    os.environ.setdefault("DATABASE_URL", DEFAULT_DB)
+    os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/14")
+    os.environ.setdefault("SECRET_KEY", "bench-" + secrets.token_hex(16))
+    os.environ["DJANGO_SETTINGS_MODULE"] = "bench._settings"
+    os.environ["STUDIO_CODE_MODULES"] = "bench._streaming_agent"
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ.setdefault("STUDIO_CHANNEL_PREFIX", f"bench-{os.getpid()}")
+    return dict(os.environ)
+
+
+def ensure_database(url: str) -> None:
+    import psycopg
+    from dj_database_url import parse
+
+    config = parse(url)
+    if "postgresql" not in config["ENGINE"]:
+        return
+    admin = psycopg.connect(
+        host=config["HOST"] or "127.0.0.1",
+        port=config["PORT"] or 5432,
+        user=config["USER"] or "postgres",
+        dbname="postgres",
+        autocommit=True,
+    )
+    with admin:
+        exists = admin.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [config["NAME"]]
+        ).fetchone()
+        if not exists:
+            admin.execute(f'CREATE DATABASE "{config["NAME"]}"')
+
+
+def setup() -> tuple[Any, str]:
+    import django
+
+    env = _environment()
+    ensure_database(env["DATABASE_URL"])
+    django.setup()
+    from django.contrib.auth import (
+        BACKEND_SESSION_KEY,
+        HASH_SESSION_KEY,
+        SESSION_KEY,
+        get_user_model,
+    )
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0, interactive=False)
+    user, _ = get_user_model().objects.get_or_create(username="bench-streaming")
+    session = SessionStore()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.save()
+    return user, f"sessionid={session.session_key}"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_listening(proc: subprocess.Popen, port: int, log: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{_name(proc)} exited; see {log}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise TimeoutError(f"{_name(proc)} did not listen")
+
+
+def _name(proc: subprocess.Popen) -> str:
+    return " ".join(str(arg) for arg in proc.args[1:3])
+
+
+def start_studio(executor: str, port: int, stats_file: str, workers: int) -> list[subprocess.Popen]:
+    """Daphne, and with the worker executor its run workers: [daphne, worker...]."""
+    env = {
+        **os.environ,
+        "STUDIO_RUNTIME_STATS_FILE": stats_file,
+        "PYTHONPATH": str(ROOT),
+        "STUDIO_RUN_EXECUTOR": executor,
+    }
+    commands = [
+        [
+            sys.executable,
+            "-m",
+            "daphne",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "studio.asgi:application",
+        ]
+    ]
+    if executor == "worker":
+        commands += [
+            [sys.executable, "manage.py", "execute_runs", "--name", f"bench-{number}"]
+            for number in range(workers)
+        ]
+    (ROOT / ".studio").mkdir(exist_ok=True)
+    procs = []
+    for number, command in enumerate(commands):
+        log = ROOT / ".studio" / f"bench-{executor}-{number}-{port}.log"
+        with open(log, "wb") as handle:
+            procs.append(
+                subprocess.Popen(
+                    command, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT
+                )
+            )
+    wait_listening(procs[0], port, str(log))
+    return procs
+
+
+def stop_processes(procs: list[subprocess.Popen]) -> None:
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def idle_cpu_per_second(pids: list[int], seconds: int = 6) -> float:
+    """CPU the processes spend per second with nothing to do (polls, heartbeats, timers):
+    it grows with the time a phase takes, not with its deltas. The median of a few
+    one-second windows: the first may still hold the warm-up's tail (runs finishing,
+    connections closing), which once counted as a third of a core of "idle"."""
+    windows = []
+    before = sum(cpu_seconds(pid) for pid in pids)
+    for _ in range(seconds):
+        time.sleep(1)
+        after = sum(cpu_seconds(pid) for pid in pids)
+        windows.append(after - before)
+        before = after
+    return sorted(windows)[len(windows) // 2]
