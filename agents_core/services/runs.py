@@ -212,8 +212,11 @@ def run_finish(
             state={"finalText": text} if text else {},
         )
         if status == RunStatus.COMPLETED and title_wanted(run_id):
-            # The model's title for the thread, off the run's path (services/thread_titles.py).
-            transaction.on_commit(lambda: celery_app.send_task(TITLE_TASK, args=[str(run_id)]))
+            # The model's title for the thread, off the run's path (services/thread_titles.py);
+            # a broker that cannot take it is logged (robust), the run still ends.
+            transaction.on_commit(
+                lambda: celery_app.send_task(TITLE_TASK, args=[str(run_id)]), robust=True
+            )
 
 
 def run_recover_stale(*, thread: Thread) -> bool:
