@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
+from agents_core.services.thread_titles import TITLE_TASK, thread_title_generate
 from agents_core.signals.digest import notifications_digest
 
 
@@ -19,3 +20,9 @@ def notifications_digest_run(self) -> dict:
     """Beat runs this; a second copy at the same time finds the rows claimed and skips."""
     report = notifications_digest(token=self.request.id)
     return {"delivered": report.delivered, "failed": report.failed}
+
+
+@shared_task(name=TITLE_TASK, acks_late=True)
+def thread_title_generate_task(run_id: str) -> None:
+    """Title a thread from its first exchange; a second copy finds the title claimed."""
+    thread_title_generate(run_id=run_id)

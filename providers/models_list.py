@@ -17,6 +17,9 @@ MAP_FILE = "model_prices_and_context_window_backup.json"
 # litellm's provider names for the catalog's providers.
 CATALOG_LITELLM = {p.litellm: p.id for p in PROVIDERS.values() if not p.needs_base}
 LIMIT_MAX = 200
+# The studio's offline model (agents_core/runtime/offline.py): not in litellm's file, called
+# with no key, listed first so that a user with no provider set up finds it.
+OFFLINE_PROVIDER = "studio"
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,18 @@ class ModelInfo:
 
     def as_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
+
+
+OFFLINE_MODELS = (
+    ModelInfo(
+        model=f"{OFFLINE_PROVIDER}/scripted",
+        provider=OFFLINE_PROVIDER,
+        context_window=None,
+        max_output_tokens=None,
+        input_cost_per_million=0.0,
+        output_cost_per_million=0.0,
+    ),
+)
 
 
 @cache
@@ -66,7 +81,8 @@ def litellm_providers() -> frozenset[str]:
 
 @cache
 def chat_models() -> tuple[ModelInfo, ...]:
-    """Chat models of the catalog's providers, sorted by provider then name."""
+    """The offline model, then the chat models of the catalog's providers, sorted by
+    provider then name."""
     out = []
     for key, entry in _raw_map().items():
         if not isinstance(entry, dict) or entry.get("mode") != "chat":
@@ -85,7 +101,7 @@ def chat_models() -> tuple[ModelInfo, ...]:
                 output_cost_per_million=_per_million(entry.get("output_cost_per_token")),
             )
         )
-    return tuple(sorted(out, key=lambda m: (m.provider, m.model)))
+    return (*OFFLINE_MODELS, *sorted(out, key=lambda m: (m.provider, m.model)))
 
 
 def model_search(

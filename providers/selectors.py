@@ -32,9 +32,10 @@ def credential_for(*, user: Any, provider: str) -> ProviderCredential | None:
 
 def usable_providers(*, user: Any) -> dict[str, dict[str, Any]]:
     """Per catalog provider: can the user call it, and with whose key ("own", "site",
-    "server": the environment). An OpenAI-compatible server is listed by its name under
-    "servers"."""
+    "server": the environment), and the offline model, always ("offline"). An
+    OpenAI-compatible server is listed by its name under "servers"."""
     from providers.catalog import PROVIDERS, server_key_configured
+    from providers.models_list import OFFLINE_PROVIDER
 
     rows = list(credential_list(user=user).order_by("owner_id", "name"))
     out: dict[str, dict[str, Any]] = {}
@@ -50,6 +51,7 @@ def usable_providers(*, user: Any) -> dict[str, dict[str, Any]]:
             else ""
         )
         out[provider.id] = {"usable": bool(via), "via": via}
+    out[OFFLINE_PROVIDER] = {"usable": True, "via": "offline"}
     out["openai_compatible"]["servers"] = sorted(
         {r.name for r in rows if r.provider == "openai_compatible"}
     )

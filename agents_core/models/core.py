@@ -130,6 +130,9 @@ class Thread(models.Model):
     # Mastra's resource id: who the thread belongs to (the owner's id unless set).
     resource_id = models.CharField(max_length=200, db_index=True)
     title = models.CharField(max_length=200, blank=True)
+    # The title is the first-message placeholder, waiting to be replaced by the model's
+    # summary of the first exchange; a rename by the user (or the summary) clears it.
+    title_auto = models.BooleanField(default=False)
     metadata = models.JSONField(default=dict, blank=True)
     # The last stream-event sequence number handed out; bumped with an atomic update.
     last_seq = models.BigIntegerField(default=0)

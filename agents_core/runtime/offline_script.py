@@ -21,6 +21,7 @@ from typing import Any
 
 from agents_core.runtime.offline_citations import cite_knowledge, is_knowledge_result
 from agents_core.runtime.offline_judge import judge_reply
+from agents_core.runtime.offline_title import title_reply
 
 SUBAGENT_PREFIX = "agent-"
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -314,6 +315,8 @@ def script(
     """(text, [(tool name, argument text)]) for the next assistant turn."""
     if (verdict := judge_reply(messages)) is not None:  # a judge request (evals)
         return verdict, []
+    if (title := title_reply(messages)) is not None:  # a thread title request
+        return title, []
     available = _tool_names(tools) if tool_choice != "none" else {}
     tail: list[dict[str, Any]] = []
     for message in reversed(messages):

@@ -39,7 +39,9 @@ from agents_core.runtime.processes import QUEUED, process_is_dead, queue_marker
 from agents_core.runtime.setup import load_setup
 from agents_core.runtime.suspend_payloads import payload_from_text, resume_schema_for
 from agents_core.services.run_options import run_options_check
+from agents_core.services.thread_titles import TITLE_TASK, title_wanted
 from agents_core.services.threads import title_summary
+from studio.celery import app as celery_app
 from studio.exceptions import ApplicationError, Conflict, NotFound
 from tools_app.validation import schema_errors
 
@@ -116,7 +118,7 @@ def run_start(
         Message.objects.create(thread=thread, run=run, role=role, parts=[part])
         if not thread.title and (thread.agent.default_options or {}).get("generateTitle", True):
             title = signal.title if signal else title_summary(text)
-            Thread.objects.filter(pk=thread.pk).update(title=title)
+            Thread.objects.filter(pk=thread.pk).update(title=title, title_auto=True)
     if origin != SUBAGENT:
         active_runs.remember_hooks(run.id, hooks)
         transaction.on_commit(lambda: active_runs.launch(run.id))
@@ -209,6 +211,12 @@ def run_finish(
             finished_at=timezone.now(),
             state={"finalText": text} if text else {},
         )
+        if status == RunStatus.COMPLETED and title_wanted(run_id):
+            # The model's title for the thread, off the run's path (services/thread_titles.py);
+            # a broker that cannot take it is logged (robust), the run still ends.
+            transaction.on_commit(
+                lambda: celery_app.send_task(TITLE_TASK, args=[str(run_id)]), robust=True
+            )
 
 
 def run_recover_stale(*, thread: Thread) -> bool:

@@ -56,8 +56,10 @@ def thread_create(
 
 
 def thread_rename(*, thread: Thread, title: str) -> Thread:
+    """A user's title: the model's summary never replaces it (`title_auto` off)."""
     thread.title = title[:200]
-    thread.save(update_fields=["title", "updated_at"])
+    thread.title_auto = False
+    thread.save(update_fields=["title", "title_auto", "updated_at"])
     return thread
 
 

@@ -6,6 +6,7 @@ widget; then duplicate a code agent, and export an agent and import it again."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from playwright.sync_api import expect
@@ -35,7 +36,19 @@ def test_a_new_user_builds_an_agent_chats_with_it_and_copies_agents(studio_serve
     # From nothing, with a model picked from the list.
     page.click("#new-agent")
     page.fill("#field-name", "Shouter")
-    page.fill("#field-model", "studio/scripted")  # the offline model: no key needed
+    # The offline model (no key needed), found by typing and picked by keyboard.
+    page.click("#field-model")
+    page.fill("#field-model", "scripted")
+    listbox = page.locator(".model-picker-list")
+    expect(listbox).to_have_attribute("aria-busy", "false")  # the list is for "scripted"
+    offline = listbox.locator("[data-model='studio/scripted']")
+    expect(offline).to_be_visible()
+    expect(offline).not_to_contain_text("no key")
+    page.press("#field-model", "ArrowDown")
+    expect(offline).to_have_class(re.compile(r"\bactive\b"))
+    page.press("#field-model", "Enter")
+    expect(page.locator("#field-model")).to_have_value("studio/scripted")
+    expect(listbox).to_be_hidden()
     page.click("#create")
     page.wait_for_url("**/agents/shouter/edit/", wait_until="commit")
     expect(page.locator("#lockbar")).to_have_attribute("data-mode", "mine")

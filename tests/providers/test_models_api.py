@@ -43,3 +43,11 @@ def test_models_of_a_provider_the_user_has_a_key_for_are_usable(api, owner, monk
 def test_a_limit_that_is_not_a_number_is_a_400(api):
     response = api.get("/api/models", {"limit": "many"})
     assert response.status_code == 400 and response.json()["code"] == "invalid"
+
+
+def test_the_offline_model_comes_first_and_needs_no_key(api):
+    first = api.get("/api/models", {"limit": 1}).json()["results"]
+    found = api.get("/api/models", {"search": "scripted"}).json()["results"]
+
+    assert [m["model"] for m in first] == ["studio/scripted"]
+    assert found[0] == {**found[0], "model": "studio/scripted", "usable": True}

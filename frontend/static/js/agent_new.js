@@ -180,6 +180,10 @@ $("import-file").addEventListener("change", async () => {
 $("preview").addEventListener("click", preview);
 $("new-form").addEventListener("submit", create);
 mountModelPicker($("field-model"));
+// What was typed while this module loaded had no listener yet: a name still gets its
+// slug. The button stays disabled until here, so that no submit skips `create`.
+if (!$("field-slug").value && $("field-name").value) $("field-slug").value = slugify($("field-name").value);
+$("create").disabled = false;
 await loadTemplates();
 if (config.duplicate) {
   document.querySelector("input[name=start][value=duplicate]").checked = true;

@@ -65,13 +65,15 @@ function keepScrolled(fn) {
 }
 
 // --- events --------------------------------------------------------------------------------
-// Run state changes show in the thread list (running / waiting for you).
-const THREAD_LIST_EVENTS = new Set(["run-start", "run-finish", "run-error", "tool-call-suspended"]);
+// Run state changes show in the thread list (running / waiting for you), and so does the
+// title the model gives the thread after its first exchange (`thread-updated`).
+const THREAD_LIST_EVENTS = new Set(["run-start", "run-finish", "run-error", "tool-call-suspended", "thread-updated"]);
 let threadRefresh = 0;
 
 function handleEvent(event) {
   eventLog.add(event);
   keepScrolled(() => applyEvent(event));
+  if (event.type === "thread-updated" && event.title) $("chat-title").textContent = event.title;
   if (!state.replaying && THREAD_LIST_EVENTS.has(event.type)) {
     clearTimeout(threadRefresh);
     threadRefresh = setTimeout(loadThreads, 300);

@@ -85,33 +85,52 @@ export function mountModelPicker(input, { limit = 30 } = {}) {
     input.setAttribute("aria-activedescendant", items[active].id);
   };
 
+  // `aria-busy` on the list: what it shows may not match the text yet (a search waits
+  // for the typing to pause, or for the server).
+  const busy = (value) => list.setAttribute("aria-busy", String(value));
+
   async function search() {
     controller?.abort();
     controller = new AbortController();
+    busy(true);
     const query = new URLSearchParams({ search: input.value.trim(), limit: String(limit) });
     try {
       const data = await api(`/api/models?${query}`, { signal: controller.signal });
       const models = [...serverEntries(data.providers, input.value.trim()), ...data.results];
+      // The model highlighted by the keyboard stays highlighted when it is still listed.
+      const kept = active >= 0 ? list.children[active]?.dataset.model : undefined;
       active = -1;
+      input.removeAttribute("aria-activedescendant");
       fill(list, models.map((model, i) => option(model, i, pick)));
-      list.hidden = models.length === 0;
+      const again = models.findIndex((model) => model.model === kept);
+      if (again >= 0) highlight(again);
+      busy(false);
+      // An answer that arrives after the focus left stays closed (blur hid the list).
+      list.hidden = models.length === 0 || document.activeElement !== input;
       status.textContent = models.length
         ? ""
         : "No model in litellm's list matches: the text is used as it is.";
     } catch (err) {
-      if (err.name !== "AbortError") status.textContent = err.message;
+      if (err.name === "AbortError") return; // a newer search is on its way
+      status.textContent = err.message;
+      busy(false);
     }
   }
 
   input.addEventListener("input", (event) => {
     if (!event.isTrusted) return; // a pick, not typing
     clearTimeout(timer);
+    controller?.abort(); // an answer for the text before this one must not land
+    busy(true);
     timer = setTimeout(search, DEBOUNCE_MS);
   });
   input.addEventListener("focus", search);
   input.addEventListener("blur", () => {
     list.hidden = true;
   });
+  // Focused before this module ran (a page still loading its scripts): no focus event
+  // will come, so search now for what is already there.
+  if (document.activeElement === input) search();
   input.addEventListener("keydown", (event) => {
     if (list.hidden) return;
     if (event.key === "ArrowDown" || event.key === "ArrowUp") {

@@ -91,7 +91,7 @@ export function mountSettings({ root, actions = null, config, call, getState, af
       h("h2", {}, "Memory"),
       field("Messages the model sees", input("lastMessages", { type: "number", min: 1, max: 1000, placeholder: "200" }),
         "The latest messages of the thread, after the instructions."),
-      checkbox("generateTitle", "Title each thread with a short summary of its first message"),
+      checkbox("generateTitle", "Title each thread with a short summary of its first exchange"),
       h("div", { class: "savebar" }, h("span", { class: "grow" }),
         h("span", { id: "options-status", role: "status" }),
         h("button", { type: "button", class: "primary", id: "options-save", disabled: !editable(), onclick: save }, "Save options")));

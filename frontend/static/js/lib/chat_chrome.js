@@ -1,5 +1,5 @@
-// The chat page's frame around the conversation: the thread title (a short summary the
-// server makes from the first message; Rename changes it) and the side column of tasks,
+// The chat page's frame around the conversation: the thread title (the first message's
+// opening, then the model's summary of the first exchange; Rename changes it) and the side column of tasks,
 // inbox and stream facts, which narrow screens open and close with a button (the
 // navigation's Inbox link opens it on the inbox).
 
