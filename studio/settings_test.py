@@ -34,6 +34,11 @@ os.environ.setdefault(
 # the tests start get STUDIO_RUN_SETTLE_HEAP=1 (tests/conftest.py, child_process_env).
 os.environ.setdefault("STUDIO_RUN_SETTLE_HEAP", "0")
 
+# A larger connection pool than a server's: every async test runs on an event loop of its
+# own, and a connection taken by a thread of a loop that is then closed (a consumer's or
+# a tool's thread) is never given back to the pool. A server has one loop for its life.
+os.environ.setdefault("STUDIO_DB_POOL_SIZE", "60")
+
 from studio.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
