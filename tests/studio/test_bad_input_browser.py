@@ -47,11 +47,13 @@ def test_a_chat_message_over_the_limit_is_refused_by_the_composer_and_the_chat_g
     assert "the string is 300000 characters long; the limit is 262144" in hint.inner_text()
     assert page.locator(".is-failed").count() == 1
     send(page, "and now a short one")
+    # Its answer, the second of the thread, comes once the server has stored it (the
+    # user's turn shows before that, and the chat is idle until its run starts).
     page.wait_for_function(
-        "() => [...document.querySelectorAll('.turn-user')].some("
-        "(t) => t.textContent.includes('and now a short one'))"
+        "() => document.querySelector('#chat-app').dataset.run === 'idle'"
+        " && document.querySelectorAll('.turn-assistant').length >= 2",
+        timeout=90_000,
     )
-    wait_idle(page)
     texts = [
         p[0]["text"] for p in Message.objects.filter(role="user").values_list("parts", flat=True)
     ]
