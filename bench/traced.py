@@ -93,6 +93,7 @@ def main() -> None:
     port = streaming.free_port()
     os.environ["STUDIO_MODEL_API_BASES"] = f"http://127.0.0.1:{port}"
     log = streaming.ROOT / ".studio" / f"bench-sse-model-{port}.log"
+    log.parent.mkdir(exist_ok=True)
     with open(log, "wb") as handle:
         model = subprocess.Popen(
             [sys.executable, "-m", "bench._sse_model", str(port)],
