@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -155,3 +156,13 @@ def create_tool(
         config=dict(config or {}),
         **schemas,
     )
+
+
+def display_value(transform: Any, value: Any, phase: str, name: str) -> tuple[Any, bool]:
+    """A value through a tool's display transform, as the chat, the transcript and traces
+    show it: (shown, True), or (None, False) when the transform fails (the value is hidden)."""
+    try:
+        return transform(value, phase), True
+    except Exception:  # noqa: BLE001 - a failing transform hides the value
+        logging.getLogger(__name__).warning("Display transform of %s failed", name, exc_info=True)
+        return None, False

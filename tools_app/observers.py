@@ -18,6 +18,7 @@ import logging
 from datetime import timedelta
 from typing import Any
 
+from tools_app.definitions import display_value
 from tools_app.execution import tool_definition
 from tools_app.models import ToolRun
 from tools_app.records import ISOLATION_PREFIX
@@ -92,8 +93,4 @@ def run_facts(run: ToolRun) -> dict[str, Any]:
 def _shown(transform: Any, value: Any, phase: str, name: str) -> Any:
     if transform is None or value is None:
         return value
-    try:
-        return transform(value, phase)
-    except Exception:  # noqa: BLE001 - a failing transform hides the value, as in the chat
-        logger.warning("Display transform of %s failed", name, exc_info=True)
-        return None
+    return display_value(transform, value, phase, name)[0]

@@ -13,6 +13,7 @@ from typing import Any
 
 from agents_core.runtime.partial_json import IncrementalJSONParser, PartialJSONError
 from agents_core.runtime.setup import ToolSpec
+from tools_app.definitions import display_value
 
 logger = logging.getLogger(__name__)
 
@@ -133,15 +134,10 @@ class ToolInput:
         """What the page and the transcript see; a failing transform hides the value."""
         if transform is None:
             return value
-        try:
-            return transform(value, phase)
-        except Exception:  # noqa: BLE001
-            logger.warning(
-                "Display transform of %s failed", getattr(state, "name", "?"), exc_info=True
-            )
-            if state is not None:
-                state.hidden = True
-            return None
+        shown, ok = display_value(transform, value, phase, getattr(state, "name", "?"))
+        if not ok and state is not None:
+            state.hidden = True
+        return shown
 
     async def _input_end(self, state: CallState) -> None:
         if state.ended:
