@@ -59,7 +59,7 @@ def test_create_upload_progress_search_and_open_a_citation(
     page.wait_for_selector("#doc-rows tr[data-status='ready'] >> nth=2", timeout=90000)
     assert page.locator("#doc-rows tr[data-status='ready']").count() == 3
     page.wait_for_function(
-        "document.getElementById('progress-text').textContent.startsWith('3 of 3 documents')"
+        "() => document.getElementById('progress-text').textContent.startsWith('3 of 3 documents')"
     )
     shot(page, "base")
 

@@ -155,7 +155,7 @@ def test_register_an_mcp_server_pick_a_tool_and_add_an_a2a_agent(
     page.wait_for_selector("#a2a-done .tool-chip")
     assert page.locator("#a2a-done .tool-chip").inner_text() == "echo_agent"
     # The list of sources reloads after the success message: wait for the second card.
-    page.wait_for_function("document.querySelectorAll('.source-card').length === 2")
+    page.wait_for_function("() => document.querySelectorAll('.source-card').length === 2")
     assert page.locator(".source-card").count() == 2
     shot(page, "sources-a2a")
 
