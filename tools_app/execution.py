@@ -36,13 +36,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
 
 from studio.json_input import replace_nul
 from tools_app.agent_side import AgentSide, agent_side_get
+from tools_app.deadlines import DeadlinePassed
 from tools_app.errors import InputError, ToolError, ToolSuspended
 from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
 from tools_app.records import tool_run_record
+from tools_app.types import INLINE_DECLINED
 from tools_app.validation import json_safe, schema_errors, summary, validate_input
 
 MAX_LOG_CHARS = 64_000
@@ -171,9 +173,43 @@ def apply_model_output(tool: Tool, output: Any, context: ExecutionContext | None
 # --- the pipeline -------------------------------------------------------------------------
 async def run_tool(tool: Tool, input: Any, context: ExecutionContext | None = None) -> ToolOutcome:  # noqa: A002
     """Validate, execute with timeout/abort, validate the output, map it for the model."""
+    return await _pipeline(tool, input, context or ExecutionContext(), loop_free=False)
+
+
+class _LoopNeeded(BaseException):  # noqa: N818 - passes _caught's `except Exception`
+    """The run must be awaited on an event loop (raised before the tool runs)."""
+
+
+def run_tool_sync(tool: Tool, input: Any, context: ExecutionContext | None = None) -> ToolOutcome:  # noqa: A002
+    """`run_tool` for a caller on a thread without an event loop (REST, the CLI). A run
+    the tool's type makes inline (a fast sync code tool) goes through the same pipeline
+    with no event loop at all: nothing in it waits, so one step of the coroutine finishes
+    it. Any other run, or a context with `before`/`after` steps or `record`, goes
+    through async_to_sync (an event loop in another thread)."""
     context = context or ExecutionContext()
+    if context.before is None and context.after is None and not context.record:
+        steps = _pipeline(tool, input, context, loop_free=True)
+        try:
+            steps.send(None)
+        except StopIteration as finished:
+            return finished.value  # type: ignore[no-any-return]
+        except _LoopNeeded:
+            pass  # declined before the tool ran: nothing was done twice
+        else:
+            steps.close()
+            raise RuntimeError("The tool pipeline waited with no event loop to wait on.")
+    return async_to_sync(run_tool)(tool, input, context)
+
+
+async def _pipeline(
+    tool: Tool,
+    input: Any,  # noqa: A002
+    context: ExecutionContext,
+    *,
+    loop_free: bool,
+) -> ToolOutcome:
     started = [time.perf_counter()]  # _run restarts it once the caller's gate let it go
-    outcome = await _caught(_run(tool, input, context, started))
+    outcome = await _caught(_run(tool, input, context, started, loop_free))
     outcome.duration_ms = round((time.perf_counter() - started[0]) * 1000, 3)
     if outcome.status in (ToolRunStatus.COMPLETED, ToolRunStatus.FAILED):
         if not outcome.input_rejected:
@@ -217,6 +253,7 @@ async def _run(
     input: Any,  # noqa: A002
     context: ExecutionContext,
     started: list[float],
+    loop_free: bool = False,
 ) -> ToolOutcome:
     validate_input(tool.input_schema, input)
     if context.before is not None:
@@ -230,9 +267,17 @@ async def _run(
     from tools_app.types import get_type
 
     tool_type = get_type(tool.kind)
-    output = await _with_limits(
-        tool_type.execute(tool, input, context), tool_type.wait_seconds(tool), context.abort
-    )
+    timeout = tool_type.wait_seconds(tool)
+    output = _inline(tool_type, tool, input, context, timeout)
+    if output is INLINE_DECLINED:
+        if loop_free:
+            raise _LoopNeeded
+        output = await _with_limits(tool_type.execute(tool, input, context), timeout, context.abort)
+    elif inspect.isawaitable(output):  # a sync execute that returned an awaitable anyway
+        if loop_free:
+            _discard(output)
+            raise ToolError("The tool returned an awaitable where no event loop runs.")
+        output = await _with_limits(output, timeout, context.abort)
     output = json_safe(output)
     if isinstance(output, dict) and output.get("isError") is True:
         raise ToolError(str(output.get("error") or "The tool reported an error."), output=output)
@@ -244,6 +289,24 @@ async def _run(
             errors=errors,
         )
     return ToolOutcome(status=ToolRunStatus.COMPLETED, output=output)
+
+
+def _inline(
+    tool_type: Any, tool: Tool, input: Any, context: ExecutionContext, timeout: float
+) -> Any:  # noqa: A002
+    """The run made on this thread by its type, or INLINE_DECLINED (an aborted run is
+    left to `_with_limits`, which reports the abort)."""
+    if context.abort is not None and context.abort.is_set():
+        return INLINE_DECLINED
+    try:
+        return tool_type.execute_inline(tool, input, context, timeout)
+    except DeadlinePassed:
+        raise ToolError(f"The tool timed out after {timeout:g} s.") from None
+
+
+def _discard(awaitable: Any) -> None:
+    if inspect.iscoroutine(awaitable):
+        awaitable.close()
 
 
 def _gated(gate: Gate) -> ToolOutcome:
@@ -307,9 +370,18 @@ def _without_nul(outcome: ToolOutcome) -> None:
     """NUL (U+0000) cannot be stored: what the tool produced shows U+FFFD, and says so."""
     names = ("output", "model_output", "error", "errors", "suspend_payload", "logs")
     values = [getattr(outcome, name) for name in names]
-    if "\\u0000" in json.dumps(values, default=str):
-        cleaned = replace_nul(values)
-        if cleaned != values:  # not only an escaped "\\u0000" written as text
-            for name, value in zip(names, cleaned, strict=True):
-                setattr(outcome, name, value)
-            outcome.logs += f"{NUL_NOTE}\n"
+    if _has_nul(values):
+        for name, value in zip(names, replace_nul(values), strict=True):
+            setattr(outcome, name, value)
+        outcome.logs += f"{NUL_NOTE}\n"
+
+
+def _has_nul(value: Any) -> bool:
+    """Whether replace_nul would change `value` (the same walk, without copying)."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(key) or _has_nul(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return any(_has_nul(item) for item in value)
+    return False

@@ -2,12 +2,14 @@
 ToolRun that serves no chat call) has finished, for whoever listens.
 
 `tool_run_finished(run)` is called once per run, when its outcome is recorded: right after
-the row of a synchronous run is written, and after the commit that finishes an async run
-(its worker, its attempts). An observer is an object with a method
-`tool_run_finished(**facts)`; the studio's tracing registers one (`traces`), and
-tools_app never imports its observers. With none registered the call is one test of an
-empty list: the facts (input and output through the tool's display transform) are only
-computed for a listener.
+the row of a synchronous run is written, in the transaction that writes it (what an
+observer writes commits with the row), and after the commit that finishes an async run
+(its worker, its attempts). Each observer runs in an atomic block of its own (a savepoint
+inside the caller's transaction): a database error of an observer never loses the row.
+An observer is an object with a method `tool_run_finished(**facts)`; the studio's
+tracing registers one (`traces`), and tools_app never imports its observers. With none
+registered the call is one test of an empty list: the facts (input and output through
+the tool's display transform) are only computed for a listener.
 
 Observers must not break a run: their exceptions are logged and swallowed.
 """
@@ -17,6 +19,8 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 from typing import Any
+
+from django.db import transaction
 
 from tools_app.definitions import display_value
 from tools_app.execution import tool_definition
@@ -50,7 +54,8 @@ def tool_run_finished(run: ToolRun) -> None:
         return
     for observer in _observers:
         try:
-            observer.tool_run_finished(**facts)
+            with transaction.atomic():
+                observer.tool_run_finished(**facts)
         except Exception:  # noqa: BLE001
             logger.exception("Tool run observer %r failed on run %s", observer, run.id)
 

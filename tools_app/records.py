@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import connection
 from django.utils import timezone
 
 from tools_app.models import Tool, ToolRun, ToolRunStatus
@@ -36,6 +37,19 @@ def tool_run_record(
         started_at=now,
         finished_at=now,
     )
+
+
+def relaxed_commit() -> None:
+    """Let the COMMIT of the current transaction return before PostgreSQL has flushed its
+    WAL to disk (synchronous_commit off, for this transaction only). The transaction stays
+    atomic and its rows are seen by every reader at once; what it trades is that a crash
+    of the database server itself (not of the studio) within about 0.6 s of the commit
+    (three wal_writer_delay) may lose it. A console tool run's row and span take that
+    trade: flushing costs more than the whole run (0.2 ms on an idle disk, several ms
+    when other work writes)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
 def outcome_fields(outcome: Any) -> dict[str, Any]:

@@ -16,6 +16,10 @@ from studio.settings.base import DATA_DIR
 # CIDRs or addresses (every port) and host:port entries (that port only; a name listed
 # this way also passes the name rules). Empty: only public addresses (tools_app/net/).
 STUDIO_PRIVATE_NETWORKS = envlist("STUDIO_PRIVATE_NETWORKS", [])
+# A sync code tool whose runs took at most this long (milliseconds, and no database use)
+# runs on its caller's thread, its timeout kept by a watchdog; a slower one runs in a
+# thread of its own (tools_app/types/code/pace.py). 0: always in a thread of its own.
+STUDIO_TOOL_INLINE_MS = envfloat("STUDIO_TOOL_INLINE_MS", 2.0)
 STUDIO_PYTHON_EXECUTABLE = os.environ.get("STUDIO_PYTHON_EXECUTABLE", "/usr/bin/python3")
 # Python tools run in the sandbox service at this URL; empty: in this process's own
 # sandboxes (tools_app/types/python; docs/security.md, "Python tools").

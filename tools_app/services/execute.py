@@ -1,18 +1,20 @@
 """`tool_execute`: one tool run for REST and the CLI, always recorded as a ToolRun;
 `mode="async"` records it pending and hands it to a Celery worker after commit. A
-synchronous run is told to the run observers (tools_app/observers.py) once recorded."""
+synchronous run is told to the run observers (tools_app/observers.py) in the transaction
+that writes its row, so its trace span commits with it: one commit per run, which does
+not wait for the disk (tools_app.records.relaxed_commit says what that trades)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from asgiref.sync import async_to_sync
+from django.db import transaction
 
 from tools_app.errors import InputError
-from tools_app.execution import ExecutionContext, ToolOutcome, run_tool
+from tools_app.execution import ExecutionContext, ToolOutcome, run_tool_sync
 from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
 from tools_app.observers import tool_run_finished
-from tools_app.records import tool_run_record
+from tools_app.records import relaxed_commit, tool_run_record
 from tools_app.services.runs import tool_run_enqueue
 from tools_app.validation import parse_input_text, validate_input
 
@@ -43,19 +45,25 @@ def tool_execute(
         return _rejected(tool, stored, exc.message, exc.errors, user, mode)
     if mode == ExecutionMode.ASYNC:
         return tool_run_enqueue(tool=tool, input=input, user=user)
-    outcome = async_to_sync(run_tool)(tool, input, context)
+    outcome = run_tool_sync(tool, input, context)
     if outcome.input_rejected:
         return _rejected(tool, input, outcome.error, outcome.errors, user, mode)
-    run = tool_run_record(tool=tool, input=input, outcome=outcome, user=user, mode=mode)
-    tool_run_finished(run)
-    return run
+    return _recorded(tool, input, outcome, user, mode)
 
 
 def _rejected(
     tool: Tool, stored: Any, error: str, errors: list[dict[str, str]], user: Any, mode: str
 ) -> ToolRun:
     outcome = ToolOutcome(status=ToolRunStatus.FAILED, error=error, errors=errors)
-    run = tool_run_record(tool=tool, input=stored, outcome=outcome, user=user, mode=mode)
+    run = _recorded(tool, stored, outcome, user, mode)
     run.input_rejected = True  # not a column: lets REST answer 400 for this response
-    tool_run_finished(run)
+    return run
+
+
+def _recorded(tool: Tool, stored: Any, outcome: ToolOutcome, user: Any, mode: str) -> ToolRun:
+    """The run's row and what its observers write, in one transaction."""
+    with transaction.atomic():
+        relaxed_commit()
+        run = tool_run_record(tool=tool, input=stored, outcome=outcome, user=user, mode=mode)
+        tool_run_finished(run)
     return run

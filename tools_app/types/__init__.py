@@ -23,6 +23,9 @@ import importlib
 from functools import cache
 from typing import Any, ClassVar
 
+# What `ToolType.execute_inline` answers when a run must be awaited through `execute`.
+INLINE_DECLINED: Any = object()
+
 
 class ConfigError(ValueError):
     """Invalid type-specific configuration: {field path: message}."""
@@ -64,6 +67,12 @@ class ToolType:
 
     async def execute(self, tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
         raise NotImplementedError
+
+    def execute_inline(self, tool: Any, input: Any, context: Any, timeout: float) -> Any:  # noqa: A002
+        """The run done now on the caller's thread, within `timeout` (raising as `execute`
+        does, and tools_app.deadlines.DeadlinePassed past it), or INLINE_DECLINED: await
+        `execute` instead. Only types whose runs can be quick and need no waiting do it."""
+        return INLINE_DECLINED
 
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"

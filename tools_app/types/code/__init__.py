@@ -1,7 +1,9 @@
 """Tools defined in Python code (tools_app.definitions.create_tool): the definition's
 execute(input, context), found through the agent side (context.side.tool_definition),
-runs in the server process (it is the project's own code, not user input). Sync
-callables run in a thread of their own, async ones are awaited. The context is
+runs in the server process (it is the project's own code, not user input). Async
+callables are awaited; sync ones run in a thread of their own until they have shown they
+are fast, then on the caller's thread (pace.py says when, tools_app/deadlines.py how
+their timeout holds there). The context is
 tools_app.execution.ExecutionContext: user, run, thread, abort, log, write and, for
 async runs, idempotency_key and attempt."""
 
@@ -10,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from django.db import connection
 
 from tools_app.types import ToolType
+from tools_app.types.code.pace import DECLINED, Pace, pace_of, run_inline, used_database
 
 
 def definition_for(tool: Any, context: Any) -> Any:
@@ -35,21 +39,31 @@ def definition_for(tool: Any, context: Any) -> Any:
 
 async def execute_definition(tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
     definition = definition_for(tool, context)
-    return await call_maybe_async(definition.execute, input, context)
+    return await call_maybe_async(definition.execute, input, context, pace=pace_of(definition))
 
 
-async def call_maybe_async(fn: Callable[..., Any], *args: Any) -> Any:
+def execute_definition_inline(tool: Any, input: Any, context: Any, timeout: float) -> Any:  # noqa: A002
+    """The run on the caller's thread when the definition's pace allows it, else DECLINED."""
+    definition = definition_for(tool, context)
+    pace = pace_of(definition)
+    if not pace.inline:
+        return DECLINED
+    return run_inline(pace, (input, context), timeout)
+
+
+async def call_maybe_async(fn: Callable[..., Any], *args: Any, pace: Pace | None = None) -> Any:
     """Await async callables; run sync ones in a worker thread so timeouts still apply
-    (a sync function that never returns keeps its thread, not the event loop)."""
+    (a sync function that never returns keeps its thread, not the event loop). `pace`
+    hears how long the thread run took and whether it used the database."""
     if inspect.iscoroutinefunction(fn):
         return await fn(*args)
-    result = await _in_own_thread(fn, *args)
+    result = await _in_own_thread(fn, *args, pace=pace)
     if inspect.isawaitable(result):
         result = await result
     return result
 
 
-def _in_own_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+def _in_own_thread(fn: Callable[..., Any], *args: Any, pace: Pace | None) -> asyncio.Future[Any]:
     """Run `fn` in a daemon thread of its own. Not the loop's default executor: closing
     an event loop waits for that executor, so a runaway sync tool would hold the caller
     (async_to_sync) after its timeout fired."""
@@ -61,11 +75,18 @@ def _in_own_thread(fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
             future.set_result(value) if ok else future.set_exception(value)
 
     def target() -> None:
+        started = time.perf_counter()
         try:
             value, ok = fn(*args), True
         except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
             value, ok = exc, False
         finally:
+            if pace is not None:
+                pace.observed(
+                    time.perf_counter() - started,
+                    used_database=used_database(),
+                    awaitable=ok and inspect.isawaitable(value),
+                )
             connection.close()  # the thread ends; its database connection must not leak
         try:
             loop.call_soon_threadsafe(settle, ok, value)
@@ -89,6 +110,9 @@ class CodeToolType(ToolType):
 
     async def execute(self, tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
         return await execute_definition(tool, input, context)
+
+    def execute_inline(self, tool: Any, input: Any, context: Any, timeout: float) -> Any:  # noqa: A002
+        return execute_definition_inline(tool, input, context, timeout)
 
 
 tool_type = CodeToolType()
