@@ -193,6 +193,14 @@ def tool_paths() -> None:
             ],
             http["ping"],
         )
+        table(
+            f"Daphne's CPU per call, over {REPEAT} calls of each",
+            [
+                ("bare round trip: minimal ASGI endpoint", http["ping_cpu"]),
+                ("REST execute (token auth, ToolRun row, span)", http["execute_cpu"]),
+            ],
+            http["ping_cpu"] or 1e-9,
+        )
         print(
             f"\n  target run_tool < {RUN_TOOL_TARGET_US:g} us: {pipeline * 1e6:.1f} us "
             f"({'holds' if pipeline * 1e6 < RUN_TOOL_TARGET_US else 'missed'})"
@@ -214,9 +222,11 @@ def over_http(token: str, repeat: int = REPEAT) -> float:
 
 
 def http_paths(token: str, repeat: int = REPEAT) -> dict[str, float]:
-    """Medians per call over HTTP to one Daphne this starts on 127.0.0.1 (DEBUG off) and
-    stops: `ping`, a minimal ASGI endpoint on it, and `execute`, the REST execute with
-    token auth. The two alternate call by call, so that both see the same load."""
+    """Per call over HTTP to one Daphne this starts on 127.0.0.1 (DEBUG off) and stops:
+    `ping`, a minimal ASGI endpoint on it, and `execute`, the REST execute with token
+    auth. Medians of wall time, the two alternating call by call so that both see the same
+    load; then the Daphne process's CPU per call (`ping_cpu`, `execute_cpu`) over a block
+    of each (PostgreSQL's share is not in it)."""
     import httpx
 
     from bench._asgi_ping import PING_PATH
@@ -228,23 +238,36 @@ def http_paths(token: str, repeat: int = REPEAT) -> dict[str, float]:
         with httpx.Client(
             base_url=base, trust_env=False, timeout=30, headers={"Authorization": f"Token {token}"}
         ) as http:
+
+            def call(name: str) -> None:
+                if name == "ping":
+                    response = http.get(PING_PATH)
+                else:
+                    response = http.post("/api/tools/unit_convert/execute", json={"input": INPUT})
+                assert response.status_code == 200, response.text
+
             for index in range(repeat + WARMUP):
                 for name in samples:
                     started = time.perf_counter()
-                    if name == "ping":
-                        response = http.get(PING_PATH)
-                    else:
-                        response = http.post(
-                            "/api/tools/unit_convert/execute", json={"input": INPUT}
-                        )
-                    elapsed = time.perf_counter() - started
-                    assert response.status_code == 200, response.text
+                    call(name)
                     if index >= WARMUP:
-                        samples[name].append(elapsed)
+                        samples[name].append(time.perf_counter() - started)
+            result = {name: statistics.median(values) for name, values in samples.items()}
+            for name in samples:
+                before = _cpu_seconds(proc.pid)
+                for _ in range(repeat):
+                    call(name)
+                result[f"{name}_cpu"] = (_cpu_seconds(proc.pid) - before) / repeat
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    return {name: statistics.median(values) for name, values in samples.items()}
+    return result
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU of a process so far (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def sandbox_starts() -> None:

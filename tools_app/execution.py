@@ -13,8 +13,11 @@
 
 `await run_tool(tool, input, context) -> ToolOutcome` is the only place that validates a
 tool's input and output and maps its output for the model: the agent loop, the REST and
-CLI service (tools_app.services.execute), the Celery worker (tools_app.services.runs) and
-the MCP server all call it. It writes nothing unless `context.record` is true.
+CLI service (tools_app.services.execute, through `run_tool_sync`: the same pipeline with
+no event loop when the tool runs inline), the Celery worker (tools_app.services.runs) and
+the MCP server all call it. It writes nothing unless `context.record` is true. A tool type
+may make a run on the caller's thread (`ToolType.execute_inline`: a fast sync code tool,
+under a watchdog deadline); otherwise `execute` is awaited with the timeout and abort.
 
 Failures never raise out of it: a crash, a timeout, an abort, an invalid input or output
 becomes a failed outcome with a clear message. A tool that must wait for a human raises

@@ -11,6 +11,10 @@ from studio.env import envbool, envchoice, envfloat, envint, envlist
 from studio.settings.base import DATA_DIR
 
 # --- Tools --------------------------------------------------------------------------------
+# openapi-spec-validator validates with jsonschema-rs whenever it is installed (the tool
+# pipeline installs it); the OpenAPI import reads jsonschema's errors (their context and
+# messages: tools_app/sources/openapi_validate.py), so it keeps that backend.
+os.environ.setdefault("OPENAPI_SPEC_VALIDATOR_SCHEMA_VALIDATOR_BACKEND", "jsonschema")
 # Private networks that outbound requests (web_fetch, HTTP and OpenAPI tools, MCP and A2A
 # sources) may reach although the address guard refuses them otherwise: comma-separated
 # CIDRs or addresses (every port) and host:port entries (that port only; a name listed
