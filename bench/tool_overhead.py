@@ -231,7 +231,11 @@ def http_paths(token: str, repeat: int = REPEAT) -> dict[str, float]:
 
     from bench._asgi_ping import PING_PATH
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "DEBUG": "0"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "DEBUG": "0",
+    }
     proc, base = _daphne(env, app="bench._asgi_ping:application")
     samples: dict[str, list[float]] = {"ping": [], "execute": []}
     try:

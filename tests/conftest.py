@@ -119,7 +119,8 @@ def child_process_env(**extra: str) -> dict[str, str]:
         "DATABASE_URL": url,
         "REDIS_URL": settings.REDIS_URL,
         "STUDIO_TEST_REDIS_LAYER": "1",
-        "PYTHONPATH": str(ROOT),
+        # The checkout first, then whatever the test run itself was given.
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
         "DJANGO_ALLOW_ASYNC_UNSAFE": "true",
         "STUDIO_RUN_SETTLE_HEAP": "1",  # as in production (the test process keeps it off)
     }

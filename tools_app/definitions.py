@@ -75,6 +75,9 @@ class ToolDefinition:
     execution_mode: str = "sync"
     timeout: float = 30.0
     requires_approval: bool = False
+    # False: a sync execute always runs in a thread of its own, never on its caller's
+    # thread however fast it has been (a tool that may block on I/O; types/code/pace.py).
+    inline: bool = True
     # What the model sees instead of the raw output.
     to_model_output: Callable[[Any], Any] | None = None
     # What the display and the transcript see; applied to input deltas and the output.
@@ -113,6 +116,7 @@ def create_tool(
     execution_mode: str = "sync",
     timeout: float = 30.0,
     requires_approval: bool = False,
+    inline: bool = True,
     to_model_output: Callable[[Any], Any] | None = None,
     transform: Callable[..., Any] | None = None,
     on_input_start: Callable[..., Any] | None = None,
@@ -147,6 +151,7 @@ def create_tool(
         execution_mode=execution_mode,
         timeout=float(timeout),
         requires_approval=requires_approval,
+        inline=inline,
         to_model_output=to_model_output,
         transform=transform,
         on_input_start=on_input_start,

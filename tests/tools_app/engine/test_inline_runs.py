@@ -151,3 +151,49 @@ def test_a_context_with_steps_is_run_on_an_event_loop_as_before(probe):
     outcome = run_tool_sync(probe.tool, {"mode": "ok"}, ExecutionContext(before=before))
 
     assert outcome.ok and seen == [{"mode": "ok"}]
+
+
+def test_a_tool_declared_not_inline_keeps_a_thread_of_its_own(code_tool):
+    probe = Probe()
+    tool = code_tool(
+        create_tool(
+            id="engine_blocking", description="x", execute=probe.execute, input_schema=SCHEMA,
+            inline=False,
+        )
+    )  # fmt: skip
+
+    for _ in range(PROBATION + 2):
+        assert run_tool_sync(tool, {"mode": "ok"}).ok
+
+    assert threading.get_ident() not in probe.threads
+
+
+def test_an_inline_run_that_needs_async_to_sync_runs_again_in_a_thread(code_tool):
+    from asgiref.sync import async_to_sync
+
+    calls = []
+
+    async def answer():
+        return {"ok": True}
+
+    def execute(data, context=None):
+        calls.append(threading.get_ident())
+        if data["mode"] == "bridge":
+            return async_to_sync(answer)()
+        return {"ok": True}
+
+    definition = create_tool(
+        id="engine_bridge", description="x", execute=execute, input_schema=SCHEMA
+    )
+    tool = code_tool(definition)
+    for _ in range(PROBATION):
+        assert run_tool_sync(tool, {"mode": "ok"}).ok
+
+    async def call():
+        return threading.get_ident(), await run_tool(tool, {"mode": "bridge"})
+
+    loop_thread, outcome = asyncio.run(call())
+
+    assert outcome.ok and outcome.output == {"ok": True}, outcome.error
+    assert calls[-2] == loop_thread and calls[-1] != loop_thread
+    assert pace_of(definition).needs_thread

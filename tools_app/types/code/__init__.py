@@ -46,7 +46,7 @@ def execute_definition_inline(tool: Any, input: Any, context: Any, timeout: floa
     """The run on the caller's thread when the definition's pace allows it, else DECLINED."""
     definition = definition_for(tool, context)
     pace = pace_of(definition)
-    if not pace.inline:
+    if not (pace.inline and definition.inline):
         return DECLINED
     return run_inline(pace, (input, context), timeout)
 

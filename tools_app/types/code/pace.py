@@ -3,16 +3,19 @@
 A thread of its own costs a thread start and two hand-overs per call (hundreds of
 microseconds) but keeps a blocking tool from holding its caller: the event loop of the
 agent runs, or a request's thread past the tool's timeout. So a definition starts in
-threads, and runs inline once it has shown it does not need one:
+threads, and runs inline once it has shown it does not need one (a definition made with
+`create_tool(..., inline=False)`, one that may block on I/O, never does):
 
 - `PROBATION` runs in a row in a thread of its own, each within STUDIO_TOOL_INLINE_MS and
   without opening a database connection, make it inline;
 - an inline run longer than STUDIO_TOOL_INLINE_MS sends it back to threads (probation
-  again), and so does a timeout;
+  again), and so does a timeout: a tool fast three times and then slow holds its caller
+  for that one run (the whole event loop, when the caller is the agent loop's);
 - using the database in a thread run, returning an awaitable, or being refused the
-  caller's thread (Django's SynchronousOnlyOperation: the ORM on an event loop's thread)
-  keeps it in threads for good. A run refused that way runs again in a thread: Django
-  refuses before any query, but what the tool did before its first query is done twice.
+  caller's thread (Django's SynchronousOnlyOperation: the ORM on an event loop's thread;
+  asyncio's or asgiref's refusal to start a loop or async_to_sync there) keeps it in
+  threads for good. A run refused that way runs again in a thread: the refusal comes
+  before the refused call does anything, but what the tool did before it is done twice.
 
 An inline run's timeout is kept by the watchdog of tools_app/deadlines.py (which says
 what it can stop). The state is per process and per definition, in memory.
@@ -20,6 +23,7 @@ what it can stop). The state is per process and per definition, in memory.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 from collections.abc import Callable
@@ -82,11 +86,25 @@ def run_inline(pace: Pace, args: tuple[Any, ...], timeout: float) -> Any:
     except SynchronousOnlyOperation:
         pace.needs_thread = True
         return DECLINED
+    except RuntimeError as exc:
+        if not _refused_by_running_loop(exc):
+            raise
+        pace.needs_thread = True
+        return DECLINED
     if time.perf_counter() - started > budget_seconds():
         pace.fast_runs = 0
     if inspect.isawaitable(value):
         pace.needs_thread = True
     return value
+
+
+def _refused_by_running_loop(exc: RuntimeError) -> bool:
+    """asyncio's and asgiref's refusals to start a loop, or async_to_sync, on a thread
+    that runs an event loop (raised before anything runs)."""
+    text = str(exc)
+    return asyncio._get_running_loop() is not None and (
+        "event loop" in text or "loop is already running" in text
+    )
 
 
 def used_database() -> bool:
