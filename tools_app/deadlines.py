@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -110,6 +111,16 @@ class _Watchdog:
 
 
 _watchdog = _Watchdog()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (a Celery prefork worker) has none of its parent's threads: it gets
+    a watchdog of its own, started on its first deadline."""
+    global _watchdog
+    _watchdog = _Watchdog()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def call_with_deadline(fn: Callable[..., Any], args: tuple[Any, ...], seconds: float) -> Any:

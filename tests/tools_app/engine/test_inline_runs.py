@@ -197,3 +197,27 @@ def test_an_inline_run_that_needs_async_to_sync_runs_again_in_a_thread(code_tool
     assert outcome.ok and outcome.output == {"ok": True}, outcome.error
     assert calls[-2] == loop_thread and calls[-1] != loop_thread
     assert pace_of(definition).needs_thread
+
+
+def test_a_forked_child_keeps_deadlines_with_a_watchdog_of_its_own():
+    import os
+    import signal
+
+    from tools_app.deadlines import DeadlinePassed, call_with_deadline
+
+    def spin():
+        while True:
+            pass
+
+    assert call_with_deadline(lambda: "ok", (), 5) == "ok"  # the parent's watchdog runs
+    pid = os.fork()
+    if pid == 0:  # the child: a spin past its deadline must be stopped
+        signal.alarm(10)  # without a watchdog the child fails here instead of hanging
+        try:
+            call_with_deadline(spin, (), 0.2)
+        except DeadlinePassed:
+            os._exit(0)
+        os._exit(1)
+    _, status = os.waitpid(pid, 0)
+
+    assert os.waitstatus_to_exitcode(status) == 0
