@@ -56,13 +56,19 @@ class CompiledSchema:
         """Every error of `value`, each with its JSON path, sorted by path."""
         if self.invalid:
             return [{"path": "$", "message": f"The tool's schema is invalid: {self.invalid}"}]
-        if self.fast is not None and self.fast.is_valid(value):
+        if self.fast is not None and self._fast_accepts(value):
             return []
         errors = [
             {"path": json_path(error.absolute_path), "message": error.message}
             for error in self.full.iter_errors(value)
         ]
         return sorted(errors, key=lambda e: e["path"])
+
+    def _fast_accepts(self, value: Any) -> bool:
+        try:
+            return bool(self.fast.is_valid(value))
+        except (ValueError, TypeError, OverflowError):
+            return False  # a value that is not JSON (a tuple key, bytes): jsonschema decides
 
 
 def compiled_schema(schema: dict[str, Any]) -> CompiledSchema:

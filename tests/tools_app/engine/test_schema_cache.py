@@ -79,3 +79,10 @@ def test_json_safe_copies_plain_values_and_converts_the_rest_as_json_does():
 
     assert copied == plain and copied is not plain and copied["a"] is not plain["a"]
     assert json_safe({"t": (1, 2), 3: "three"}) == {"t": [1, 2], "3": "three"}
+
+
+def test_a_value_that_is_not_json_is_left_to_jsonschema():
+    schema = {"type": "object", "properties": {"blob": {"type": "string"}}}
+
+    assert [e["path"] for e in schema_errors(schema, {"blob": b"bytes"})] == ["$.blob"]
+    assert schema_errors(schema, {("a", "tuple"): 1}) == []  # jsonschema ignores such keys
