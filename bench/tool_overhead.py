@@ -49,9 +49,11 @@ def median_seconds(fn: Callable[[], Any], repeat: int, warmup: int = 3) -> float
     return statistics.median(samples)
 
 
-def table(title: str, rows: list[tuple[str, float]], baseline: float) -> None:
+def table(
+    title: str, rows: list[tuple[str, float]], baseline: float, column: str = "median"
+) -> None:
     print(f"\n{title}")
-    print(f"  {'path':<46}{'median':>12}{'ratio':>10}")
+    print(f"  {'path':<46}{column:>12}{'ratio':>10}")
     for label, seconds in rows:
         shown = f"{seconds * 1e3:.3f}ms" if seconds >= 1e-3 else f"{seconds * 1e6:.2f}us"
         print(f"  {label:<46}{shown:>12}{seconds / baseline:>9.1f}x")
@@ -200,6 +202,7 @@ def tool_paths() -> None:
                 ("REST execute (token auth, ToolRun row, span)", http["execute_cpu"]),
             ],
             http["ping_cpu"] or 1e-9,
+            column="per call",
         )
         print(
             f"\n  target run_tool < {RUN_TOOL_TARGET_US:g} us: {pipeline * 1e6:.1f} us "
