@@ -139,4 +139,6 @@ class ToolRun(models.Model):
 
 
 # External tool sources (OpenAPI, MCP, A2A) live in their own module.
+# OAuth tokens of tools and sources (tools_app.auth).
+from tools_app.models_auth import OAuthToken  # noqa: E402,F401
 from tools_app.models_sources import SourceKind, ToolSource  # noqa: E402,F401

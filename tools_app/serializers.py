@@ -178,6 +178,13 @@ class ToolInputSerializer(serializers.Serializer):
         problem = _credentials_problem(attrs.get("credentials"), tool_type)
         if problem:
             raise serializers.ValidationError({"credentials": [problem]})
+        if attrs.get("credentials"):
+            config = attrs.get("config", getattr(self.instance, "config", {})) or {}
+            errors = tool_type.credentials_errors(config, attrs["credentials"])
+            if errors:
+                raise serializers.ValidationError(
+                    {"credentials": [f"{path}: {message}" for path, message in errors.items()]}
+                )
         timeout = attrs.get("timeout_seconds", getattr(self.instance, "timeout_seconds", None))
         limit = tool_type.max_timeout()
         if limit is not None and timeout is not None and timeout > limit:

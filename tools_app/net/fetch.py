@@ -55,12 +55,15 @@ class PinnedBackend(httpcore.AsyncNetworkBackend):
 
 
 class PinnedTransport(httpx.AsyncHTTPTransport):
-    def __init__(self, backend: PinnedBackend) -> None:
+    def __init__(self, backend: PinnedBackend, ssl_context: ssl.SSLContext | None = None) -> None:
         super().__init__(trust_env=False)
         # httpx does not expose the network backend; its pool is built the same way, with
         # the certificate checked against the URL's host name (SNI), not the pinned IP.
+        # `ssl_context`: a tool's own CA bundle or client certificate (tools_app.auth.pem).
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl.create_default_context(), network_backend=backend, max_connections=4
+            ssl_context=ssl_context or ssl.create_default_context(),
+            network_backend=backend,
+            max_connections=4,
         )
 
 
@@ -103,8 +106,11 @@ async def fetch(
     max_redirects: int = 5,
     max_bytes: int = 10_000_000,
     allow: Allow | None = None,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> FetchResult:
     """One guarded request, following redirects; raises BlockedURL or FetchError.
+
+    `ssl_context` replaces the default TLS context (a private CA, a client certificate).
 
     `allow=(ip, port)` lets that one address and port through the guard for this call,
     on any hop (tests reach their local servers with it); a redirect to any other address
@@ -112,7 +118,16 @@ async def fetch(
     """
     try:
         return await asyncio.wait_for(
-            _fetch(url, method, dict(headers or {}), content, max_redirects, max_bytes, allow),
+            _fetch(
+                url,
+                method,
+                dict(headers or {}),
+                content,
+                max_redirects,
+                max_bytes,
+                allow,
+                ssl_context,
+            ),
             timeout=deadline_seconds,
         )
     except TimeoutError:
@@ -127,11 +142,12 @@ async def _fetch(
     max_redirects: int,
     max_bytes: int,
     allow: Allow | None,
+    ssl_context: ssl.SSLContext | None,
 ) -> FetchResult:
     backend = PinnedBackend()
     redirects: list[str] = []
     async with httpx.AsyncClient(
-        transport=PinnedTransport(backend),
+        transport=PinnedTransport(backend, ssl_context),
         follow_redirects=False,
         trust_env=False,
         timeout=None,  # noqa: S113 - one deadline
@@ -146,7 +162,8 @@ async def _fetch(
             try:
                 response = await client.send(request, stream=True)
             except httpx.HTTPError as exc:
-                raise FetchError(f"Request to {target.host} failed: {exc}") from None
+                message = f"Request to {target.host} failed: {exc}{_tls_hint(exc)}"
+                raise FetchError(message) from None
             try:
                 location = response.headers.get("location")
                 if response.status_code in REDIRECT_STATUSES and location:
@@ -173,6 +190,22 @@ async def _fetch(
                 truncated=truncated,
                 redirects=redirects,
             )
+
+
+def _tls_hint(exc: Exception) -> str:
+    """What to do about a TLS failure, in the tool's terms."""
+    text = str(exc)
+    if "CERTIFICATE_VERIFY_FAILED" in text:
+        return (
+            " (the server's certificate is not trusted: for a private CA, set the tool's "
+            "ca_bundle credential)"
+        )
+    if "CERTIFICATE_REQUIRED" in text.upper() or "HANDSHAKE_FAILURE" in text.upper():
+        return (
+            " (the server asks for a client certificate: set the tool's client_cert and "
+            "client_key credentials)"
+        )
+    return ""
 
 
 def _redirected_request(
