@@ -1,6 +1,7 @@
 """The OAuth 2.0 exchanges with an authorization server, through Authlib's httpx client
-pinned by the address guard (tools_app.net): client credentials, JWT bearer (RFC 7523),
-the authorization code with PKCE (RFC 7636), refresh and revocation (RFC 7009).
+(on httpx2, as Authlib prefers) pinned by the address guard (tools_app.sources.pinning):
+client credentials, JWT bearer (RFC 7523), the authorization code with PKCE (RFC 7636),
+refresh and revocation (RFC 7009).
 
 Every function takes the auth config (tools_app.auth.schema) and the decrypted secrets,
 returns Authlib's token dict (with `expires_at`), and raises AuthError with the server's
@@ -9,25 +10,22 @@ own error code and description when it refuses.
 
 from __future__ import annotations
 
+import ssl
 import time
 from typing import Any
 
-import httpx
+import httpx2
 from authlib.common.security import generate_token
 from authlib.integrations.base_client import OAuthError
 from authlib.integrations.httpx_client import AsyncOAuth2Client
 from authlib.oauth2.rfc7523 import JWTBearerGrant
+from joserfc import jwk
+from joserfc.errors import JoseError
 
 from tools_app.auth.pem import ssl_context
 from tools_app.errors import ToolError
-from tools_app.net import (
-    BlockedURL,
-    FetchError,
-    PinnedBackend,
-    PinnedTransport,
-    parse_target,
-    resolve_checked,
-)
+from tools_app.net import BlockedURL, FetchError
+from tools_app.sources.pinning import checked_pins, pinned_httpx2_transport
 
 JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 TIMEOUT_SECONDS = 15.0
@@ -46,9 +44,7 @@ async def _client(auth: dict[str, Any], secrets: dict[str, Any], url: str) -> As
     with the tool's TLS material (the token endpoint may sit behind the same private CA
     or require the same client certificate as the API)."""
     try:
-        target = parse_target(url)
-        backend = PinnedBackend()
-        backend.pins[(target.host, target.port)] = await resolve_checked(target)
+        pins = await checked_pins(url)
     except (BlockedURL, FetchError) as exc:
         raise AuthError(f"The authorization server {url} is not reachable: {exc}") from None
     return AsyncOAuth2Client(
@@ -57,7 +53,7 @@ async def _client(auth: dict[str, Any], secrets: dict[str, Any], url: str) -> As
         token_endpoint_auth_method=auth.get("client_auth")
         or ("client_secret_basic" if secrets.get("client_secret") else "none"),
         scope=" ".join(auth.get("scopes") or []) or None,
-        transport=PinnedTransport(backend, ssl_context(secrets)),
+        transport=pinned_httpx2_transport(pins, ssl_context(secrets)),
         trust_env=False,
         follow_redirects=False,
         timeout=TIMEOUT_SECONDS,
@@ -77,7 +73,7 @@ async def _call(what: str, url: str, coroutine: Any) -> dict[str, Any]:
     except OAuthError as exc:
         detail = f": {exc.description}" if exc.description else ""
         raise AuthError(f"{what} refused by {url} ({exc.error}{detail})", code=exc.error) from None
-    except httpx.HTTPError as exc:
+    except (httpx2.HTTPError, ssl.SSLError) as exc:
         from tools_app.net.fetch import _tls_hint
 
         raise AuthError(f"{what} failed: {url}: {exc}{_tls_hint(exc)}") from None
@@ -101,17 +97,19 @@ async def jwt_bearer(auth: dict[str, Any], secrets: dict[str, Any]) -> dict[str,
     """Sign an assertion with the private key (Authlib, on joserfc) and trade it for a
     token; `aud` defaults to the token URL (as Google service accounts expect)."""
     url = auth["token_url"]
+    alg = auth.get("alg") or "RS256"
     try:
+        key_type = jwk.ECKey if alg.startswith("ES") else jwk.RSAKey
         assertion = JWTBearerGrant.sign(
-            secrets["private_key"],
+            key_type.import_key(secrets["private_key"]),
             issuer=auth["issuer"],
             audience=auth.get("audience") or url,
             subject=auth.get("subject") or None,
             claims=dict(auth.get("claims") or {}),
-            alg=auth.get("alg") or "RS256",
+            alg=alg,
             expires_in=300,
         )
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, JoseError) as exc:
         raise AuthError(f"Cannot sign the JWT assertion with private_key: {exc}") from None
     extra = {k: v for k, v in (auth.get("extra_params") or {}).items()}
     async with await _client(auth, secrets, url) as client:
@@ -179,7 +177,7 @@ async def revoke(auth: dict[str, Any], secrets: dict[str, Any], token: dict[str,
     async with await _client(auth, secrets, url) as client:
         try:
             response = await client.revoke_token(url, token=value, token_type_hint=hint)
-        except httpx.HTTPError as exc:
+        except (httpx2.HTTPError, ssl.SSLError) as exc:
             raise AuthError(f"Revocation failed: {url}: {exc}") from None
     if response.status_code != 200:
         raise AuthError(f"Revocation refused by {url}: HTTP {response.status_code}")

@@ -161,7 +161,7 @@ async def _fetch(
             request = client.build_request(method, checked_url, headers=headers, content=content)
             try:
                 response = await client.send(request, stream=True)
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, ssl.SSLError) as exc:
                 message = f"Request to {target.host} failed: {exc}{_tls_hint(exc)}"
                 raise FetchError(message) from None
             try:
@@ -177,8 +177,8 @@ async def _fetch(
                     url = next_url
                     continue
                 body, truncated = await _read_bounded(response, max_bytes)
-            except httpx.HTTPError as exc:
-                raise FetchError(f"Reading the response failed: {exc}") from None
+            except (httpx.HTTPError, ssl.SSLError) as exc:
+                raise FetchError(f"Reading the response failed: {exc}{_tls_hint(exc)}") from None
             finally:
                 await response.aclose()
             return FetchResult(

@@ -50,12 +50,20 @@ async def checked_pins(url: str) -> dict[tuple[str, int], str]:
     return {(target.host, target.port): await resolve_checked(target)}
 
 
-def pinned_httpx2_client(pins: dict[tuple[str, int], str], **kwargs: Any) -> httpx2.AsyncClient:
+def pinned_httpx2_transport(
+    pins: dict[tuple[str, int], str], ssl_context: ssl.SSLContext | None = None
+) -> httpx2.AsyncHTTPTransport:
+    """`ssl_context`: a private CA or a client certificate (tools_app.auth.pem)."""
     transport = httpx2.AsyncHTTPTransport(trust_env=False)
     # httpx2 does not expose the network backend; its pool is built the same way.
     transport._pool = httpcore2.AsyncConnectionPool(
-        ssl_context=ssl.create_default_context(), network_backend=PinnedBackend(pins)
+        ssl_context=ssl_context or ssl.create_default_context(),
+        network_backend=PinnedBackend(pins),
     )
+    return transport
+
+
+def pinned_httpx2_client(pins: dict[tuple[str, int], str], **kwargs: Any) -> httpx2.AsyncClient:
     return httpx2.AsyncClient(
-        transport=transport, trust_env=False, follow_redirects=False, **kwargs
+        transport=pinned_httpx2_transport(pins), trust_env=False, follow_redirects=False, **kwargs
     )
