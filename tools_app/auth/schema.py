@@ -87,6 +87,11 @@ AUTH_SCHEMA: dict[str, Any] = {
         "subject": {"type": "string", "maxLength": 2000},
         "alg": {"enum": ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256"]},
         "claims": {"type": "object", "description": "Extra claims of the assertion."},
+        # The API asks for a client certificate (OpenAPI mutualTLS): client_cert and
+        # client_key become required credentials.
+        "mutual_tls": {"type": "boolean"},
+        # OpenID Connect discovery document the OAuth URLs were read from.
+        "openid_url": {"type": "string", "maxLength": 2000},
     },
     "additionalProperties": False,
 }
@@ -122,6 +127,8 @@ def credentials_errors(
 
     errors = {}
     required, _ = SECRETS.get(auth_type(auth), ((), ()))
+    if (auth or {}).get("mutual_tls"):
+        required = (*required, "client_cert", "client_key")
     for key in required:
         if not credentials.get(key):
             errors[f"{path}.{key}"] = f"{auth_type(auth)} needs {key}."

@@ -10,10 +10,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from studio.exceptions import ApplicationError
+from tools_app.auth import credentials_errors
 from tools_app.models import Tool, ToolKind, ToolSource
 from tools_app.models_sources import SourceKind
 from tools_app.sources.common import fetch_text, names_check, set_credentials
 from tools_app.sources.openapi_load import SpecError, spec_load
+from tools_app.sources.openapi_security import openid_completed
 from tools_app.sources.openapi_spec import (
     Operation,
     server_urls,
@@ -128,6 +130,8 @@ def openapi_import(
             code="invalid_picks",
             extra={"errors": errors},
         )
+    auths = _auths([by_key[p["key"]] for p in picks])
+    _check_credentials(auths, credentials)
     source = ToolSource.objects.create(
         kind=SourceKind.OPENAPI,
         name=spec_title(document),
@@ -139,12 +143,47 @@ def openapi_import(
     )
     for pick, name in zip(picks, names, strict=True):
         fields = _tool_fields(by_key[pick["key"]], source)
+        fields["config"]["auth"] = auths.get(pick["key"])
         if base_url:
             fields["config"]["base_url"] = base_url.rstrip("/")
         tool = Tool.objects.create(name=name, kind=ToolKind.OPENAPI, owner=user, **fields)
         if credentials:
             set_credentials(tool, credentials)
     return source
+
+
+def _auths(operations: list[Operation]) -> dict[str, dict[str, Any] | None]:
+    """Each picked operation's auth config, OpenID Connect schemes completed from their
+    discovery document (read once per URL)."""
+    discovered: dict[str, dict[str, Any]] = {}
+    auths: dict[str, dict[str, Any] | None] = {}
+    for op in operations:
+        auth = op.config.get("auth")
+        if auth and auth.get("openid_url"):
+            url = auth["openid_url"]
+            if url not in discovered:
+                discovered[url] = async_to_sync(openid_completed)(auth)
+            auth = {**discovered[url], "scheme": auth.get("scheme", "")}
+        auths[op.key] = auth
+    return auths
+
+
+def _check_credentials(
+    auths: dict[str, dict[str, Any] | None], credentials: dict[str, str] | None
+) -> None:
+    """The credentials given at import must suit the picked operations' auth."""
+    if not credentials:
+        return
+    errors: dict[str, str] = {}
+    for auth in auths.values():
+        errors.update(credentials_errors(auth, credentials, path="$.credentials"))
+    if errors:
+        path, message = next(iter(errors.items()))
+        raise ApplicationError(
+            f"{path}: {message}",
+            code="invalid_credentials",
+            extra={"errors": [{"path": p, "message": m} for p, m in errors.items()]},
+        )
 
 
 # --- re-import ---------------------------------------------------------------------------
@@ -256,6 +295,9 @@ def openapi_reimport(
         if source.config.get("base_url"):
             fields["config"]["base_url"] = source.config["base_url"].rstrip("/")
         fields["config"] = {**tool.config, **fields["config"]}  # keep follow_redirects etc.
+        kept = (tool.config.get("auth") or {}).get("openid_url")
+        if kept and kept == (fields["config"].get("auth") or {}).get("openid_url"):
+            fields["config"]["auth"] = tool.config["auth"]  # completed by discovery at import
         if any(getattr(tool, k) != v for k, v in fields.items()):
             for k, v in fields.items():
                 setattr(tool, k, v)
