@@ -58,6 +58,28 @@ def credentials_get(tool: Tool) -> dict[str, Any]:
     return decrypt(tool.credentials_encrypted)
 
 
+def credentials_names(tool: Tool) -> list[str]:
+    """The stored fields' names, sorted (what a page may show: "set")."""
+    if not tool.credentials_encrypted:
+        return []
+    try:
+        return sorted(decrypt(tool.credentials_encrypted))
+    except CredentialsUnavailable:
+        return []
+
+
+def credentials_merged(tool: Tool | None, update: dict[str, Any]) -> dict[str, Any]:
+    """The stored credentials with `update` applied: a value replaces its field, None
+    removes it."""
+    merged = credentials_get(tool) if tool is not None else {}
+    for key, value in update.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
+
+
 def credentials_set(tool: Tool, data: dict[str, Any] | None) -> Tool:
     """Store (or clear, with an empty dict/None) the tool's credentials, encrypted."""
     tool.credentials_encrypted = encrypt(data) if data else ""

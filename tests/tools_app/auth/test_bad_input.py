@@ -95,3 +95,47 @@ def test_good_tls_material_is_stored_and_never_returned(api, pki):
     assert response.json()["has_credentials"] is True
     detail = api.get("/api/tools/guarded/").json()
     assert "PRIVATE KEY" not in str(detail)
+
+
+def test_credentials_update_changes_one_field_and_keeps_the_others(api, pki):
+    auth = {"type": "oauth2_client_credentials", "token_url": "https://login.test/token"}
+    assert create(api, auth, {"client_id": "a", "client_secret": "b"}).status_code == 201
+
+    response = api.patch(
+        "/api/tools/guarded/",
+        {"credentials_update": {"ca_bundle": pki.ca.cert, "client_id": "a2"}},
+        format="json",
+    )
+
+    assert response.status_code == 200, response.json()
+    assert response.json()["credentials_set"] == ["ca_bundle", "client_id", "client_secret"]
+    from tools_app.crypto import credentials_get
+
+    stored = credentials_get(Tool.objects.get(name="guarded"))
+    assert stored["client_id"] == "a2" and stored["client_secret"] == "b"
+
+
+def test_credentials_update_checks_the_merged_result(api):
+    auth = {"type": "oauth2_client_credentials", "token_url": "https://login.test/token"}
+    assert create(api, auth, {"client_id": "a", "client_secret": "b"}).status_code == 201
+
+    response = api.patch(
+        "/api/tools/guarded/", {"credentials_update": {"client_secret": None}}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert "credentials.client_secret" in messages(response)
+    from tools_app.crypto import credentials_get
+
+    assert credentials_get(Tool.objects.get(name="guarded"))["client_secret"] == "b"
+
+
+def test_an_unknown_credential_field_in_an_update(api):
+    assert create(api, None).status_code == 201
+
+    response = api.patch(
+        "/api/tools/guarded/", {"credentials_update": {"pin": "1234"}}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert "Unknown credential field 'pin'" in messages(response)
