@@ -90,14 +90,15 @@ def credentials_set(tool: Tool, data: dict[str, Any] | None) -> Tool:
 @transaction.atomic
 def credentials_rotate() -> int:
     """Re-encrypt every stored credential (tools', and tool sources': MCP and A2A headers,
-    OpenAPI keys) with the first key; returns how many rows."""
-    from tools_app.models import ToolSource
+    OpenAPI keys) and every OAuth token of tools with the first key; returns how many rows."""
+    from tools_app.models import OAuthToken, ToolSource
 
     fernet = _fernet()
     count = 0
-    for model in (Tool, ToolSource):
-        for row in model.objects.select_for_update().exclude(credentials_encrypted=""):
-            row.credentials_encrypted = fernet.rotate(row.credentials_encrypted.encode()).decode()
-            row.save(update_fields=["credentials_encrypted"])
+    fields = ((Tool, "credentials_encrypted"), (ToolSource, "credentials_encrypted"))
+    for model, name in (*fields, (OAuthToken, "token_encrypted")):
+        for row in model.objects.select_for_update().exclude(**{name: ""}):
+            setattr(row, name, fernet.rotate(getattr(row, name).encode()).decode())
+            row.save(update_fields=[name])
             count += 1
     return count

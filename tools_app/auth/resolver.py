@@ -99,10 +99,15 @@ class ToolAuth:
         try:
             token = await grants.refresh(self.auth, self.secrets, token["refresh_token"])
         except AuthError as exc:
-            if exc.code in ("invalid_grant", "invalid_token", "unauthorized_client"):
-                await sync_to_async(store.token_delete)(holder)
-                raise AuthError(self._reconnect(str(exc)), code="token_revoked") from None
-            raise
+            if exc.code not in ("invalid_grant", "invalid_token", "unauthorized_client"):
+                raise
+            # A call running at the same time may have refreshed first (servers that
+            # rotate refresh tokens refuse the old one): use what it stored.
+            current = await sync_to_async(store.token_get)(holder, digest)
+            if current and current.get("refresh_token") != token["refresh_token"]:
+                return current
+            await sync_to_async(store.token_delete)(holder)
+            raise AuthError(self._reconnect(str(exc)), code="token_revoked") from None
         await sync_to_async(store.token_put)(holder, digest, token)
         return token
 

@@ -126,3 +126,24 @@ def test_the_token_endpoint_goes_through_the_address_guard(auth_tool, oauth_serv
     assert run.status == "failed"
     assert "authorization server http://127.0.0.1:9/token is not reachable" in run.error
     assert "Refused" in run.error
+
+
+def test_rotation_re_encrypts_cached_tokens(cc_tool, oauth_server, owner, settings):
+    from cryptography.fernet import Fernet
+    from django.test import override_settings
+
+    from tools_app.crypto import credentials_rotate, decrypt
+
+    tool = cc_tool()
+    tool_execute(tool=tool, input={}, user=owner)
+    old = OAuthToken.objects.get(tool=tool).token_encrypted
+    new_key = Fernet.generate_key().decode()
+
+    with override_settings(STUDIO_ENCRYPTION_KEYS=[new_key, *settings.STUDIO_ENCRYPTION_KEYS]):
+        credentials_rotate()
+    row = OAuthToken.objects.get(tool=tool)
+    with override_settings(STUDIO_ENCRYPTION_KEYS=[new_key]):
+        token = decrypt(row.token_encrypted)
+
+    assert row.token_encrypted != old
+    assert token["access_token"] == oauth_server.api_requests[0]["token"]
