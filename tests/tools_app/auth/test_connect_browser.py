@@ -4,6 +4,7 @@ that user; Disconnect revokes at the server."""
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -74,4 +75,57 @@ def test_connect_approve_call_and_disconnect(oauth_and_studio, browser, owner):
     page.wait_for_selector("#connection-status[data-connected='false']")
     assert page.inner_text("#connection-note") == "Revoked at the server."
     assert server.revocations and not OAuthToken.objects.filter(tool=tool).exists()
+    page.context.close()
+
+
+def test_importing_an_oauth_spec_asks_for_the_client_and_tls_secrets(
+    oauth_and_studio, browser, owner, pki
+):
+    server, studio = oauth_and_studio
+    server.clients["importer"] = {"secret": "imp", "redirect_uris": []}
+    spec = {
+        "openapi": "3.1.0",
+        "info": {"title": "Reports", "version": "1"},
+        "servers": [{"url": server.url}],
+        "components": {
+            "securitySchemes": {
+                "o": {
+                    "type": "oauth2",
+                    "flows": {"clientCredentials": {"tokenUrl": "/token", "scopes": {}}},
+                }
+            }
+        },
+        "security": [{"o": []}],
+        "paths": {
+            "/api/reports": {
+                "get": {"operationId": "listReports", "responses": {"200": {"description": "ok"}}}
+            }
+        },
+    }
+    page = browser_login(browser, studio, "owner")
+    page.goto(f"{studio}/sources/")
+    page.wait_for_selector("#sources-app[data-ready='1']")
+    page.fill("#spec-text", json.dumps(spec))
+    page.click("#spec-preview")
+    page.wait_for_selector("table.ops tbody tr")
+    assert page.inner_text(".auth-badge") == "oauth2 client_credentials"
+    page.check(".op-pick")
+    page.fill("[data-cred='client_id']", "importer")
+    page.fill("[data-cred='client_secret']", "imp")
+    page.click(".tls-creds summary")
+    page.fill("[data-cred='client_cert']", "not a certificate")
+    page.click("#spec-import")
+    # A bad PEM is refused with its path, and nothing is imported.
+    page.wait_for_selector("#spec-errors :text('$.credentials.client_cert')")
+    assert not Tool.objects.filter(name="list_reports").exists()
+
+    page.fill("[data-cred='client_cert']", "")
+    page.click("#spec-import")
+    page.wait_for_selector(".success")
+    tool = Tool.objects.get(name="list_reports")
+    assert tool.config["auth"]["type"] == "oauth2_client_credentials"
+    with ThreadPoolExecutor(1) as pool:
+        run = pool.submit(tool_execute, tool=tool, input={}, user=owner).result()
+    assert run.status == "completed", run.error
+    assert run.output["body"]["sub"] == "client:importer"
     page.context.close()
