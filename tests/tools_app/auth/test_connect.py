@@ -11,7 +11,7 @@ from django.test import Client
 
 from tests.tools_app.auth.servers import s256
 from tools_app.execution import ExecutionContext
-from tools_app.models import OAuthToken
+from tools_app.models import OAuthToken, Tool
 from tools_app.services.execute import tool_execute
 
 CALLBACK = "http://testserver/oauth/callback"
@@ -214,3 +214,43 @@ def test_a_run_for_no_user_cannot_use_a_user_token(code_tool, owner):
     outcome = async_to_sync(run_tool)(tool, {}, ExecutionContext())
 
     assert "runs for no user" in outcome.error
+
+
+def test_one_connection_serves_every_operation_of_an_imported_source(api, oauth_server, owner):
+    import json
+
+    oauth_server.clients["studio-web"] = {"secret": "web-secret", "redirect_uris": [CALLBACK]}
+    flows = {
+        "authorizationCode": {
+            "authorizationUrl": f"{oauth_server.url}/authorize",
+            "tokenUrl": f"{oauth_server.url}/token",
+            "scopes": {"profile": "p"},
+        }
+    }
+    ok = {"responses": {"200": {"description": "ok"}}}
+    document = {
+        "openapi": "3.0.3",
+        "info": {"title": "Me", "version": "1"},
+        "servers": [{"url": oauth_server.url}],
+        "components": {"securitySchemes": {"o": {"type": "oauth2", "flows": flows}}},
+        "security": [{"o": ["profile"]}],
+        "paths": {"/api/me": {"get": ok}, "/api/files": {"get": ok}},
+    }
+    picks = [{"key": "GET /api/me", "name": "whoami"}, {"key": "GET /api/files", "name": "files"}]
+    body = {
+        "text": json.dumps(document),
+        "picks": picks,
+        "credentials": {"client_id": "studio-web", "client_secret": "web-secret"},
+    }
+    assert api.post("/api/sources/openapi/import", body, format="json").status_code == 201
+    client = browser(owner)
+
+    finish(client, connect(client, Tool.objects.get(name="whoami"), "bob"))
+    run = tool_execute(tool=Tool.objects.get(name="files"), input={}, user=owner)
+
+    assert run.status == "completed", run.error
+    assert run.output["body"] == {"sub": "bob", "scope": "profile", "path": "/api/files"}
+    assert (
+        OAuthToken.objects.get(user=owner).source_id
+        == Tool.objects.get(name="files").config["source_id"]
+    )
