@@ -139,3 +139,17 @@ def test_an_unknown_credential_field_in_an_update(api):
 
     assert response.status_code == 400
     assert "Unknown credential field 'pin'" in messages(response)
+
+
+def test_the_network_check_lists_the_token_endpoint(api):
+    auth = {
+        "type": "oauth2_client_credentials",
+        "token_url": "http://127.0.0.1:9/token",
+        "revocation_url": "https://api.example.test/x",
+    }
+    assert create(api, auth).status_code == 201
+
+    urls = api.get("/api/tools/guarded/network").json()["urls"]
+
+    assert [u["url"] for u in urls] == ["https://api.example.test/x", "http://127.0.0.1:9/token"]
+    assert urls[1]["status"] == "refused"
