@@ -79,7 +79,7 @@ async def _call(what: str, url: str, coroutine: Any) -> dict[str, Any]:
         raise AuthError(f"{what} failed: {url}: {exc}{_tls_hint(exc)}") from None
     except ValueError as exc:
         raise AuthError(f"{what}: {url} did not answer a token response ({exc})") from None
-    if not token.get("access_token") and what != "Revocation":
+    if not token.get("access_token"):
         raise AuthError(f"{what}: {url} answered without an access_token.")
     if token.get("expires_in") and not token.get("expires_at"):
         token["expires_at"] = int(time.time()) + int(token["expires_in"])
@@ -111,7 +111,7 @@ async def jwt_bearer(auth: dict[str, Any], secrets: dict[str, Any]) -> dict[str,
         )
     except (ValueError, TypeError, JoseError) as exc:
         raise AuthError(f"Cannot sign the JWT assertion with private_key: {exc}") from None
-    extra = {k: v for k, v in (auth.get("extra_params") or {}).items()}
+    extra = dict(auth.get("extra_params") or {})
     async with await _client(auth, secrets, url) as client:
         request = client.fetch_token(url, grant_type=JWT_BEARER_GRANT, assertion=assertion, **extra)
         return await _call("The JWT bearer grant", url, request)

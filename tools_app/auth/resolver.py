@@ -49,7 +49,7 @@ def _expiring(token: dict[str, Any]) -> bool:
 class ToolAuth:
     """The auth of one tool call: `apply` before sending, `renew` after a 401."""
 
-    def __init__(self, tool: Any, auth: dict[str, Any], secrets: dict[str, Any], user: Any):
+    def __init__(self, tool: Any, auth: dict[str, Any], secrets: dict[str, Any], user: Any) -> None:
         self.tool, self.auth, self.secrets, self.user = tool, auth, secrets, user
         self.kind = auth_type(auth)
         self.renewed = False

@@ -58,7 +58,9 @@ _SCOPES = {"type": "array", "items": {"type": "string", "minLength": 1}, "maxIte
 _EXTRA = {
     "type": "object",
     "additionalProperties": {"type": "string"},
-    "description": "Extra form parameters of the token request (e.g. resource).",
+    "description": "Extra parameters: of the token request (client credentials, JWT "
+    "bearer; e.g. resource), or of the authorization URL (authorization code; e.g. "
+    "prompt, access_type).",
 }
 
 AUTH_SCHEMA: dict[str, Any] = {

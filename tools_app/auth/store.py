@@ -27,7 +27,11 @@ class Holder:
 
     @property
     def key(self) -> str:
-        base = f"source:{self.source.pk}" if self.source else f"tool:{self.tool.pk}"  # type: ignore[union-attr]
+        if self.source is not None:
+            base = f"source:{self.source.pk}"
+        else:
+            assert self.tool is not None  # holder_for sets one of the two
+            base = f"tool:{self.tool.pk}"
         return f"{base}:{self.user_id or 'service'}"
 
 
