@@ -3,7 +3,8 @@
     python -m bench.auth_tokens            (needs the database of the environment)
 
 Against the tests' local OAuth server on 127.0.0.1 (tests/tools_app/auth/servers.py),
-median per call of `auth_fetch` for: no auth (the guarded fetch alone), a static bearer
+median per call of `auth_fetch` for: no auth (the guarded fetch alone; and loading the
+system's CA store on every call, as net.fetch did before it kept one), a static bearer
 token, OAuth 2.0 client credentials with the token cached (an encrypted row read per
 call), and with a new token each call (what a cache miss costs); then over HTTPS with a
 private CA, with and without a client certificate (mutual TLS). Ratios to the first row
@@ -41,20 +42,32 @@ def _rows(servers: dict[str, Any], tool: Any) -> tuple[list[tuple[str, float]], 
 
     from tools_app.auth.resolver import auth_fetch
     from tools_app.execution import ExecutionContext
+    from tools_app.net.fetch import default_ssl_context
 
     plain, tls, pki = servers["plain"], servers["tls"], servers["pki"]
     plain.clients["bench"] = {"secret": "s", "redirect_uris": []}
     context = ExecutionContext()
 
-    def call(url: str, auth: dict | None, credentials: dict) -> float:
+    def call(url: str, auth: dict | None, credentials: dict, before=lambda: None) -> float:
         row = tool(url, auth, credentials)
         request = {"method": "GET", "url": url, "headers": {}, "content": None}
-        return median_seconds(lambda: async_to_sync(auth_fetch)(row, request, context), REPEAT)
+
+        def once() -> None:
+            before()
+            async_to_sync(auth_fetch)(row, request, context)
+
+        return median_seconds(once, REPEAT)
 
     cc = {"type": "oauth2_client_credentials", "token_url": f"{plain.url}/token"}
     secret = {"client_id": "bench", "client_secret": "s"}
     http = [
         ("no auth (guarded fetch)", call(f"{plain.url}/api/public", None, {})),
+        # What every request paid before the default TLS context was kept per process
+        # (it then built two per request).
+        (
+            "no auth, system CA store loaded per call",
+            call(f"{plain.url}/api/public", None, {}, default_ssl_context.cache_clear),
+        ),
         (
             "static bearer token",
             call(f"{plain.url}/api/public", {"type": "bearer"}, {"token": "t"}),

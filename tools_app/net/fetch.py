@@ -10,6 +10,7 @@ same way, at most `max_redirects` of them, all within one deadline.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 import ssl
 from dataclasses import dataclass, field
@@ -54,14 +55,22 @@ class PinnedBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
+@functools.cache
+def default_ssl_context() -> ssl.SSLContext:
+    """The system's CAs, loaded once per process: building a default context reads the
+    whole CA store (tens of milliseconds), which every request used to pay, twice."""
+    return ssl.create_default_context()
+
+
 class PinnedTransport(httpx.AsyncHTTPTransport):
     def __init__(self, backend: PinnedBackend, ssl_context: ssl.SSLContext | None = None) -> None:
-        super().__init__(trust_env=False)
+        # `ssl_context`: a tool's own CA bundle or client certificate (tools_app.auth.pem).
+        context = ssl_context or default_ssl_context()
+        super().__init__(verify=context, trust_env=False)
         # httpx does not expose the network backend; its pool is built the same way, with
         # the certificate checked against the URL's host name (SNI), not the pinned IP.
-        # `ssl_context`: a tool's own CA bundle or client certificate (tools_app.auth.pem).
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl_context or ssl.create_default_context(),
+            ssl_context=context,
             network_backend=backend,
             max_connections=4,
         )
