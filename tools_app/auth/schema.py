@@ -64,9 +64,13 @@ _EXTRA = {
 }
 
 AUTH_SCHEMA: dict[str, Any] = {
-    "type": ["object", "null"],
+    "type": "object",
     "properties": {
-        "type": {"enum": list(AUTH_TYPES)},
+        "type": {
+            "enum": list(AUTH_TYPES),
+            "description": "How the tool authenticates; the credentials each type reads are "
+            "listed in docs/tools.md (Authentication).",
+        },
         # api_key: where the key goes and under which name.
         "in": {"enum": ["header", "query", "cookie"]},
         "name": {"type": "string", "maxLength": 200},
@@ -74,9 +78,9 @@ AUTH_SCHEMA: dict[str, Any] = {
         # The security scheme of the spec this came from (OpenAPI import).
         "scheme": {"type": "string"},
         # OAuth 2.0 and JWT bearer.
-        "token_url": _URL,
-        "authorization_url": _URL,
-        "revocation_url": _URL,
+        "token_url": {**_URL, "description": "OAuth 2.0 / JWT bearer token endpoint."},
+        "authorization_url": {**_URL, "description": "Authorization code: where Connect goes."},
+        "revocation_url": {**_URL, "description": "RFC 7009 endpoint Disconnect calls."},
         "scopes": _SCOPES,
         "audience": {"type": "string", "maxLength": 2000},
         "extra_params": _EXTRA,

@@ -12,7 +12,8 @@ pytestmark = pytest.mark.django_db
 
 def create(api, auth, credentials=None):
     body = {"name": "guarded", "kind": "http", "config": {"url": "https://api.example.test/x"}}
-    body["config"]["auth"] = auth
+    if auth is not None:
+        body["config"]["auth"] = auth
     if credentials is not None:
         body["credentials"] = credentials
     return api.post("/api/tools/", body, format="json")

@@ -45,7 +45,7 @@ class OpenApiToolType(AuthenticatedType):
                 },
             },
             "body": {"type": ["object", "null"]},
-            "auth": AUTH_SCHEMA,
+            "auth": {**AUTH_SCHEMA, "type": ["object", "null"]},  # null: no security
             "follow_redirects": {"type": "boolean"},
         },
     }
