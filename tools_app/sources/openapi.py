@@ -10,10 +10,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from studio.exceptions import ApplicationError
-from tools_app.auth import credentials_errors
+from tools_app.auth import TLS_FIELDS, credentials_errors
+from tools_app.auth.pem import ssl_context
 from tools_app.models import Tool, ToolKind, ToolSource
 from tools_app.models_sources import SourceKind
-from tools_app.sources.common import fetch_text, names_check, set_credentials
+from tools_app.sources.common import fetch_text, get_credentials, names_check, set_credentials
 from tools_app.sources.openapi_load import SpecError, spec_load
 from tools_app.sources.openapi_security import openid_completed
 from tools_app.sources.openapi_spec import (
@@ -27,10 +28,28 @@ from tools_app.sources.openapi_validate import spec_validate
 MAX_SPEC_BYTES = 5_000_000
 
 
-def _document(*, text: str | bytes | None, url: str | None) -> tuple[dict[str, Any], str]:
-    """The parsed and validated document, and the URL it came from ("" if pasted)."""
+def _tls(credentials: dict[str, Any] | None) -> dict[str, str]:
+    """The TLS material among `credentials` (checked: 400 at its path when unusable)."""
+    tls = {k: v for k, v in (credentials or {}).items() if k in TLS_FIELDS and v}
+    errors = credentials_errors(None, tls, path="$.credentials") if tls else {}
+    if errors:
+        path, message = next(iter(errors.items()))
+        raise ApplicationError(
+            f"{path}: {message}",
+            code="invalid_credentials",
+            extra={"errors": [{"path": p, "message": m} for p, m in errors.items()]},
+        )
+    return tls
+
+
+def _document(
+    *, text: str | bytes | None, url: str | None, tls: dict[str, str] | None = None
+) -> tuple[dict[str, Any], str]:
+    """The parsed and validated document, and the URL it came from ("" if pasted); a spec
+    fetched by URL uses the TLS material given (a private CA, a client certificate)."""
     if url:
-        text = async_to_sync(fetch_text)(url, max_bytes=MAX_SPEC_BYTES)
+        context = ssl_context(tls) if tls else None
+        text = async_to_sync(fetch_text)(url, max_bytes=MAX_SPEC_BYTES, ssl_context=context)
     if text is None:
         raise ApplicationError("Give the spec as text, as a file or as a URL.", code="no_spec")
     if len(text) > MAX_SPEC_BYTES:
@@ -65,9 +84,14 @@ def _operations(document: dict[str, Any], url: str) -> list[Operation]:
         ) from None
 
 
-def openapi_preview(*, text: str | bytes | None = None, url: str | None = None) -> dict[str, Any]:
+def openapi_preview(
+    *,
+    text: str | bytes | None = None,
+    url: str | None = None,
+    credentials: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """Validate a spec and list its operations (nothing is stored)."""
-    document, url = _document(text=text, url=url)
+    document, url = _document(text=text, url=url, tls=_tls(credentials))
     operations = _operations(document, url)
     taken = set(
         Tool.objects.filter(name__in=[o.suggested_name for o in operations]).values_list(
@@ -110,7 +134,8 @@ def openapi_import(
 
     `picks`: [{"key": "GET /pets/{id}", "name": "get_pet"}]; names must be unique.
     """
-    document, url = _document(text=text, url=url)
+    tls = _tls(credentials)
+    document, url = _document(text=text, url=url, tls=tls)
     by_key = {op.key: op for op in _operations(document, url)}
     if not picks:
         raise ApplicationError("Pick at least one operation.", code="no_operations")
@@ -141,6 +166,8 @@ def openapi_import(
         config={"base_url": base_url or ""},
         imported_at=timezone.now(),
     )
+    if tls and url:  # kept for re-imports from the same URL
+        set_credentials(source, tls)
     for pick, name in zip(picks, names, strict=True):
         fields = _tool_fields(by_key[pick["key"]], source)
         fields["config"]["auth"] = auths.get(pick["key"])
@@ -237,7 +264,11 @@ def openapi_diff(
     *, source: ToolSource, text: str | bytes | None = None, url: str | None = None
 ) -> dict[str, Any]:
     """What re-importing would change, per operation (nothing is stored)."""
-    document, url = _document(text=text, url=url or (source.url if text is None else None))
+    document, url = _document(
+        text=text,
+        url=url or (source.url if text is None else None),
+        tls=get_credentials(source) if source.credentials_encrypted else None,
+    )
     old = {op.key: op for op in _operations(source.document, source.url)}
     new = {op.key: op for op in _operations(document, url)}
     tools = _source_tools(source)
@@ -282,7 +313,11 @@ def openapi_reimport(
     """Apply a re-import: update the tools of changed operations, retire the tools of
     removed ones (gone_at, like code tools removed from code), optionally add new picks."""
     source = ToolSource.objects.select_for_update().get(pk=source.pk)
-    document, url = _document(text=text, url=url or (source.url if text is None else None))
+    document, url = _document(
+        text=text,
+        url=url or (source.url if text is None else None),
+        tls=get_credentials(source) if source.credentials_encrypted else None,
+    )
     new = {op.key: op for op in _operations(document, url)}
     updated, retired = [], []
     for key, tool in _source_tools(source).items():

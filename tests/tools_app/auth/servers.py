@@ -70,6 +70,7 @@ class OAuthServer:
         self.token_requests: list[dict[str, str]] = []
         self.api_requests: list[dict[str, str]] = []
         self.revocations: list[dict[str, str]] = []
+        self.documents: dict[str, bytes] = {}  # path -> JSON served as is (specs)
         self.lock = threading.Lock()
         server = self
 
@@ -79,7 +80,10 @@ class OAuthServer:
             def do_GET(self) -> None:  # noqa: N802
                 parts = urlsplit(self.path)
                 query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-                if parts.path == "/authorize":
+                if parts.path in server.documents:
+                    headers = {"Content-Type": "application/json"}
+                    self._send(200, headers, server.documents[parts.path])
+                elif parts.path == "/authorize":
                     self._send(*server.authorize_page(query))
                 elif parts.path.startswith("/api/"):
                     self._send(*server.api(parts.path, self.headers.get("Authorization", "")))

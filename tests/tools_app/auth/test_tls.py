@@ -94,3 +94,59 @@ def test_a_token_endpoint_without_the_ca_is_a_clear_error(tls_tool, mtls_server,
     assert run.status == "failed"
     assert "The client credentials grant failed" in run.error
     assert "not trusted" in run.error
+
+
+def _spec(server) -> bytes:
+    import json
+
+    ok = {"responses": {"200": {"description": "ok"}}}
+    return json.dumps(
+        {
+            "openapi": "3.1.0",
+            "info": {"title": "Private", "version": "1"},
+            "servers": [{"url": server.url}],
+            "paths": {"/api/public": {"get": {"operationId": "publicInfo", **ok}}},
+        }
+    ).encode()
+
+
+def test_a_spec_behind_mutual_tls_is_previewed_imported_and_reimported(
+    api, mtls_server, pki, owner
+):
+    from tools_app.models import Tool, ToolSource
+
+    mtls_server.documents["/openapi.json"] = _spec(mtls_server)
+    url = f"{mtls_server.url}/openapi.json"
+    tls = {"ca_bundle": pki.ca.cert, "client_cert": pki.client.cert, "client_key": pki.client.key}
+
+    refused = api.post("/api/sources/openapi/preview", {"url": url}, format="json")
+    preview = api.post(
+        "/api/sources/openapi/preview", {"url": url, "credentials": tls}, format="json"
+    )
+    imported = api.post(
+        "/api/sources/openapi/import",
+        {"url": url, "credentials": tls, "picks": [{"key": "GET /api/public"}]},
+        format="json",
+    )
+
+    assert refused.status_code == 400
+    assert "not trusted" in refused.json()["detail"]
+    assert preview.status_code == 200, preview.json()
+    assert imported.status_code == 201, imported.json()
+    source = ToolSource.objects.get(pk=imported.json()["id"])
+    assert "PRIVATE KEY" not in source.credentials_encrypted
+    run = tool_execute(tool=Tool.objects.get(name="public_info"), input={}, user=owner)
+    assert run.status == "completed", run.error
+    diff = api.post(f"/api/sources/{source.pk}/openapi/diff", {}, format="json")
+    assert diff.status_code == 200, diff.json()  # re-fetched with the stored TLS material
+
+
+def test_bad_tls_material_for_a_spec_url_is_refused_at_its_path(api, mtls_server):
+    response = api.post(
+        "/api/sources/openapi/preview",
+        {"url": f"{mtls_server.url}/openapi.json", "credentials": {"ca_bundle": "nope"}},
+        format="json",
+    )
+
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["path"] == "$.credentials.ca_bundle"
