@@ -28,10 +28,8 @@ from tools_app.sources.openapi_validate import spec_validate
 MAX_SPEC_BYTES = 5_000_000
 
 
-def _tls(credentials: dict[str, Any] | None) -> dict[str, str]:
-    """The TLS material among `credentials` (checked: 400 at its path when unusable)."""
-    tls = {k: v for k, v in (credentials or {}).items() if k in TLS_FIELDS and v}
-    errors = credentials_errors(None, tls, path="$.credentials") if tls else {}
+def _refuse(errors: dict[str, str]) -> None:
+    """400 with each unusable credential at its JSON path (none: nothing happens)."""
     if errors:
         path, message = next(iter(errors.items()))
         raise ApplicationError(
@@ -39,6 +37,13 @@ def _tls(credentials: dict[str, Any] | None) -> dict[str, str]:
             code="invalid_credentials",
             extra={"errors": [{"path": p, "message": m} for p, m in errors.items()]},
         )
+
+
+def _tls(credentials: dict[str, Any] | None) -> dict[str, str]:
+    """The TLS material among `credentials` (checked: 400 at its path when unusable)."""
+    tls = {k: v for k, v in (credentials or {}).items() if k in TLS_FIELDS and v}
+    errors = credentials_errors(None, tls, path="$.credentials") if tls else {}
+    _refuse(errors)
     return tls
 
 
@@ -204,13 +209,7 @@ def _check_credentials(
     errors: dict[str, str] = {}
     for auth in auths.values():
         errors.update(credentials_errors(auth, credentials, path="$.credentials"))
-    if errors:
-        path, message = next(iter(errors.items()))
-        raise ApplicationError(
-            f"{path}: {message}",
-            code="invalid_credentials",
-            extra={"errors": [{"path": p, "message": m} for p, m in errors.items()]},
-        )
+    _refuse(errors)
 
 
 # --- re-import ---------------------------------------------------------------------------
