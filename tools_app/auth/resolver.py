@@ -78,6 +78,8 @@ class ToolAuth:
         return token
 
     async def _user_token(self, *, fresh: bool) -> dict[str, Any]:
+        """The user's token, refreshed when it is about to expire or (`fresh`) the API
+        refused it."""
         if self.user is None or not getattr(self.user, "pk", None):
             raise AuthError(
                 "This tool acts for a signed-in user's account, and this call runs for no user.",
@@ -95,7 +97,10 @@ class ToolAuth:
             return token
         if not token.get("refresh_token"):
             await sync_to_async(store.token_delete)(holder)
-            raise AuthError(self._reconnect("your token expired"), code="token_expired")
+            why = "the API answered HTTP 401" if fresh else "the access token expired"
+            raise AuthError(
+                self._reconnect(f"{why}, and there is no refresh token"), code="token_expired"
+            )
         try:
             token = await grants.refresh(self.auth, self.secrets, token["refresh_token"])
         except AuthError as exc:

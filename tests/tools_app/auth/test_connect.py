@@ -254,3 +254,20 @@ def test_one_connection_serves_every_operation_of_an_imported_source(api, oauth_
         OAuthToken.objects.get(user=owner).source_id
         == Tool.objects.get(name="files").config["source_id"]
     )
+
+
+def test_without_a_refresh_token_an_expired_connection_asks_to_connect_again(
+    code_tool, oauth_server, owner
+):
+    oauth_server.issue_refresh = False
+    oauth_server.expires_in = 30  # expiring: it would need a refresh
+    tool = code_tool()
+    client = browser(owner)
+    finish(client, connect(client, tool))
+
+    run = tool_execute(tool=tool, input={}, user=owner)
+
+    assert run.status == "failed"
+    assert "the access token expired, and there is no refresh token" in run.error
+    assert "Connect again" in run.error
+    assert not oauth_server.api_requests
