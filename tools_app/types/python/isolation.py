@@ -40,6 +40,7 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 OPEN_FILES = 64
 # The uid a shared-uid run drops to when the server is root but has no uid range.
 NOBODY = 65534
+_known: dict[HostConfig, Capabilities] = {}
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class HostConfig:
     state_dir: str
     python: str
     pool_size: int
+    spares: int = 1  # sandboxed interpreters kept started ahead of their run (spares.py)
 
 
 @dataclass(frozen=True)
@@ -226,6 +228,11 @@ def _probe(mode: str, host: HostConfig) -> str:
     return f"{mode} failed (exit {done.returncode}): {error or 'no output'}"
 
 
+def known_capabilities(host: HostConfig) -> Capabilities | None:
+    """What `capabilities` found for this host, if it was probed already (no probe)."""
+    return _known.get(host)
+
+
 @cache
 def capabilities(host: HostConfig) -> Capabilities:
     """What runs get on this host (probed once per process and configuration)."""
@@ -247,6 +254,7 @@ def capabilities(host: HostConfig) -> Capabilities:
     refusal = _refusal(caps, host)
     if refusal:
         caps = Capabilities(mode, own_uid, cgroup, cgroup_problem, strong, refusal, caps.problems)
+    _known[host] = caps
     return caps
 
 
@@ -284,3 +292,4 @@ def available_modes(host: HostConfig) -> list[str]:
 def reset() -> None:
     """Forget what was probed (after the host changed, and between tests)."""
     capabilities.cache_clear()
+    _known.clear()
