@@ -15,7 +15,8 @@ bare spawn of the same rounds:
    without the cgroup, and the weak rlimits mode.
 3. Where a start's time goes: the interpreter alone, with the imports the runner
    needed before (json, re, ast, traceback), with the runner of now, and in
-   bubblewrap's namespaces with nothing else.
+   bubblewrap's namespaces with nothing else (as runs get them, then without the
+   network namespace or /proc, to show what those cost; runs keep both).
 4. Back to back (each run right after the previous one, so a spare is still starting):
    the latency then, and the CPU each run costs the machine all in (the server, the
    spare's start, bubblewrap, the interpreter), which a spare moves off the run's path
@@ -85,6 +86,12 @@ def sandbox_starts() -> None:
             await asyncio.sleep(0.01)
 
     bare: Callable[[], Awaitable[None]] = spawn(*python, "pass")
+    # bubblewrap as runs get it, and without one part, to see what each part costs.
+    bwrap = bwrap_args(limits.tmp_mb)
+    every_but_net = ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
+    no_net = [bwrap[0], *every_but_net, *bwrap[2:]]
+    at = bwrap.index("--proc")
+    no_proc = bwrap[:at] + bwrap[at + 2 :]
     target = [
         ("bare spawn: python3 -I -S -c pass", bare),
         (
@@ -105,10 +112,9 @@ def sandbox_starts() -> None:
     parts = [
         ("python3 -I -S + the runner's former imports", spawn(*python, OLD_RUNNER_IMPORTS)),
         ("python3 -I -S + the runner of now (no request)", spawn(*python, RUNNER)),
-        (
-            "bwrap (namespaces, mounts) + python3 -I -S -c pass",
-            spawn(*bwrap_args(limits.tmp_mb), *python, "pass"),
-        ),
+        ("bwrap (namespaces, mounts) + python3 -I -S -c pass", spawn(*bwrap, *python, "pass")),
+        ("  the same without a network namespace", spawn(*no_net, *python, "pass")),
+        ("  the same without /proc", spawn(*no_proc, *python, "pass")),
     ]
     variants = target + cold + parts
 

@@ -5,6 +5,7 @@ not exercised by these tests)."""
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 from tools_app.types.python.cgroups import RunLimits, backend_detect
@@ -48,3 +49,37 @@ def test_a_process_that_joins_is_in_the_run_and_kill_empties_it():
         assert run.pids() == []
     finally:
         run.remove()
+
+
+def test_the_sweep_removes_only_empty_cgroups_of_servers_that_are_gone():
+    backend, _ = backend_detect()
+    ended = subprocess.Popen(["/usr/bin/true"])
+    ended.wait()
+    gone_empty = [base / f"run-{ended.pid}-1" for base in backend.bases.values()]
+    gone_busy = [base / f"run-{ended.pid}-2" for base in backend.bases.values()]
+    for directory in gone_empty + gone_busy:
+        directory.mkdir()
+    busy = subprocess.Popen(["/usr/bin/sleep", "60"])
+    own = backend.create(RunLimits(pids=8, memory_bytes=64 * MB, cpus=0))
+    try:
+        for directory in gone_busy:
+            (directory / "cgroup.procs").write_text(str(busy.pid))
+
+        removed = backend.sweep()
+
+        assert removed >= len(gone_empty)
+        assert not any(directory.exists() for directory in gone_empty)
+        assert all(directory.exists() for directory in gone_busy + own.dirs)
+    finally:
+        busy.kill()
+        busy.wait()
+        own.remove()
+        for directory in gone_busy:
+            for _ in range(100):
+                try:
+                    directory.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)

@@ -21,6 +21,7 @@ from asgiref.sync import async_to_sync
 from tests.conftest import stop_process
 from tests.tools_app.engine.sandbox_procs import gone, sandbox_processes, spare_pids
 from tools_app.types.python import host_config, run_limits
+from tools_app.types.python.isolation import capabilities
 from tools_app.types.python.sandbox import sandbox_run
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -205,6 +206,14 @@ def test_the_spare_of_a_server_that_dies_ends_with_it():
         stop_process(server)
 
     assert all(ended(pid) for pid in pids)
+    # Its cgroup stays behind until the next server's sweep (at its first probe).
+    backend = capabilities(host_config()).cgroup
+    assert backend is not None
+    deadline = time.monotonic() + 15  # the kernel frees an emptied cgroup asynchronously
+    while left := [d for base in backend.bases.values() for d in base.glob(f"run-{server.pid}-*")]:
+        assert time.monotonic() < deadline, [(d, (d / "cgroup.procs").read_text()) for d in left]
+        backend.sweep()
+        time.sleep(0.05)
 
 
 def test_a_waiting_spare_is_not_counted_as_a_run_left_behind():

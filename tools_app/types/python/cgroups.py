@@ -144,6 +144,21 @@ class CgroupBackend:
         to this process (made by another user)."""
         self.create(RunLimits(pids=8, memory_bytes=64 * 1024 * 1024, cpus=0)).remove()
 
+    def sweep(self) -> int:
+        """Remove the empty run cgroups of servers that are gone (a server killed while a
+        spare or a run waited leaves its cgroup behind); returns how many. A cgroup that
+        still holds a process is left alone, for its uid's kill to find."""
+        removed = 0
+        for base in self.bases.values():
+            for directory in base.glob("run-*-*"):
+                pid = directory.name.split("-")[1]
+                if not pid.isdigit() or Path("/proc", pid).exists():
+                    continue
+                with contextlib.suppress(OSError):
+                    directory.rmdir()
+                    removed += 1
+        return removed
+
     def _apply(self, run: RunCgroup, settings: list[tuple[str, str]]) -> None:
         for filename, value in settings:
             directory = next((d for d in run.dirs if (d / filename).exists()), None)

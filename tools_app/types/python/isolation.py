@@ -239,6 +239,8 @@ def capabilities(host: HostConfig) -> Capabilities:
     cgroup, cgroup_problem = (None, "cgroups are turned off")
     if host.cgroup != "off":
         cgroup, cgroup_problem = backend_detect()
+        if cgroup is not None:
+            cgroup.sweep()
     own_uid = os.geteuid() == 0 and host.uid_count > 0
     problems: list[str] = []
     wanted = ("bwrap", "rlimits") if host.isolation == "auto" else (host.isolation,)
