@@ -3,7 +3,7 @@ killed with its whole tree, and its output collected.
 
 `start` execs a NEW `python3 -I -S` running runner.py (never a fork of the server,
 which would inherit SECRET_KEY and database sockets) in bubblewrap, inside the run's own
-cgroup, with rlimits and the run's uid (isolation.child_setup). The process then waits
+cgroup, with rlimits and the run's uid (isolation.spawn_args). The process then waits
 for its request on stdin: `start` may run when the request is already known (a run
 started on demand) or before (a spare, tools_app.types.python.spares); either way the
 process serves exactly one request and ends. Its stdout and stderr are memory files,
@@ -31,8 +31,8 @@ from tools_app.types.python.isolation import (
     HostConfig,
     Identity,
     RunLimits,
-    child_setup,
     command,
+    spawn_args,
 )
 from tools_app.types.python.pool import uid_kill
 
@@ -116,17 +116,22 @@ def start(
     out = os.memfd_create("sandbox-stdout", os.MFD_CLOEXEC)
     err = os.memfd_create("sandbox-stderr", os.MFD_CLOEXEC)
     try:
-        proc = subprocess.Popen(  # noqa: S603 - a fixed program, no shell
+        argv, setup = spawn_args(
             command(caps.mode or "bwrap", host.python, RUNNER, limits.tmp_mb),
+            limits=limits,
+            cpu_seconds=cpu,
+            identity=identity,
+            cgroup=cgroup,
+        )
+        proc = subprocess.Popen(  # noqa: S603 - a fixed program, no shell
+            argv,
             stdin=subprocess.PIPE,
             stdout=out,
             stderr=err,
             env=ENV,
             cwd="/",
             start_new_session=True,
-            preexec_fn=child_setup(  # noqa: PLW1509 - the child's own limits and uid
-                limits=limits, cpu_seconds=cpu, identity=identity, cgroup=cgroup
-            ),
+            preexec_fn=setup,  # noqa: PLW1509 - only where spawn_args' programs are missing
         )
     except BaseException:
         os.close(out)
