@@ -19,6 +19,7 @@ that started it). A spare whose server dies reads the end of its stdin and exits
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import queue
 import subprocess
@@ -30,6 +31,7 @@ from tools_app.types.python.isolation import Capabilities, HostConfig, RunLimits
 from tools_app.types.python.process import Started, start
 
 Key = tuple[HostConfig, RunLimits]
+logger = logging.getLogger(__name__)
 
 
 class _Store:
@@ -113,19 +115,29 @@ def _submit(kind: str, payload: Any) -> None:
 def _work(store: _Store) -> None:
     while True:
         kind, payload = store.jobs.get()
-        if kind == "discard":
-            payload.discard()
-            continue
-        key, caps = payload
+        try:
+            _do(store, kind, payload)
+        except Exception:  # the thread must go on: runs start on demand meanwhile
+            logger.exception("The sandbox's spares thread failed to %s a spare.", kind)
+
+
+def _do(store: _Store, kind: str, payload: Any) -> None:
+    if kind == "discard":
+        payload.discard()
+        return
+    key, caps = payload
+    started = None
+    try:
         started = _start(key, caps)
+    finally:
         with store.lock:
             if store.key == key:
                 store.pending = max(0, store.pending - 1)
                 if started is not None and len(store.idle) < key[0].spares:
                     store.idle.append(started)
                     started = None
-        if started is not None:
-            started.discard()
+    if started is not None:
+        started.discard()
 
 
 def _start(key: Key, caps: Capabilities) -> Started | None:
