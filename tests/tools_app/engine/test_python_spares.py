@@ -223,3 +223,33 @@ def test_a_waiting_spare_is_not_counted_as_a_run_left_behind():
     assert sandbox_processes() == []
     assert sandbox_processes(spares=True)
     assert gone()
+
+
+def test_a_forked_server_process_closes_its_copy_of_the_spares_pipes():
+    run("return 0", None)
+    spare_waiting()
+    from tools_app.types.python import spares
+
+    with spares._store.lock:  # the parent's spare and its pipe, as a prefork worker inherits them
+        parent_fds = [s.proc.stdin.fileno() for s in spares._store.idle if s.proc.stdin]
+    report_read, report_write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the forked "worker": report which of the parent's pipes it still holds
+        held = []
+        for fd in parent_fds:
+            try:
+                os.fstat(fd)
+                held.append(fd)
+            except OSError:
+                pass
+        os.write(report_write, json.dumps(held).encode())
+        os._exit(0)
+    os.close(report_write)
+    held = json.loads(os.read(report_read, 4096))
+    os.close(report_read)
+    os.waitpid(child, 0)
+
+    result = run("return input", 7)
+
+    assert parent_fds and held == []
+    assert result["sandbox"]["started"] == "ahead" and result["output"] == 7
