@@ -38,6 +38,10 @@ import httpx
 from agents_core.runtime.model_stream import DRAIN_SECONDS, wants_assembly
 
 PROVIDERS = ("openai", "anthropic")
+# What the fast path uses of litellm's wrapper and of its Anthropic stream: a release without
+# them keeps litellm's wrapper.
+_WRAPPER_NEEDS = ("_log_stream_failure_and_raise", "_stream_eof_error", "sent_first_chunk")
+_ANTHROPIC_NEEDS = ("_response", "_json_buffer", "_handle_usage", "tool_name_reverse_map")
 _loads = json.loads
 
 
@@ -93,7 +97,7 @@ def _http_response(wrapper: Any) -> Any:
     provider = getattr(wrapper, "custom_llm_provider", None)
     if provider not in PROVIDERS or getattr(wrapper, "sent_first_chunk", True):
         return None
-    if not hasattr(wrapper, "_log_stream_failure_and_raise"):
+    if not all(hasattr(wrapper, name) for name in _WRAPPER_NEEDS):
         return None
     inner = getattr(wrapper, "completion_stream", None)
     kind = f"{type(inner).__module__}.{type(inner).__name__}"
@@ -104,6 +108,8 @@ def _http_response(wrapper: Any) -> Any:
         and kind == "litellm.llms.anthropic.chat.handler.ModelResponseIterator"
     ):
         if getattr(inner, "json_mode", False) or getattr(inner, "response_format_schema", None):
+            return None
+        if not all(hasattr(inner, name) for name in _ANTHROPIC_NEEDS):
             return None
         http = getattr(inner, "_response", None)
     else:
