@@ -196,14 +196,17 @@ def model_paths(args: argparse.Namespace, model_base: str) -> None:
     paces += [(int(n), args.rate) for n in args.streams.split(",")]
     for protocol in ("openai", "anthropic"):
         for streams, rate in paces:
-            wrapper, fast = asyncio.run(
-                http_paths_us_per_chunk(model_base, streams, rate, protocol)
+            wrapper, fast, transport = asyncio.run(
+                http_paths_us_per_chunk(
+                    model_base, streams, rate, protocol, ("wrapper", "fast", "transport")
+                )
             )
             pace = "unpaced" if rate is None else f"{rate:g}"
             print(
                 f"model protocol={protocol} streams={streams} rate={pace} "
                 f"litellm_us_per_chunk={wrapper:.0f} fast_us_per_chunk={fast:.0f} "
                 f"litellm_over_fast={wrapper / fast:.2f} "
+                f"transport_us_per_read={transport:.0f} "
                 f"loadavg={os.getloadavg()[0]:.2f}",
                 flush=True,
             )
