@@ -49,6 +49,8 @@ def _http_stream(base: str, chunks: int, gap: float | None = None, protocol: str
     (openai, anthropic); `gap`: the server's pause between chunks (1 ms when None)."""
     import litellm
 
+    # litellm prints its provider list on stdout for a model it has no entry for (bench).
+    litellm.suppress_debug_info = True
     return litellm.acompletion(
         model=f"{protocol}/bench",
         api_base=base if protocol == "openai" else base.removesuffix("/v1"),
@@ -111,15 +113,20 @@ async def litellm_http_us_per_chunk(
 
 
 async def http_paths_us_per_chunk(
-    base: str, streams: int, rate: float | None, protocol: str, paths: tuple[str, ...]
+    base: str,
+    streams: int,
+    rate: float | None,
+    protocol: str,
+    paths: tuple[str, ...],
+    chunks: int = 0,
 ) -> list[float]:
     """CPU per chunk over the real HTTP path in `protocol`, read on each of `paths`
     (`_read`), at `streams` streams of `rate` chunks a second (paced as the chats are), or
     unpaced (one stream, chunks 1 ms apart) when `rate` is None; measured one after the
-    other in one run."""
+    other in one run. `chunks` per paced stream: `paced_chunks` when 0."""
     if rate is None:
         return [await litellm_http_us_per_chunk(base, protocol=protocol, path=p) for p in paths]
-    chunks, gap = paced_chunks(streams), 1 / rate
+    chunks, gap = chunks or paced_chunks(streams), 1 / rate
 
     def opener(n: int) -> Any:
         return _http_stream(base, n, gap, protocol)

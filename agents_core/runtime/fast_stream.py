@@ -35,12 +35,11 @@ import httpx
 
 from agents_core.runtime.model_stream import DRAIN_SECONDS, wants_assembly
 from agents_core.runtime.sse_protocols import (
+    AnthropicParser,
     Chunk,
-    anthropic_chunks,
-    anthropic_events,
-    openai_chunks,
-    openai_transport,
-    sse_data,
+    OpenAIParser,
+    SSESplitter,
+    openai_transport_error,
 )
 
 PROVIDERS = ("openai", "anthropic")
@@ -108,41 +107,52 @@ class FastStream:
         self.messages = messages
         self.provider: str = wrapper.custom_llm_provider
         self.model: str = wrapper.model
-        self.finished = False  # the provider gave its finish reason
 
     def __aiter__(self) -> AsyncIterator[Chunk]:
-        if self.provider == "anthropic":
-            events = sse_data(self.http)
-            decoded = anthropic_events(events, self.wrapper)
-            return self._read(anthropic_chunks(self, decoded), events)
-        events = openai_transport(self.http, sse_data(self.http))
-        return self._read(openai_chunks(self, events), events)
+        return self._read()
 
     async def aclose(self) -> None:
         await self.http.aclose()
 
-    async def _read(self, chunks: AsyncIterator[Chunk], events: Any) -> AsyncIterator[Chunk]:
-        """`chunks`, with litellm's mapping of a failure; once the provider's end marker
-        (`[DONE]`, message_stop) is read, what follows it is read to the body's end, so
-        that the connection goes back to the pool for the run's next call."""
-        wrapper = self.wrapper
+    async def _read(self) -> AsyncIterator[Chunk]:
+        """The chunks of the provider's events, with litellm's mapping of a failure; once
+        its end marker (`[DONE]`, message_stop) is read, what follows it is read to the
+        body's end, so that the connection goes back to the pool for the run's next call."""
+        wrapper, http = self.wrapper, self.http
+        parser = (AnthropicParser if self.provider == "anthropic" else OpenAIParser)(self)
+        split = SSESplitter()
+        raw = http.aiter_raw()
         try:
-            async for chunk in chunks:
-                wrapper.sent_first_chunk = True
-                yield chunk
-            async with asyncio.timeout(DRAIN_SECONDS):
-                async for _ in events:
-                    pass
+            async for piece in raw:
+                for data in split.feed(piece):
+                    for chunk in parser.feed(data):
+                        wrapper.sent_first_chunk = True
+                        yield chunk
+                    if parser.done:
+                        break
+                if parser.done:
+                    async with asyncio.timeout(DRAIN_SECONDS):
+                        async for _ in raw:
+                            pass
+                    break
+            else:
+                for data in split.end():
+                    for chunk in parser.feed(data):
+                        yield chunk
+            yield parser.last()
         except GeneratorExit:
             raise
         except Exception as exc:  # noqa: BLE001 - mapped by litellm's own stream error path
-            if self.finished and isinstance(exc, (httpx.ReadError, httpx.RemoteProtocolError)):
-                return  # litellm, too, ends a stream cut after its finish reason quietly
-            await self.http.aclose()
+            if parser.finished and isinstance(exc, (httpx.ReadError, httpx.RemoteProtocolError)):
+                yield parser.last()  # litellm, too, ends a stream cut after its finish reason
+                return
+            if self.provider == "openai":
+                exc = openai_transport_error(http, exc)
+            await http.aclose()
             await wrapper.aclose()
             wrapper._log_stream_failure_and_raise(exc)
         finally:
-            await self.http.aclose()
+            await http.aclose()
 
     def usage(self, reported: Any, text: list[str]) -> Any:
         """litellm's Usage: the provider's, or litellm's count when it reported none."""

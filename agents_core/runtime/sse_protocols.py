@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import ssl
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -59,52 +58,72 @@ class Chunk:
         self.usage = usage
 
 
-async def sse_data(http: Any) -> AsyncIterator[bytes]:
-    """The data of each server-sent event of `http`'s body (its `data:` lines joined)."""
-    buffer = b""
-    data: list[bytes] = []
-    async for raw in http.aiter_raw():
-        buffer += raw
+NOTHING: tuple[Chunk, ...] = ()  # what an event the loop reads nothing of gives
+
+
+class SSESplitter:
+    """Splits a body's bytes, as they arrive, into the data of its server-sent events (the
+    `data:` lines of an event joined; other fields and comments skipped)."""
+
+    __slots__ = ("buffer", "data")
+
+    def __init__(self) -> None:
+        self.buffer = b""
+        self.data: list[bytes] = []
+
+    def feed(self, raw: bytes) -> list[bytes]:
         if b"\n" not in raw:
-            continue
-        *lines, buffer = buffer.split(b"\n")
+            self.buffer += raw
+            return []
+        *lines, self.buffer = (self.buffer + raw).split(b"\n")
+        out = []
+        data = self.data
         for line in lines:
             if line.endswith(b"\r"):
                 line = line[:-1]
             if not line:
                 if data:
-                    yield data[0] if len(data) == 1 else b"\n".join(data)
-                    data = []
+                    out.append(data[0] if len(data) == 1 else b"\n".join(data))
+                    data.clear()
             elif line.startswith(b"data:"):
                 value = line[5:]
                 data.append(value[1:] if value.startswith(b" ") else value)
-    if buffer.endswith(b"\r"):
-        buffer = buffer[:-1]
-    if buffer.startswith(b"data:"):
-        data.append(buffer[5:].lstrip(b" "))
-    if data:
-        yield b"\n".join(data)
+        return out
+
+    def end(self) -> list[bytes]:
+        """What a body that ends without a blank line after its last event leaves."""
+        line = self.buffer.rstrip(b"\r")
+        if line.startswith(b"data:"):
+            self.data.append(line[5:].lstrip(b" "))
+        return [b"\n".join(self.data)] if self.data else []
 
 
-async def openai_chunks(stream: Any, events: AsyncIterator[bytes]) -> AsyncIterator[Chunk]:
-    """`stream`: the FastStream being read (its wrapper, response, model, `finished`,
-    `usage`). OpenAI's chunks: `data: {...}` per chunk, `data: [DONE]` at the end. An event with
-    an `error` raises what the openai SDK raises for it (litellm then maps it)."""
-    model: str | None = stream.model
-    usage = None
-    text: list[str] = []
-    async for data in events:
+class OpenAIParser:
+    """OpenAI's chunks: `data: {...}` each, `data: [DONE]` at the end. An event with an
+    `error` raises what the openai SDK raises for it (litellm then maps it). `stream`: the
+    FastStream being read (its response, model, `usage`)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.model: str | None = stream.model
+        self.usage: Any = None
+        self.text: list[str] = []
+        self.finished = False  # the provider gave its finish reason
+        self.done = False  # its end marker was read
+
+    def feed(self, data: bytes) -> Any:
         if data.startswith(b"[DONE]"):
-            break
+            self.done = True
+            return NOTHING
         event = _loads(data)
         if isinstance(event, dict) and event.get("error"):
-            raise _openai_error(stream.http, event)
-        model = event.get("model") or model
+            raise _openai_error(self.stream.http, event)
+        self.model = event.get("model") or self.model
         if event.get("usage"):
-            usage = event["usage"]
+            self.usage = event["usage"]
         choices = event.get("choices")
         if not choices:
-            continue
+            return NOTHING
         choice = choices[0]
         delta = choice.get("delta") or {}
         content = delta.get("content")
@@ -122,106 +141,144 @@ async def openai_chunks(stream: Any, events: AsyncIterator[bytes]) -> AsyncItera
                     )
                 )
                 if arguments:
-                    text.append(arguments)
+                    self.text.append(arguments)
         if content:
-            text.append(content)
+            self.text.append(content)
         reason = choice.get("finish_reason")
         if reason:
-            stream.finished = True
+            self.finished = True
         if content or calls or reason:
-            yield Chunk([Choice(Delta(content, calls), reason)], model)
-    else:
-        if not stream.finished:
+            return (Chunk([Choice(Delta(content, calls), reason)], self.model),)
+        return NOTHING
+
+    def last(self) -> Chunk:
+        """The chunk with the usage, once the stream is read (litellm's error if it ended
+        before its finish reason)."""
+        stream = self.stream
+        if not self.finished:
             raise stream.wrapper._stream_eof_error()
-    reported = stream.litellm.Usage(**usage) if usage else None
-    yield Chunk([], model, stream.usage(reported, text))
+        reported = stream.litellm.Usage(**self.usage) if self.usage else None
+        return Chunk([], self.model, stream.usage(reported, self.text))
 
 
-async def anthropic_chunks(
-    stream: Any, events: AsyncIterator[dict[str, Any]]
-) -> AsyncIterator[Chunk]:
-    """Anthropic's events (message_start, content_block_start/delta/stop,
-    message_delta, message_stop, ping, error), as litellm's Anthropic stream maps them:
-    tool_use blocks numbered from 0 with their names mapped back, text and tool input
-    deltas, the stop reason as OpenAI's finish reason, the usage through its Anthropic
-    iterator's `_handle_usage` (cache tokens included). Thinking and server-side tool
-    blocks carry nothing the loop reads."""
-    from litellm.litellm_core_utils.core_helpers import map_finish_reason
-    from litellm.llms.anthropic.common_utils import AnthropicError
+class AnthropicParser:
+    """Anthropic's events (message_start, content_block_start/delta/stop, message_delta,
+    message_stop, ping, error), as litellm's Anthropic stream maps them: tool_use blocks
+    numbered from 0 with their names mapped back, text and tool input deltas, a tool call
+    without input as `{}`, the stop reason as OpenAI's finish reason, the usage through its
+    Anthropic iterator's `_handle_usage` (cache tokens included). An event whose JSON does
+    not parse is accumulated with the ones after it until they make whole values, with
+    litellm's own accumulator (its Anthropic stream does the same). Thinking and
+    server-side tool blocks carry nothing the loop reads."""
 
-    inner = stream.wrapper.completion_stream
-    names = inner.tool_name_reverse_map or {}
-    model: str | None = stream.model
-    index = -1
-    block = None
-    arguments_seen = False
-    received: dict[str, Any] = {}
-    text: list[str] = []
-    async for event in events:
+    def __init__(self, stream: Any) -> None:
+        from litellm.litellm_core_utils.core_helpers import map_finish_reason
+
+        self.map_finish_reason = map_finish_reason
+        self.stream = stream
+        self.inner = stream.wrapper.completion_stream
+        self.names = self.inner.tool_name_reverse_map or {}
+        self.model: str | None = stream.model
+        self.index = -1
+        self.block: str | None = None
+        self.arguments_seen = False
+        self.received: dict[str, Any] = {}
+        self.text: list[str] = []
+        self.finished = False
+        self.done = False
+        self.accumulator: Any = None
+
+    def feed(self, data: bytes) -> Any:
+        if self.accumulator is None:
+            try:
+                event = _loads(data)
+            except json.JSONDecodeError:
+                self.accumulator = self.inner._json_buffer
+            else:
+                chunk = self.event(event)
+                return NOTHING if chunk is None else (chunk,)
+        self.accumulator.append(data.decode())
+        out = []
+        if self.accumulator.could_close_json():
+            found, value = self.accumulator.pop_next_value()
+            while found:
+                chunk = self.event(value) if isinstance(value, dict) else None
+                if chunk is not None:
+                    out.append(chunk)
+                found, value = self.accumulator.pop_next_value()
+        return out
+
+    def event(self, event: dict[str, Any]) -> Chunk | None:
         kind = event.get("type")
+        model = self.model
         if kind == "content_block_delta":
             delta = event.get("delta") or {}
             part = delta.get("type")
             if part == "text_delta":
                 content = delta.get("text") or ""
-                text.append(content)
-                yield Chunk([Choice(Delta(content, None), None)], model)
-            elif part == "input_json_delta" and block == "tool_use":
+                self.text.append(content)
+                return Chunk([Choice(Delta(content, None), None)], model)
+            if part == "input_json_delta" and self.block == "tool_use":
                 arguments = delta.get("partial_json") or ""
-                arguments_seen = arguments_seen or bool(arguments)
-                text.append(arguments)
-                call = ToolCallDelta(index, None, Function(None, arguments))
-                yield Chunk([Choice(Delta(None, [call]), None)], model)
+                self.arguments_seen = self.arguments_seen or bool(arguments)
+                self.text.append(arguments)
+                call = ToolCallDelta(self.index, None, Function(None, arguments))
+                return Chunk([Choice(Delta(None, [call]), None)], model)
         elif kind == "content_block_start":
             start = event.get("content_block") or {}
-            block = start.get("type")
-            if block == "text" and start.get("text"):
-                text.append(start["text"])
-                yield Chunk([Choice(Delta(start["text"], None), None)], model)
-            elif block == "tool_use":
-                index += 1
-                arguments_seen = False
-                name = names.get(start.get("name"), start.get("name"))
-                call = ToolCallDelta(index, start.get("id"), Function(name, ""))
-                yield Chunk([Choice(Delta(None, [call]), None)], model)
+            self.block = start.get("type")
+            if self.block == "text" and start.get("text"):
+                self.text.append(start["text"])
+                return Chunk([Choice(Delta(start["text"], None), None)], model)
+            if self.block == "tool_use":
+                self.index += 1
+                self.arguments_seen = False
+                name = self.names.get(start.get("name"), start.get("name"))
+                call = ToolCallDelta(self.index, start.get("id"), Function(name, ""))
+                return Chunk([Choice(Delta(None, [call]), None)], model)
         elif kind == "content_block_stop":
-            if block == "tool_use" and not arguments_seen:  # a call without input: {}
-                call = ToolCallDelta(index, None, Function(None, "{}"))
-                yield Chunk([Choice(Delta(None, [call]), None)], model)
-            block = None
+            block, self.block = self.block, None
+            if block == "tool_use" and not self.arguments_seen:
+                call = ToolCallDelta(self.index, None, Function(None, "{}"))
+                return Chunk([Choice(Delta(None, [call]), None)], model)
         elif kind == "message_delta":
-            received.update(event.get("usage") or {})
+            self.received.update(event.get("usage") or {})
             reason = (event.get("delta") or {}).get("stop_reason") or "stop"
-            stream.finished = True
-            yield Chunk([Choice(Delta(None, None), map_finish_reason(reason))], model)
+            self.finished = True
+            return Chunk([Choice(Delta(None, None), self.map_finish_reason(reason))], model)
         elif kind == "message_start":
             message = event.get("message") or {}
-            model = message.get("model") or model
-            received.update(message.get("usage") or {})
+            self.model = message.get("model") or model
+            self.received.update(message.get("usage") or {})
         elif kind == "message_stop":
-            break
+            self.done = True
         elif kind == "error":
+            from litellm.llms.anthropic.common_utils import AnthropicError
+
             error = event.get("error") or {}
             raise AnthropicError(message=error.get("message") or str(event), status_code=500)
-    else:
-        if not stream.finished:
-            raise stream.wrapper._stream_eof_error()
-    reported = inner._handle_usage(anthropic_usage_chunk=received) if received else None
-    yield Chunk([], model, stream.usage(reported, text))
+        return None
+
+    def last(self) -> Chunk:
+        """The chunk with the usage, once the stream is read (litellm's error if it ended
+        before its finish reason)."""
+        if not self.finished:
+            raise self.stream.wrapper._stream_eof_error()
+        received = self.received
+        reported = self.inner._handle_usage(anthropic_usage_chunk=received) if received else None
+        return Chunk([], self.model, self.stream.usage(reported, self.text))
 
 
-async def openai_transport(http: Any, events: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """`events`, a failure to read them raised as the openai SDK raises it (a timeout as
-    APITimeoutError, any other transport failure as APIConnectionError)."""
+def openai_transport_error(http: Any, exc: BaseException) -> BaseException:
+    """A failure to read an OpenAI stream's body as the openai SDK raises it (a timeout as
+    APITimeoutError, any other transport failure as APIConnectionError), or `exc`."""
     import openai
 
-    try:
-        async for data in events:
-            yield data
-    except _sdk_errors("timeout_exceptions", httpx.TimeoutException) as exc:
-        raise openai.APITimeoutError(request=http.request) from exc
-    except _sdk_errors("request_exceptions", httpx.RequestError, ssl.SSLError) as exc:
-        raise openai.APIConnectionError(request=http.request) from exc
+    if isinstance(exc, _sdk_errors("timeout_exceptions", httpx.TimeoutException)):
+        return openai.APITimeoutError(request=http.request)
+    if isinstance(exc, _sdk_errors("request_exceptions", httpx.RequestError, ssl.SSLError)):
+        return openai.APIConnectionError(request=http.request)
+    return exc
 
 
 def _sdk_errors(name: str, *default: type[BaseException]) -> tuple[type[BaseException], ...]:
@@ -233,27 +290,6 @@ def _sdk_errors(name: str, *default: type[BaseException]) -> tuple[type[BaseExce
         return default
     found = getattr(_httpx2, name, None)
     return tuple(found()) if callable(found) else default
-
-
-async def anthropic_events(events: AsyncIterator[bytes], wrapper: Any) -> AsyncIterator[Any]:
-    """The decoded events of an Anthropic stream. An event whose JSON does not parse is
-    accumulated with the ones after it until they make whole values, with litellm's own
-    accumulator (its Anthropic stream does the same for a provider that splits them)."""
-    buffer = None
-    async for data in events:
-        if buffer is None:
-            try:
-                yield _loads(data)
-                continue
-            except json.JSONDecodeError:
-                buffer = wrapper.completion_stream._json_buffer
-        buffer.append(data.decode())
-        if buffer.could_close_json():
-            found, value = buffer.pop_next_value()
-            while found:
-                if isinstance(value, dict):
-                    yield value
-                found, value = buffer.pop_next_value()
 
 
 def _openai_error(http: Any, event: dict[str, Any]) -> Exception:
