@@ -321,3 +321,16 @@ async def test_consecutive_fast_streams_reuse_one_connection():
     finally:
         await runner.cleanup()
     assert len(peers) == 3 and len(set(peers)) == 1
+
+
+async def test_a_base_taken_off_the_operators_list_is_refused_before_any_request(
+    synced, owner, openai_server, settings, paths
+):
+    paths.use(True)
+    thread = await _thread(owner, "openai", openai_server.url)  # saved while listed
+    settings.STUDIO_MODEL_API_BASES = []
+
+    run, events = await run_to_end(thread, "hello", owner)
+
+    assert run.status == "failed" and events[-1]["code"] == "model_base_refused"
+    assert openai_server.requests == [] and paths.readers == []
