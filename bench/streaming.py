@@ -151,6 +151,11 @@ def main() -> None:
         "path, OpenAI and Anthropic protocols, unpaced and at --rate for each of --streams",
     )
     options.add_argument(
+        "--protocols",
+        default="openai,anthropic",
+        help="with --model-only: the model protocols to measure",
+    )
+    options.add_argument(
         "--model-chunks",
         type=int,
         default=0,
@@ -202,7 +207,7 @@ def model_paths(args: argparse.Namespace, model_base: str) -> None:
     asyncio.run(litellm_http_us_per_chunk(model_base, 100))  # imports and first calls
     paces: list[tuple[int, float | None]] = [(1, None)]
     paces += [(int(n), args.rate) for n in args.streams.split(",")]
-    for protocol in ("openai", "anthropic"):
+    for protocol in args.protocols.split(","):
         for streams, rate in paces:
             wrapper, fast, transport = asyncio.run(
                 http_paths_us_per_chunk(

@@ -9,7 +9,8 @@ wrapper (`CustomStreamWrapper`) over the provider's response; its per-chunk work
 pydantic chunk per event, its checks, its logging bookkeeping, the assembly of the whole
 response at the end) is most of a streamed chat's CPU, and the run loop reads none of what
 it adds. So `reader` takes the HTTP response from under the wrapper, before anything has
-read it, and `FastStream` parses its events with the standard library's `json` into
+read it, and `FastStream` parses its events (runtime/sse_protocols.py, with the standard
+library's `json`) into
 slotted chunks of the shape the loop reads from litellm's (`choices[0].delta.content`, the
 tool-call deltas by index with their id and name, `finish_reason`, `usage`, `model`), and
 one last chunk with the usage as litellm reports it (its `Usage`; counted with its
@@ -19,10 +20,11 @@ A failure in the middle of the stream (a malformed event, an error event, a conn
 drops before the finish reason) goes through the wrapper's own error path, so it raises the
 exception litellm would have raised (`MidStreamFallbackError`, or the mapped 4xx).
 
-Everything else keeps litellm's wrapper: other providers, litellm's offline provider, a
-response litellm already started reading, a JSON mode or response format (litellm rewrites
-those answers), and any configured callback, cache or budget (they read litellm's assembled
-response: runtime/model_stream.py).
+Everything else keeps litellm's wrapper: other providers, the offline `studio/scripted`, a
+response litellm already started reading, litellm's Responses-API bridge or a faked stream
+(anything but the openai SDK's stream or litellm's Anthropic stream under the wrapper), a
+JSON mode or response format (litellm rewrites those answers), and any configured
+callback, cache or budget (they read litellm's assembled response: runtime/model_stream.py).
 """
 
 from __future__ import annotations
