@@ -53,6 +53,10 @@ class ToolType:
             raise ConfigError(errors)
         return config
 
+    def input_schema_for(self, config: dict[str, Any], given: Any) -> dict[str, Any] | None:
+        """The input schema a tool of this type gets instead of `given` (None: keep it)."""
+        return None
+
     def max_timeout(self) -> float | None:
         """The longest timeout a tool of this type may have (None: the API's own bound)."""
         return None
