@@ -13,6 +13,7 @@ Each answer becomes a list of `{title, url, snippet}`; an error status becomes a
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -26,6 +27,7 @@ DEFAULT_BASES = {
 DEADLINE_SECONDS = 15.0
 MAX_BYTES = 2_000_000
 SNIPPET_CHARS = 500
+WEB_URL = re.compile(r"^https?://\S+$", re.IGNORECASE)
 
 
 class SearchError(Exception):
@@ -112,12 +114,13 @@ async def _request(
 
 
 def _results(items: Any, snippet_key: str, count: int) -> list[dict[str, str]]:
-    """The items that name a URL, as {title, url, snippet}, at most `count`."""
+    """The items that name an http(s) URL, as {title, url, snippet}, at most `count`
+    (a result is a web page; anything else is not passed on to the model or the page)."""
     rows = items if isinstance(items, list) else []
     return [
         _result(item.get("title"), item.get("url"), item.get(snippet_key))
         for item in rows
-        if isinstance(item, dict) and item.get("url")
+        if isinstance(item, dict) and WEB_URL.match(str(item.get("url") or ""))
     ][:count]
 
 

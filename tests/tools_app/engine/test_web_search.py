@@ -82,6 +82,20 @@ def test_searxng_results_have_title_url_snippet_and_the_count_asked(
     assert query_of(request) == {"q": ["django channels"], "format": ["json"]}
 
 
+def test_results_that_are_not_web_pages_are_dropped(system_tool, owner, search_server):
+    listed = [
+        {"url": "javascript:alert(1)", "title": "<b>x</b>", "content": ""},
+        {"url": "data:text/html,hi", "title": "d", "content": ""},
+        {"url": "HTTPS://Example.org/ok", "title": "ok", "content": "fine"},
+    ]
+    search_server.route("/search", body={"results": listed})
+    web_search_save(owner=owner, data={"provider": "searxng", "base_url": search_server.url})
+
+    run = search(system_tool, owner, query="x")
+
+    assert [r["url"] for r in run.output["results"]] == ["HTTPS://Example.org/ok"]
+
+
 def test_searxng_without_the_json_format_says_so(system_tool, owner, search_server):
     # SearXNG answers 403 to format=json unless its settings list json in search.formats.
     search_server.route("/search", status=403, body="Forbidden")

@@ -36,7 +36,9 @@ CHART = {
 }
 CHOICE = {"question": "Which city?", "options": ["Paris", {"value": "lyon", "label": "Lyon"}]}
 FORM = {
-    "title": "Booking",
+    "title": "Book the hotel",
+    "description": "The agent books it with these details.",
+    "submit_label": "Book",
     "fields": [
         {
             "name": "guests",
@@ -44,12 +46,12 @@ FORM = {
             "type": "integer",
             "required": True,
             "min": 1,
-            "max": 8,
+            "max": 6,
         },
         {"name": "arrival", "label": "Arrival", "type": "date", "required": True},
         {"name": "room", "label": "Room", "type": "select", "options": ["single", "double"]},
-        {"name": "note", "label": "Note", "type": "textarea"},
         {"name": "breakfast", "label": "Breakfast", "type": "boolean"},
+        {"name": "note", "label": "Note", "type": "textarea"},
     ],
 }
 
@@ -225,3 +227,12 @@ def test_code_declares_a_widget_tool(code_tool, owner):
         create_widget_tool(id="pick_pie", widget="pie", description="x")
     tool.config = definition.config
     assert suspend(tool, CHOICE)["widget"]["kind"] == "choice"
+
+
+def test_the_widget_type_is_offered_when_creating_a_tool(api):
+    types = {t["kind"]: t for t in api.get("/api/tool-types/").json()}
+
+    assert types["widget"]["config_schema"]["properties"]["widget"]["enum"] == sorted(
+        WIDGET_SCHEMAS
+    )
+    assert types["widget"].get("creatable", True) is True
