@@ -52,6 +52,14 @@ def decrypt(token: str) -> dict[str, Any]:
         ) from None
 
 
+def key_hint(api_key: str) -> str:
+    """What a page may show of a stored key: its first three and last four characters,
+    and only the last two of a short one."""
+    if len(api_key) >= 12:
+        return f"{api_key[:3]}…{api_key[-4:]}"
+    return f"…{api_key[-2:]}" if len(api_key) >= 6 else "…"
+
+
 def credentials_get(tool: Tool) -> dict[str, Any]:
     if not tool.credentials_encrypted:
         return {}

@@ -183,6 +183,12 @@ class ToolInputSerializer(serializers.Serializer):
                 attrs["config"] = tool_type.validate_config(config)
             except ConfigError as exc:
                 raise serializers.ValidationError({"config": _config_messages(exc)}) from exc
+            schema = tool_type.input_schema_for(
+                attrs["config"],
+                attrs.get("input_schema", getattr(self.instance, "input_schema", None)),
+            )
+            if schema is not None:
+                attrs["input_schema"] = schema
         if "credentials_update" in attrs:
             update = attrs.pop("credentials_update")
             problem = _credentials_problem({k: "" for k in update}, tool_type)

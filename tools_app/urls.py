@@ -66,3 +66,11 @@ urlpatterns += [
     path("url-check", net_api.UrlCheckApi.as_view(), name="url-check"),
     path("tools/<str:name>/network", net_api.ToolNetworkApi.as_view(), name="tool-network"),
 ]
+
+# The user's web search setting (the web_search system tool).
+from tools_app.api import websearch  # noqa: E402
+
+urlpatterns += [
+    path("settings/web-search/", websearch.WebSearchSettingApi.as_view(), name="web-search"),
+    path("settings/web-search/test", websearch.WebSearchTestApi.as_view(), name="web-search-test"),
+]

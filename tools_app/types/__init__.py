@@ -60,6 +60,10 @@ class ToolType:
         """{JSON path: message} for secrets this config cannot use (none by default)."""
         return {}
 
+    def input_schema_for(self, config: dict[str, Any], given: Any) -> dict[str, Any] | None:
+        """The input schema a tool of this type gets instead of `given` (None: keep it)."""
+        return None
+
     def max_timeout(self) -> float | None:
         """The longest timeout a tool of this type may have (None: the API's own bound)."""
         return None
