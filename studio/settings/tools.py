@@ -24,6 +24,15 @@ STUDIO_PRIVATE_NETWORKS = envlist("STUDIO_PRIVATE_NETWORKS", [])
 # runs on its caller's thread, its timeout kept by a watchdog; a slower one runs in a
 # thread of its own (tools_app/types/code/pace.py). 0: always in a thread of its own.
 STUDIO_TOOL_INLINE_MS = envfloat("STUDIO_TOOL_INLINE_MS", 2.0)
+# The server's web search for the web_search tool, used by every user who set none of
+# their own (Settings -> Web search): searxng, brave, tavily or native (the model's own
+# search through litellm), its root URL (SearXNG: required) and API key (Brave, Tavily).
+STUDIO_WEB_SEARCH_PROVIDER = envchoice(
+    "STUDIO_WEB_SEARCH_PROVIDER", "", ("", "searxng", "brave", "tavily", "native")
+)
+STUDIO_WEB_SEARCH_URL = os.environ.get("STUDIO_WEB_SEARCH_URL", "")
+STUDIO_WEB_SEARCH_API_KEY = os.environ.get("STUDIO_WEB_SEARCH_API_KEY", "")
+STUDIO_WEB_SEARCH_MODEL = os.environ.get("STUDIO_WEB_SEARCH_MODEL", "")
 STUDIO_PYTHON_EXECUTABLE = os.environ.get("STUDIO_PYTHON_EXECUTABLE", "/usr/bin/python3")
 # Python tools run in the sandbox service at this URL; empty: in this process's own
 # sandboxes (tools_app/types/python; docs/security.md, "Python tools").
@@ -48,6 +57,11 @@ STUDIO_SANDBOX_POOL_SIZE = envint("STUDIO_SANDBOX_POOL_SIZE", 4)
 STUDIO_SANDBOX_QUEUE_WAIT = envfloat("STUDIO_SANDBOX_QUEUE_WAIT", 60.0)
 if STUDIO_SANDBOX_POOL_SIZE < 1:
     raise ImproperlyConfigured("STUDIO_SANDBOX_POOL_SIZE must be at least 1.")
+# Sandboxed interpreters each process keeps started ahead of their run, each for one run
+# only (0: every run starts its own when it comes).
+STUDIO_SANDBOX_SPARES = envint("STUDIO_SANDBOX_SPARES", 1)
+if STUDIO_SANDBOX_SPARES < 0:
+    raise ImproperlyConfigured("STUDIO_SANDBOX_SPARES must be 0 or more.")
 # auto: each run gets its own cgroup under this process's cgroup (v2, else v1); off: none.
 STUDIO_SANDBOX_CGROUP = envchoice("STUDIO_SANDBOX_CGROUP", "auto", ("auto", "off"))
 # A server running as root gives each run a uid of [BASE, BASE + COUNT) (no /etc/passwd
