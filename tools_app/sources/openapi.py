@@ -3,6 +3,7 @@ per-operation diff. The spec reading itself is tools_app.sources.openapi_spec.""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -25,8 +26,13 @@ from tools_app.sources.openapi_validate import spec_validate
 MAX_SPEC_BYTES = 5_000_000
 
 
-def _document(*, text: str | bytes | None, url: str | None) -> tuple[dict[str, Any], str]:
-    """The parsed and validated document, and the URL it came from ("" if pasted)."""
+def _document(
+    *, text: str | bytes | None, url: str | None, document: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], str]:
+    """The parsed and validated document, and the URL it came from ("" if pasted or
+    given as a document, like a connector's)."""
+    if document is not None:
+        return _validated(document), ""
     if url:
         text = async_to_sync(fetch_text)(url, max_bytes=MAX_SPEC_BYTES)
     if text is None:
@@ -34,13 +40,17 @@ def _document(*, text: str | bytes | None, url: str | None) -> tuple[dict[str, A
     if len(text) > MAX_SPEC_BYTES:
         raise ApplicationError("The spec is larger than 5 MB.", code="spec_too_large")
     try:
-        document = spec_load(text)
+        loaded = spec_load(text)
     except SpecError as exc:
         raise ApplicationError(
             str(exc),
             code="invalid_spec",
             extra={"errors": exc.errors or [{"path": "$", "message": str(exc)}]},
         ) from None
+    return _validated(loaded), url or ""
+
+
+def _validated(document: dict[str, Any]) -> dict[str, Any]:
     errors = spec_validate(document)
     if errors:
         raise ApplicationError(
@@ -49,7 +59,7 @@ def _document(*, text: str | bytes | None, url: str | None) -> tuple[dict[str, A
             code="invalid_spec",
             extra={"errors": errors},
         )
-    return document, url or ""
+    return document
 
 
 def _operations(document: dict[str, Any], url: str) -> list[Operation]:
@@ -86,12 +96,49 @@ def openapi_preview(*, text: str | bytes | None = None, url: str | None = None) 
 
 
 def _tool_fields(op: Operation, source: ToolSource) -> dict[str, Any]:
+    config = {**op.config, "source_id": source.id, "operation_key": op.key}
+    input_schema = op.input_schema
+    fixed = _fixed_for(op, source.config.get("fixed") or [])
+    if fixed:
+        config["fixed"] = fixed
+        input_schema = _without_fixed(input_schema, fixed)
     return {
         "description": op.tool_description,
-        "input_schema": op.input_schema,
+        "input_schema": input_schema,
         "output_schema": op.output_schema,
-        "config": {**op.config, "source_id": source.id, "operation_key": op.key},
+        "config": config,
     }
+
+
+def _fixed_for(op: Operation, fixed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The source's fixed parameter values (source.config["fixed"]: [{in, name, value,
+    operations}]) that apply to this operation: it declares the parameter, and the entry
+    names no operations or names this one."""
+    declared = {(p["in"], p["name"]) for p in op.config.get("parameters", [])}
+    return [
+        {"in": f["in"], "name": f["name"], "value": f["value"]}
+        for f in fixed
+        if (f["in"], f["name"]) in declared and op.key in (f.get("operations") or [op.key])
+    ]
+
+
+def _without_fixed(schema: dict[str, Any], fixed: list[dict[str, Any]]) -> dict[str, Any]:
+    """The input schema less the fixed parameters: the model never sees nor sets them."""
+    schema = copy.deepcopy(schema)
+    props = schema["properties"]
+    for param in fixed:
+        group = props.get(param["in"]) or {}
+        group.get("properties", {}).pop(param["name"], None)
+        if param["name"] in group.get("required", []):
+            group["required"].remove(param["name"])
+            if not group["required"]:
+                group.pop("required")
+                schema["required"] = [r for r in schema.get("required", []) if r != param["in"]]
+        if group and not group.get("properties"):
+            props.pop(param["in"])
+    if not schema.get("required"):
+        schema.pop("required", None)
+    return schema
 
 
 @transaction.atomic
@@ -103,12 +150,17 @@ def openapi_import(
     url: str | None = None,
     credentials: dict[str, str] | None = None,
     base_url: str | None = None,
+    document: dict[str, Any] | None = None,
+    name: str | None = None,
+    config: dict[str, Any] | None = None,
 ) -> ToolSource:
     """Store the spec as a ToolSource and make one tool per picked operation.
 
     `picks`: [{"key": "GET /pets/{id}", "name": "get_pet"}]; names must be unique.
+    The spec comes as `text`, `url` or an already parsed `document` (a connector's);
+    `name` and `config` (e.g. fixed parameter values) are the source's own.
     """
-    document, url = _document(text=text, url=url)
+    document, url = _document(text=text, url=url, document=document)
     by_key = {op.key: op for op in _operations(document, url)}
     if not picks:
         raise ApplicationError("Pick at least one operation.", code="no_operations")
@@ -130,18 +182,18 @@ def openapi_import(
         )
     source = ToolSource.objects.create(
         kind=SourceKind.OPENAPI,
-        name=spec_title(document),
+        name=name or spec_title(document),
         owner=user,
         url=url,
         document=document,
-        config={"base_url": base_url or ""},
+        config={**(config or {}), "base_url": base_url or ""},
         imported_at=timezone.now(),
     )
-    for pick, name in zip(picks, names, strict=True):
+    for pick, tool_name in zip(picks, names, strict=True):
         fields = _tool_fields(by_key[pick["key"]], source)
         if base_url:
             fields["config"]["base_url"] = base_url.rstrip("/")
-        tool = Tool.objects.create(name=name, kind=ToolKind.OPENAPI, owner=user, **fields)
+        tool = Tool.objects.create(name=tool_name, kind=ToolKind.OPENAPI, owner=user, **fields)
         if credentials:
             set_credentials(tool, credentials)
     return source

@@ -52,6 +52,19 @@ class OpenApiToolType(ToolType):
                 },
             },
             "follow_redirects": {"type": "boolean"},
+            # Parameter values set once for the tool (a connector's settings), not input.
+            "fixed": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["in", "name", "value"],
+                    "properties": {
+                        "in": {"enum": ["path", "query", "header", "cookie"]},
+                        "name": {"type": "string"},
+                        "value": {"type": "string"},
+                    },
+                },
+            },
         },
     }
 

@@ -67,8 +67,20 @@ def _query_pairs(name: str, value: Any, style: str, explode: bool) -> list[tuple
     return [(name, _scalar(value))]
 
 
+def with_fixed(input: dict[str, Any], fixed: list[dict[str, Any]] | None) -> dict[str, Any]:  # noqa: A002
+    """The input with the tool's fixed parameter values (config.fixed, [{in, name, value}]:
+    what the user gave once when connecting, not asked of the model) filled in."""
+    if not fixed:
+        return input
+    merged = {**input}
+    for param in fixed:
+        merged[param["in"]] = {**(merged.get(param["in"]) or {}), param["name"]: param["value"]}
+    return merged
+
+
 def build_request(config: dict[str, Any], input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
     """{method, url, headers, content} for net.fetch, before auth is applied."""
+    input = with_fixed(input, config.get("fixed"))  # noqa: A001
     path = config["path"]
     query: list[tuple[str, str]] = []
     headers: dict[str, str] = {}
