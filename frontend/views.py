@@ -126,3 +126,10 @@ def tools(request: HttpRequest, tool_name: str = "", view: str = "index") -> Htt
 def sources(request: HttpRequest) -> HttpResponse:
     """Tool sources: OpenAPI import, MCP servers, A2A agents (sources.js drives the API)."""
     return render(request, "frontend/sources.html")
+
+
+@login_required
+def connectors(request: HttpRequest) -> HttpResponse:
+    """The connector catalogue: pick a connector, connect it, add its operations as tools
+    (connectors.js drives /api/connectors/)."""
+    return render(request, "frontend/connectors.html")

@@ -1,0 +1,143 @@
+"""Connecting: what the user gives is checked (every problem at its JSON path, nothing
+stored unless all is well), the tools are the user's, secrets are encrypted and never
+echoed, and the address guard applies."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.tools_app.connectors.servers import API_TOKEN, EMAIL, jira_app
+from tests.tools_app.sources.servers import serve
+from tools_app.models import Tool, ToolSource
+
+pytestmark = pytest.mark.django_db
+
+ADD = "/api/connectors/jira/add"
+CREDENTIALS = {"username": EMAIL, "password": API_TOKEN}
+
+
+def _errors(response) -> dict[str, str]:
+    assert response.status_code == 400, response.json()
+    return {e["path"]: e["message"] for e in response.json()["errors"]}
+
+
+def _nothing_stored() -> None:
+    assert not ToolSource.objects.exists()
+    assert not Tool.objects.filter(kind="openapi").exists()
+
+
+def test_a_missing_instance_url_and_credentials_are_named(api):
+    errors = _errors(api.post(ADD, {"auth": "api_token"}, format="json"))
+    assert errors["$.instance_url"] == "Site URL is required"
+    assert errors["$.credentials.username"] == "Atlassian account email is required"
+    assert errors["$.credentials.password"] == "API token is required"
+    _nothing_stored()
+
+
+@pytest.mark.parametrize(
+    "url", ["not a url", "ftp://host/", "https://", "https://h/?q=1", "https://u:p@h"]
+)
+def test_a_bad_instance_url_is_400(api, url):
+    body = {"instance_url": url, "credentials": CREDENTIALS}
+    assert "$.instance_url" in _errors(api.post(ADD, body, format="json"))
+    _nothing_stored()
+
+
+def test_the_address_guard_refuses_an_internal_instance(api):
+    body = {"instance_url": "http://127.0.0.1:9/", "credentials": CREDENTIALS}
+    message = _errors(api.post(ADD, body, format="json"))["$.instance_url"]
+    assert "refused" in message
+    body["instance_url"] = "http://169.254.169.254"
+    assert "$.instance_url" in _errors(api.post(ADD, body, format="json"))
+    _nothing_stored()
+
+
+def test_an_unavailable_or_unknown_preset_and_bad_shapes_are_named(api):
+    body = {"instance_url": "https://acme.atlassian.net", "auth": "nope", "credentials": "x"}
+    errors = _errors(api.post(ADD, body, format="json"))
+    assert errors["$.auth"] == "choose one of: api_token"
+    assert errors["$.credentials"] == "must be an object of strings"
+    bad_picks = {
+        **body,
+        "auth": "api_token",
+        "credentials": CREDENTIALS,
+        "picks": [{"key": "GET /x"}],
+    }
+    assert _errors(api.post(ADD, bad_picks, format="json")) == {
+        "$.picks[0].key": "no operation 'GET /x'"
+    }
+    assert "$" in _errors(api.post(ADD, ["x"], format="json"))
+    _nothing_stored()
+
+
+def test_a_required_setting_is_named(api):
+    body = {"auth": "api_key", "credentials": {"api_key": "k"}}
+    errors = _errors(api.post("/api/connectors/google_search/add", body, format="json"))
+    assert errors == {"$.settings.cx": "Search engine ID is required"}
+    _nothing_stored()
+
+
+def test_connecting_makes_the_users_tools_with_encrypted_credentials(
+    api, owner, outsider_api, private_network
+):
+    with serve(jira_app()) as url:
+        private_network(url)
+        body = {
+            "instance_url": url + "/",
+            "auth": "api_token",
+            "credentials": CREDENTIALS,
+            "picks": [
+                {"key": "GET /rest/api/3/search/jql"},
+                {"key": "GET /rest/api/3/issue/{issueIdOrKey}", "name": "acme_issue"},
+            ],
+        }
+        response = api.post(ADD, body, format="json")
+    assert response.status_code == 201, response.json()
+    data = response.json()
+    assert API_TOKEN not in response.content.decode()
+    assert data["has_credentials"] is False  # on each tool, not on the source
+    assert data["name"] == "Jira (127.0.0.1)"
+    assert data["config"]["connector"] == "jira"
+    assert sorted(t["name"] for t in data["tools"]) == ["acme_issue", "jira_search_issues"]
+    tool = Tool.objects.get(name="acme_issue")
+    assert (tool.kind, tool.owner) == ("openapi", owner)
+    assert tool.config["base_url"] == url
+    assert tool.config["auth"]["type"] == "basic"
+    assert tool.credentials_encrypted and API_TOKEN not in tool.credentials_encrypted
+    assert api.get("/api/tools/acme_issue/").status_code == 200
+    assert outsider_api.get("/api/tools/acme_issue/").status_code == 404
+    assert outsider_api.get(f"/api/sources/{data['id']}/").status_code == 404
+
+
+def test_a_taken_tool_name_is_named_and_nothing_is_half_written(api, private_network):
+    with serve(jira_app()) as url:
+        private_network(url)
+        body = {"instance_url": url, "credentials": CREDENTIALS}
+        assert api.post(ADD, body, format="json").status_code == 201
+        errors = _errors(api.post(ADD, body, format="json"))
+    assert errors["$.picks[0].name"] == "a tool named 'jira_search_issues' already exists"
+    assert ToolSource.objects.count() == 1
+    assert Tool.objects.filter(kind="openapi").count() == 5
+
+
+def test_a_run_is_refused_when_the_instance_is_not_allowed_any_more(
+    api, owner, settings, private_network
+):
+    from tools_app.services.execute import tool_execute
+
+    with serve(jira_app()) as url:
+        private_network(url)
+        body = {
+            "instance_url": url,
+            "credentials": CREDENTIALS,
+            "picks": [{"key": "GET /rest/api/3/search/jql"}],
+        }
+        assert api.post(ADD, body, format="json").status_code == 201
+        settings.STUDIO_PRIVATE_NETWORKS = []
+        run = tool_execute(
+            tool=Tool.objects.get(name="jira_search_issues"),
+            input={"query": {"jql": "x = 1"}},
+            user=owner,
+        )
+    assert run.status == "failed"
+    assert "not allowed" in run.error
