@@ -101,10 +101,17 @@ class Connector:
             return [r for r in renamed if r and set(r) <= keep]
 
         document["security"] = only_preset(document.get("security") or [])
-        for item in document["paths"].values():
-            for op in item.values():
-                if isinstance(op, dict) and "security" in op:
+        names_by_key = dict(self.operations)
+        for path, item in document["paths"].items():
+            for method, op in item.items():
+                if not isinstance(op, dict):
+                    continue
+                if "security" in op:
                     op["security"] = only_preset(op["security"])
+                # The manifest's tool name, so a later update suggests the same names.
+                key = f"{method.upper()} {path}"
+                if key in names_by_key:
+                    op["operationId"] = names_by_key[key]
         return document
 
 

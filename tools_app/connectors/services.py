@@ -193,3 +193,13 @@ def connector_add(*, user, slug: str, data: Any) -> ToolSource:
         credentials={k: v for k, v in credentials.items() if k in preset.fields},
         config={"connector": connector.slug, "auth_preset": preset.id, "fixed": fixed},
     )
+
+
+def connector_document(source: ToolSource) -> dict[str, Any] | None:
+    """The shipped spec of the connector a source was made from, with the source's sign-in
+    preset (what a re-import compares with), or None for other sources."""
+    connector = catalogue().get(source.config.get("connector") or "")
+    preset = connector.preset(source.config.get("auth_preset", "")) if connector else None
+    if connector is None or preset is None:
+        return None
+    return connector.document_for(preset)

@@ -246,11 +246,25 @@ def _source_tools(source: ToolSource) -> dict[str, Tool]:
     return {tool.config.get("operation_key"): tool for tool in tools}
 
 
+def _new_version(
+    source: ToolSource, text: str | bytes | None, url: str | None, document: dict | None
+) -> tuple[dict[str, Any], str]:
+    """The new document: given as text, a URL or a document (a connector's shipped spec),
+    else fetched again from the source's own URL."""
+    if document is None and text is None:
+        url = url or source.url
+    return _document(text=text, url=url, document=document)
+
+
 def openapi_diff(
-    *, source: ToolSource, text: str | bytes | None = None, url: str | None = None
+    *,
+    source: ToolSource,
+    text: str | bytes | None = None,
+    url: str | None = None,
+    document: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What re-importing would change, per operation (nothing is stored)."""
-    document, url = _document(text=text, url=url or (source.url if text is None else None))
+    document, url = _new_version(source, text, url, document)
     old = {op.key: op for op in _operations(source.document, source.url)}
     new = {op.key: op for op in _operations(document, url)}
     tools = _source_tools(source)
@@ -291,11 +305,12 @@ def openapi_reimport(
     text: str | bytes | None = None,
     url: str | None = None,
     add: list[dict[str, str]] | None = None,
+    document: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Apply a re-import: update the tools of changed operations, retire the tools of
     removed ones (gone_at, like code tools removed from code), optionally add new picks."""
     source = ToolSource.objects.select_for_update().get(pk=source.pk)
-    document, url = _document(text=text, url=url or (source.url if text is None else None))
+    document, url = _new_version(source, text, url, document)
     new = {op.key: op for op in _operations(document, url)}
     updated, retired = [], []
     for key, tool in _source_tools(source).items():

@@ -141,3 +141,41 @@ def test_a_run_is_refused_when_the_instance_is_not_allowed_any_more(
         )
     assert run.status == "failed"
     assert "not allowed" in run.error
+
+
+def test_a_connector_source_updates_from_the_shipped_spec(api, owner, private_network):
+    with serve(jira_app()) as url:
+        private_network(url)
+        body = {
+            "instance_url": url,
+            "credentials": CREDENTIALS,
+            "picks": [{"key": "GET /rest/api/3/search/jql"}],
+        }
+        source_id = api.post(ADD, body, format="json").json()["id"]
+    # As if connected with an older spec: one parameter fewer, one operation more.
+    source = ToolSource.objects.get(pk=source_id)
+    old = source.document
+    search = old["paths"]["/rest/api/3/search/jql"]["get"]
+    search["parameters"] = [p for p in search["parameters"] if p["name"] != "expand"]
+    old["paths"]["/rest/api/2/gone"] = {"get": {"responses": {"200": {"description": "ok"}}}}
+    source.save()
+    tool = Tool.objects.get(name="jira_search_issues")
+    del tool.input_schema["properties"]["query"]["properties"]["expand"]
+    tool.save()
+
+    diff = api.post(f"/api/sources/{source_id}/openapi/diff", {}, format="json")
+    assert diff.status_code == 200, diff.json()
+    status = {op["key"]: op for op in diff.json()["operations"]}
+    assert status["GET /rest/api/3/search/jql"]["changes"] == ["query parameter added: expand"]
+    assert status["GET /rest/api/2/gone"]["status"] == "removed"
+    # An operation not picked when connecting can be added now.
+    assert status["POST /rest/api/3/issue"]["tool"] is None
+    assert status["POST /rest/api/3/issue"]["suggested_name"] == "jira_create_issue"
+
+    applied = api.post(f"/api/sources/{source_id}/openapi/reimport", {}, format="json")
+    assert applied.status_code == 200, applied.json()
+    assert applied.json()["updated"] == ["jira_search_issues"]
+    tool.refresh_from_db()
+    assert "expand" in tool.input_schema["properties"]["query"]["properties"]
+    # The sign-in and the instance stay as connected.
+    assert tool.config["base_url"] == url and tool.config["auth"]["type"] == "basic"

@@ -70,6 +70,17 @@ def test_connect_jira_add_its_tools_and_run_one_in_the_console(browser, owner, j
     assert output["body"]["fields"]["summary"] == "Issue 2"
     shot(page, "connectors-console")
 
+    # On Sources, the connector's source updates from the shipped spec: nothing changed.
+    page.goto(f"{studio}/sources/")
+    page.wait_for_selector("#sources-app[data-ready='1']")
+    assert "from the connector" in page.locator(".source-card").inner_text()
+    page.click(".source-card .link-button:text('Update')")
+    page.wait_for_selector("#spec-preview-box tr[data-key='GET /rest/api/3/search/jql']")
+    assert page.locator("#spec-text").is_hidden()
+    statuses = page.locator("#spec-preview-box .status").all_inner_texts()
+    assert statuses == ["unchanged"] * 5
+    shot(page, "connectors-update")
+
 
 def test_bad_input_shows_each_error_next_to_its_field(browser, owner, studio):
     page = browser_login(browser, studio, "owner")
