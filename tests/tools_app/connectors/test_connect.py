@@ -16,6 +16,24 @@ ADD = "/api/connectors/jira/add"
 CREDENTIALS = {"username": EMAIL, "password": API_TOKEN}
 
 
+@pytest.fixture
+def jira_url(private_network):
+    """The Jira stand-in on 127.0.0.1, on the operator's allow-list."""
+    with serve(jira_app()) as url:
+        yield private_network(url)
+
+
+def _connect_search(api, url: str) -> dict:
+    body = {
+        "instance_url": url,
+        "credentials": CREDENTIALS,
+        "picks": [{"key": "GET /rest/api/3/search/jql"}],
+    }
+    response = api.post(ADD, body, format="json")
+    assert response.status_code == 201, response.json()
+    return response.json()
+
+
 def _errors(response) -> dict[str, str]:
     assert response.status_code == 400, response.json()
     return {e["path"]: e["message"] for e in response.json()["errors"]}
@@ -120,38 +138,22 @@ def test_a_taken_tool_name_is_named_and_nothing_is_half_written(api, private_net
     assert Tool.objects.filter(kind="openapi").count() == 5
 
 
-def test_a_run_is_refused_when_the_instance_is_not_allowed_any_more(
-    api, owner, settings, private_network
-):
+def test_a_run_is_refused_when_the_instance_is_not_allowed_any_more(api, owner, settings, jira_url):
     from tools_app.services.execute import tool_execute
 
-    with serve(jira_app()) as url:
-        private_network(url)
-        body = {
-            "instance_url": url,
-            "credentials": CREDENTIALS,
-            "picks": [{"key": "GET /rest/api/3/search/jql"}],
-        }
-        assert api.post(ADD, body, format="json").status_code == 201
-        settings.STUDIO_PRIVATE_NETWORKS = []
-        run = tool_execute(
-            tool=Tool.objects.get(name="jira_search_issues"),
-            input={"query": {"jql": "x = 1"}},
-            user=owner,
-        )
+    _connect_search(api, jira_url)
+    settings.STUDIO_PRIVATE_NETWORKS = []
+    run = tool_execute(
+        tool=Tool.objects.get(name="jira_search_issues"),
+        input={"query": {"jql": "x = 1"}},
+        user=owner,
+    )
     assert run.status == "failed"
     assert "not allowed" in run.error
 
 
-def test_a_connector_source_updates_from_the_shipped_spec(api, owner, private_network):
-    with serve(jira_app()) as url:
-        private_network(url)
-        body = {
-            "instance_url": url,
-            "credentials": CREDENTIALS,
-            "picks": [{"key": "GET /rest/api/3/search/jql"}],
-        }
-        source_id = api.post(ADD, body, format="json").json()["id"]
+def test_a_connector_source_updates_from_the_shipped_spec(api, owner, jira_url):
+    source_id = _connect_search(api, jira_url)["id"]
     # As if connected with an older spec: one parameter fewer, one operation more.
     source = ToolSource.objects.get(pk=source_id)
     old = source.document
@@ -178,4 +180,4 @@ def test_a_connector_source_updates_from_the_shipped_spec(api, owner, private_ne
     tool.refresh_from_db()
     assert "expand" in tool.input_schema["properties"]["query"]["properties"]
     # The sign-in and the instance stay as connected.
-    assert tool.config["base_url"] == url and tool.config["auth"]["type"] == "basic"
+    assert tool.config["base_url"] == jira_url and tool.config["auth"]["type"] == "basic"
