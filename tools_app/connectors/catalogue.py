@@ -15,6 +15,7 @@ import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 import yaml
 
@@ -22,11 +23,19 @@ from tools_app.sources.openapi_spec import Operation, spec_operations
 
 SPECS = Path(__file__).resolve().parent / "specs"
 
-# The credentials each kind of preset asks for (the OpenAPI tool type's credential names).
-CREDENTIAL_FIELDS: dict[str, tuple[str, ...]] = {
-    "basic": ("username", "password"),
-    "api_key": ("api_key",),
-    "bearer": ("token",),
+# The credentials each kind of preset asks for (the OpenAPI tool type's credential names):
+# (required, optional). An OAuth 2.0 authorization code client may be public (PKCE only).
+CREDENTIAL_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "basic": (("username", "password"), ()),
+    "api_key": (("api_key",), ()),
+    "bearer": (("token",), ()),
+    "oauth2_client_credentials": (("client_id", "client_secret"), ()),
+    "oauth2_authorization_code": (("client_id",), ("client_secret",)),
+}
+# The OAuth 2.0 flow of the spec's scheme that each grant preset keeps.
+OAUTH_FLOWS = {
+    "oauth2_client_credentials": "clientCredentials",
+    "oauth2_authorization_code": "authorizationCode",
 }
 
 
@@ -38,6 +47,7 @@ class AuthPreset:
     schemes: tuple[str, ...]  # the spec's security schemes this preset satisfies
     fields: dict[str, str]  # credential name -> label
     help: str = ""
+    optional: frozenset[str] = frozenset()  # credentials that may stay empty
 
     @property
     def available(self) -> bool:
@@ -76,13 +86,22 @@ class Connector:
         """The manifest's operations as the importer reads them, by key."""
         return {op.key: op for op in spec_operations(self.document)}
 
-    def document_for(self, preset: AuthPreset) -> dict[str, Any]:
+    def document_for(self, preset: AuthPreset, instance_url: str = "") -> dict[str, Any]:
         """A copy of the spec whose security asks for this preset's schemes only, so the
         importer gives every tool this authentication. A bearer preset on an OAuth 2.0
-        scheme (a pasted access token) becomes an HTTP bearer scheme of its own."""
+        scheme (a pasted access token) becomes an HTTP bearer scheme of its own; an OAuth
+        grant preset keeps its flow only. With an instance URL, every operation is served
+        there, and relative OAuth URLs (ServiceNow's /oauth_token.do) are resolved on it."""
         document = copy.deepcopy(self.document)
         schemes = document["components"]["securitySchemes"]
         names = list(preset.schemes)
+        if preset.type in OAUTH_FLOWS:
+            for name in names:
+                flows = schemes[name].get("flows") or {}
+                kept = {k: v for k, v in flows.items() if k == OAUTH_FLOWS[preset.type]}
+                schemes[name]["flows"] = _resolved(kept, instance_url)
+        if instance_url:
+            document["servers"] = [{"url": instance_url}]
         if preset.type == "bearer":
             for index, name in enumerate(names):
                 if schemes[name].get("type") == "oauth2":
@@ -104,6 +123,8 @@ class Connector:
         names_by_key = dict(self.operations)
         for path, item in document["paths"].items():
             for method, op in item.items():
+                if instance_url and method == "servers":
+                    item[method] = [{"url": instance_url}]
                 if not isinstance(op, dict):
                     continue
                 if "security" in op:
@@ -113,6 +134,14 @@ class Connector:
                 if key in names_by_key:
                     op["operationId"] = names_by_key[key]
         return document
+
+
+def _resolved(flows: dict[str, Any], base: str) -> dict[str, Any]:
+    url_keys = ("authorizationUrl", "tokenUrl", "refreshUrl")
+    return {
+        flow: {k: urljoin(base + "/", v) if k in url_keys and base else v for k, v in f.items()}
+        for flow, f in flows.items()
+    }
 
 
 def _rename(scheme: str, preset: AuthPreset, names: list[str]) -> str:
@@ -131,8 +160,9 @@ def supported_auth_types() -> set[str]:
 def _preset(raw: dict[str, Any]) -> AuthPreset:
     kind = raw["type"]
     fields = raw.get("fields") or {}
-    for name in CREDENTIAL_FIELDS.get(kind, ()):
-        fields.setdefault(name, name.replace("_", " ").capitalize())
+    required, optional = CREDENTIAL_FIELDS.get(kind, ((), ()))
+    for name in (*required, *optional):
+        fields.setdefault(name, name.replace("_", " ").capitalize().replace(" id", " ID"))
     return AuthPreset(
         id=raw["id"],
         label=raw["label"],
@@ -140,6 +170,7 @@ def _preset(raw: dict[str, Any]) -> AuthPreset:
         schemes=tuple(raw["schemes"]),
         fields=dict(fields),
         help=raw.get("help", ""),
+        optional=frozenset(optional),
     )
 
 

@@ -35,7 +35,10 @@ def connector_summary(connector: Connector) -> dict[str, Any]:
                 "label": p.label,
                 "type": p.type,
                 "available": p.available,
-                "fields": [{"name": k, "label": v} for k, v in p.fields.items()],
+                "fields": [
+                    {"name": k, "label": v, "required": k not in p.optional}
+                    for k, v in p.fields.items()
+                ],
                 "help": p.help,
             }
             for p in connector.auth
@@ -149,7 +152,8 @@ def connector_add(*, user, slug: str, data: Any) -> ToolSource:
     errors: Errors = []
     instance_url = _text(data, "instance_url", errors).rstrip("/")
     errors += _instance_errors(connector, instance_url)
-    preset = connector.preset(_text(data, "auth", errors) or connector.auth[0].id)
+    default = next((p.id for p in connector.auth if p.available), "")
+    preset = connector.preset(_text(data, "auth", errors) or default)
     credentials = _strings(data, "credentials", errors)
     if preset is None or not preset.available:
         usable = ", ".join(p.id for p in connector.auth if p.available)
@@ -158,7 +162,7 @@ def connector_add(*, user, slug: str, data: Any) -> ToolSource:
         errors += [
             {"path": f"$.credentials.{name}", "message": f"{label} is required"}
             for name, label in preset.fields.items()
-            if not credentials.get(name)
+            if not credentials.get(name) and name not in preset.optional
         ]
     values = _strings(data, "settings", errors)
     fixed = []
@@ -187,7 +191,7 @@ def connector_add(*, user, slug: str, data: Any) -> ToolSource:
     return openapi_import(
         user=user,
         picks=picks,
-        document=connector.document_for(preset),
+        document=connector.document_for(preset, instance_url),
         name=f"{connector.name} ({host})" if host else connector.name,
         base_url=instance_url or None,
         credentials={k: v for k, v in credentials.items() if k in preset.fields},
@@ -202,4 +206,4 @@ def connector_document(source: ToolSource) -> dict[str, Any] | None:
     preset = connector.preset(source.config.get("auth_preset", "")) if connector else None
     if connector is None or preset is None:
         return None
-    return connector.document_for(preset)
+    return connector.document_for(preset, source.config.get("base_url", ""))

@@ -34,7 +34,7 @@ async function select(slug) {
 }
 
 function credentialFields(preset) {
-  return preset.fields.map((f) => h("label", {}, f.label,
+  return preset.fields.map((f) => h("label", {}, `${f.label}${f.required ? "" : " (optional)"}`,
     h("input", { type: f.name === "username" ? "text" : "password", autocomplete: "off", "data-cred": f.name, "data-path": `$.credentials.${f.name}` })));
 }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tools_app.connectors.catalogue import CREDENTIAL_FIELDS, catalogue
+from tools_app.sources.openapi_spec import spec_operations
 from tools_app.sources.openapi_validate import spec_validate
 
 pytestmark = pytest.mark.django_db
@@ -34,7 +35,8 @@ def test_each_manifest_matches_its_valid_spec(slug):
         assert name.replace("_", "").isalnum() and name.islower(), name
     for preset in connector.auth:
         assert all(s in schemes for s in preset.schemes), preset.id
-        for field in CREDENTIAL_FIELDS.get(preset.type, ()):
+        required, optional = CREDENTIAL_FIELDS.get(preset.type, ((), ()))
+        for field in (*required, *optional):
             assert field in preset.fields, (preset.id, field)
     assert any(p.available for p in connector.auth), "a connector usable today"
     for setting in connector.settings:
@@ -55,6 +57,10 @@ def test_a_preset_gives_every_tool_its_own_authentication():
     document = salesforce.document_for(token)
     assert document["security"] == [{"oauth2_access_token": ["api", "refresh_token"]}]
     assert document["components"]["securitySchemes"]["oauth2_access_token"]["scheme"] == "bearer"
+    # An OAuth grant preset keeps its own flow, so the importer maps that grant.
+    graph = catalogue()["sharepoint"]
+    app = graph.document_for(graph.preset("client_credentials"))
+    assert list(app["components"]["securitySchemes"]["oauth2"]["flows"]) == ["clientCredentials"]
     maps = catalogue()["google_maps"]
     auths = {op.key: op.config["auth"] for op in maps.spec_operations().values()}
     assert auths["GET /maps/api/geocode/json"]["in"] == "query"
@@ -92,3 +98,17 @@ def test_an_unknown_connector_is_404(api):
 def test_the_catalogue_needs_a_signed_in_user(anon_client):
     assert anon_client.get("/api/connectors/").status_code in (401, 403)
     assert anon_client.post("/api/connectors/jira/add", {}, format="json").status_code in (401, 403)
+
+
+def test_an_instance_url_serves_every_operation_and_resolves_relative_oauth_urls():
+    servicenow = catalogue()["servicenow"]
+    document = servicenow.document_for(servicenow.preset("oauth"), "https://acme.service-now.com")
+    assert document["servers"] == [{"url": "https://acme.service-now.com"}]
+    flow = document["components"]["securitySchemes"]["oauth2"]["flows"]["authorizationCode"]
+    assert flow["tokenUrl"] == "https://acme.service-now.com/oauth_token.do"
+    assert flow["authorizationUrl"] == "https://acme.service-now.com/oauth_auth.do"
+    maps = catalogue()["google_maps"]
+    proxied = maps.document_for(maps.preset("api_key"), "https://maps-proxy.example")
+    bases = {op.config["base_url"] for op in spec_operations(proxied)}
+    assert bases == {"https://maps-proxy.example"}
+    assert len({op.config["base_url"] for op in maps.spec_operations().values()}) == 3
