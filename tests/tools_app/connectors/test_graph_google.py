@@ -120,7 +120,10 @@ def test_maps_geocode_places_and_directions(maps, run_tool):
     assert geo.status == "completed", geo.error
     assert geo.output["body"]["status"] == "OK"
     assert geo.output["body"]["results"][0]["geometry"]["location"]["lat"] == 48.8583701
-    assert maps.state.requests[-1]["query"] == {
+    nothing = run_tool("maps_geocode", {"query": {"address": "nowhere"}})
+    assert nothing.status == "completed", nothing.error  # ZERO_RESULTS is an answer
+    assert nothing.output["body"] == {"results": [], "status": "ZERO_RESULTS"}
+    assert maps.state.requests[0]["query"] == {
         "address": "Champ de Mars, Paris",
         "key": GOOGLE_KEY,
     }
@@ -163,8 +166,10 @@ def test_maps_geocode_places_and_directions(maps, run_tool):
 def test_maps_a_denied_key_answers_its_status_in_the_body(connect, run_tool):
     connect("google_maps", google_maps_app(), auth="api_key", credentials={"api_key": "bad"})
     geo = run_tool("maps_geocode", {"query": {"address": "x"}})
-    # The Geocoding API answers HTTP 200 with a status; the tool's description says so.
-    assert geo.output["body"]["status"] == "REQUEST_DENIED"
+    # The Geocoding API answers HTTP 200 with a status in the body (x-error-status).
+    assert geo.status == "failed"
+    assert geo.output["status"] == 200
+    assert geo.error == "The API answered status REQUEST_DENIED: The provided API key is invalid."
     places = run_tool("maps_search_places", {"body": {"textQuery": "x"}})
     assert places.status == "failed"
     assert places.output["body"]["error"]["status"] == "PERMISSION_DENIED"

@@ -97,6 +97,8 @@ def google_maps_app() -> Starlette:
                     "status": "REQUEST_DENIED",
                 }
             )
+        if request.query_params.get("address") == "nowhere":
+            return JSONResponse({"results": [], "status": "ZERO_RESULTS"})
         return JSONResponse(
             {
                 "results": [
