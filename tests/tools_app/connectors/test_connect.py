@@ -181,3 +181,18 @@ def test_a_connector_source_updates_from_the_shipped_spec(api, owner, jira_url):
     assert "expand" in tool.input_schema["properties"]["query"]["properties"]
     # The sign-in and the instance stay as connected.
     assert tool.config["base_url"] == jira_url and tool.config["auth"]["type"] == "basic"
+
+
+def test_a_connector_tool_binds_to_the_users_agent(api, owner, jira_url):
+    from tests.agents_core.factories import AgentFactory
+
+    AgentFactory(slug="support", owner=owner)
+    _connect_search(api, jira_url)
+    response = api.post(
+        "/api/agents/support/tools/",
+        {"tool": "jira_search_issues", "key": "find_issues"},
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    assert (response.json()["tool_kind"], response.json()["key"]) == ("openapi", "find_issues")
+    assert response.json()["tool_description"].startswith("Search Jira issues with JQL")
