@@ -70,6 +70,7 @@ def connector_detail(connector: Connector) -> dict[str, Any]:
                 "path": operations[key].path,
                 "summary": operations[key].summary,
                 "description": operations[key].tool_description,
+                "details": operations[key].description,
                 "name": name,
                 "name_taken": name in taken,
             }

@@ -55,7 +55,8 @@ function renderDetail(connector) {
     h("td", { class: "nowrap" }, methodBadge(op.method), " ", h("code", {}, op.path)),
     h("td", {}, h("input", { class: "op-name code", value: op.name, "aria-label": `Tool name for ${op.key}` }),
       op.name_taken ? h("div", { class: "warn small" }, "name taken: change it") : null),
-    h("td", { class: "op-desc" }, op.summary)));
+    h("td", { class: "op-desc" }, h("details", {}, h("summary", {}, op.summary),
+      h("p", { class: "small muted op-doc" }, op.details)))));
   const add = h("button", { class: "primary", id: "connect-add", type: "submit" }, "Add tools");
   const form = h("form", { id: "connect-form", novalidate: true },
     h("div", { class: "connect-form" },
@@ -78,7 +79,8 @@ function renderDetail(connector) {
     h("div", { id: "connect-errors", class: "error-box", hidden: true }),
     h("div", { id: "connect-result" }));
   box.replaceChildren(h("div", { class: "preview-head" }, h("h2", { id: "connector-title" }, monogram(connector), " ", connector.name)),
-    h("p", { class: "muted" }, connector.description), form);
+    h("p", { class: "muted" }, connector.description), h("div", { id: "connected" }), form);
+  showConnected(connector).catch(() => {});
   box.hidden = false;
   if (available.length) showPreset(available[0]);
   const count = () => {
@@ -89,6 +91,14 @@ function renderDetail(connector) {
   form.addEventListener("change", count);
   count();
   form.addEventListener("submit", (event) => { event.preventDefault(); connect(connector, form, add); });
+}
+
+// The user's sources made from this connector, with their tools.
+async function showConnected(connector) {
+  const sources = (await api("/api/sources/?kind=openapi")).filter((s) => s.config.connector === connector.slug);
+  $("#connected").replaceChildren(...(sources.length ? [h("h3", {}, "Connected"), h("ul", { class: "connected-list" },
+    sources.map((s) => h("li", { "data-source": s.id }, h("strong", {}, s.name), " ",
+      h("span", { class: "chips" }, s.tools.map((t) => toolLink(t.name))))))] : []));
 }
 
 function clearErrors(form) {
@@ -134,6 +144,7 @@ async function connect(connector, form, button) {
     $("#connect-result").replaceChildren(h("div", { class: "success" },
       h("p", {}, `Connected "${source.name}": ${source.tools.length} tool(s). Open one to test it in the console, or bind it to an agent from the home page:`),
       h("div", { class: "chips" }, source.tools.map((t) => toolLink(t.name)))));
+    await showConnected(connector);
   } catch (err) {
     showErrors(form, err, picks);
   } finally {

@@ -42,6 +42,11 @@ def test_connect_jira_add_its_tools_and_run_one_in_the_console(browser, owner, j
     page = browser_login(browser, studio, "owner")
     open_jira(page, studio)
     assert page.locator("#connect-form tbody tr").count() == 5
+    page.click("tr[data-key='GET /rest/api/3/search/jql'] summary")
+    assert (
+        "nextPageToken"
+        in page.locator("tr[data-key='GET /rest/api/3/search/jql'] .op-doc").inner_text()
+    )
     assert page.locator("#connect-add").inner_text() == "Add 5 tools"
     # OAuth waits for the studio's OAuth support; the API token preset is chosen.
     assert page.locator("[data-waiting='oauth']").count() == 1
@@ -61,6 +66,8 @@ def test_connect_jira_add_its_tools_and_run_one_in_the_console(browser, owner, j
         "jira_search_issues",
     ]
     assert API_TOKEN not in page.content()
+    page.wait_for_selector("#connected li .tool-chip")
+    assert page.locator("#connected li").count() == 1
     assert Tool.objects.filter(owner=owner, kind="openapi").count() == 4
     shot(page, "connectors-added")
 
