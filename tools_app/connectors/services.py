@@ -13,6 +13,7 @@ from tools_app.models import Tool, ToolSource
 from tools_app.sources.openapi import openapi_import
 
 Errors = list[dict[str, str]]
+MAX_URL = 2000  # as ToolSource.url
 
 
 def connector_get(slug: str) -> Connector:
@@ -97,9 +98,19 @@ def _strings(data: dict[str, Any], key: str, errors: Errors) -> dict[str, str]:
     return {k: v.strip() for k, v in value.items()}
 
 
+def _unknown(given: dict[str, str], known: Any, where: str, owner: str) -> Errors:
+    return [
+        {"path": f"$.{where}.{key}", "message": f"{owner} has no {key!r}"}
+        for key in given
+        if key not in known
+    ]
+
+
 def _instance_errors(connector: Connector, url: str) -> Errors:
     from tools_app.net.check import REFUSED, url_verdict
 
+    if len(url) > MAX_URL:
+        return [{"path": "$.instance_url", "message": f"longer than {MAX_URL} characters"}]
     if not url:
         if connector.instance.get("required"):
             label = connector.instance.get("label", "Instance URL")
@@ -165,7 +176,9 @@ def connector_add(*, user, slug: str, data: Any) -> ToolSource:
             for name, label in preset.fields.items()
             if not credentials.get(name) and name not in preset.optional
         ]
+        errors += _unknown(credentials, preset.fields, "credentials", f"sign-in {preset.id}")
     values = _strings(data, "settings", errors)
+    errors += _unknown(values, {s.id for s in connector.settings}, "settings", connector.name)
     fixed = []
     for setting in connector.settings:
         value = values.get(setting.id) or setting.default

@@ -85,6 +85,14 @@ def test_an_unavailable_or_unknown_preset_and_bad_shapes_are_named(api):
         "$.picks[0].key": "no operation 'GET /x'"
     }
     assert "$" in _errors(api.post(ADD, ["x"], format="json"))
+    extra = {**body, "auth": "api_token", "credentials": {**CREDENTIALS, "token": "t"}}
+    extra["settings"] = {"cx": "1"}
+    assert _errors(api.post(ADD, extra, format="json")) == {
+        "$.credentials.token": "sign-in api_token has no 'token'",
+        "$.settings.cx": "Jira has no 'cx'",
+    }
+    long_url = {**body, "instance_url": "https://a.example/" + "x" * 2000}
+    assert "longer than 2000" in _errors(api.post(ADD, long_url, format="json"))["$.instance_url"]
     _nothing_stored()
 
 
