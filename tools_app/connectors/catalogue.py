@@ -15,7 +15,7 @@ import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import quote, urljoin
 
 import yaml
 
@@ -48,6 +48,7 @@ class AuthPreset:
     fields: dict[str, str]  # credential name -> label
     help: str = ""
     optional: frozenset[str] = frozenset()  # credentials that may stay empty
+    scopes: tuple[str, ...] = ()  # the OAuth scopes asked for, if not the spec's
 
     @property
     def available(self) -> bool:
@@ -65,6 +66,10 @@ class Setting:
     default: str = ""
     help: str = ""
     operations: tuple[str, ...] = ()  # operation keys it applies to; () = all
+    presets: tuple[str, ...] = ()  # the sign-in presets it applies to; () = all
+
+    def applies_to(self, preset: AuthPreset | None) -> bool:
+        return not self.presets or (preset is not None and preset.id in self.presets)
 
 
 @dataclass(frozen=True)
@@ -86,12 +91,15 @@ class Connector:
         """The manifest's operations as the importer reads them, by key."""
         return {op.key: op for op in spec_operations(self.document)}
 
-    def document_for(self, preset: AuthPreset, instance_url: str = "") -> dict[str, Any]:
+    def document_for(
+        self, preset: AuthPreset, instance_url: str = "", oauth: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         """A copy of the spec whose security asks for this preset's schemes only, so the
         importer gives every tool this authentication. A bearer preset on an OAuth 2.0
         scheme (a pasted access token) becomes an HTTP bearer scheme of its own; an OAuth
         grant preset keeps its flow only. With an instance URL, every operation is served
-        there, and relative OAuth URLs (ServiceNow's /oauth_token.do) are resolved on it."""
+        there, and relative OAuth URLs (ServiceNow's /oauth_token.do) are resolved on it;
+        `oauth` fills the flow URLs' placeholders (Microsoft's {tenant})."""
         document = copy.deepcopy(self.document)
         schemes = document["components"]["securitySchemes"]
         names = list(preset.schemes)
@@ -99,7 +107,7 @@ class Connector:
             for name in names:
                 flows = schemes[name].get("flows") or {}
                 kept = {k: v for k, v in flows.items() if k == OAUTH_FLOWS[preset.type]}
-                schemes[name]["flows"] = _resolved(kept, instance_url)
+                schemes[name]["flows"] = _resolved(kept, instance_url, oauth or {})
         if instance_url:
             document["servers"] = [{"url": instance_url}]
         if preset.type == "bearer":
@@ -116,7 +124,10 @@ class Connector:
         keep = set(names)
 
         def only_preset(requirements: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            renamed = [{_rename(k, preset, names): v for k, v in r.items()} for r in requirements]
+            renamed = [
+                {_rename(k, preset, names): list(preset.scopes) or v for k, v in r.items()}
+                for r in requirements
+            ]
             return [r for r in renamed if r and set(r) <= keep]
 
         document["security"] = only_preset(document.get("security") or [])
@@ -136,11 +147,15 @@ class Connector:
         return document
 
 
-def _resolved(flows: dict[str, Any], base: str) -> dict[str, Any]:
-    url_keys = ("authorizationUrl", "tokenUrl", "refreshUrl")
+def _resolved(flows: dict[str, Any], base: str, values: dict[str, str]) -> dict[str, Any]:
+    def url(value: str) -> str:
+        for name, filled in values.items():
+            value = value.replace("{" + name + "}", quote(filled, safe=""))
+        return urljoin(base + "/", value) if base else value
+
+    keys = ("authorizationUrl", "tokenUrl", "refreshUrl")
     return {
-        flow: {k: urljoin(base + "/", v) if k in url_keys and base else v for k, v in f.items()}
-        for flow, f in flows.items()
+        flow: {k: url(v) if k in keys else v for k, v in f.items()} for flow, f in flows.items()
     }
 
 
@@ -171,6 +186,7 @@ def _preset(raw: dict[str, Any]) -> AuthPreset:
         fields=dict(fields),
         help=raw.get("help", ""),
         optional=frozenset(optional),
+        scopes=tuple(raw.get("scopes") or ()),
     )
 
 
@@ -184,6 +200,7 @@ def _setting(raw: dict[str, Any]) -> Setting:
         default=str(raw.get("default", "")),
         help=raw.get("help", ""),
         operations=tuple(raw.get("operations") or ()),
+        presets=tuple(raw.get("presets") or ()),
     )
 
 

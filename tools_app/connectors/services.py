@@ -51,6 +51,7 @@ def connector_summary(connector: Connector) -> dict[str, Any]:
                 "required": s.required,
                 "default": s.default,
                 "help": s.help,
+                "presets": list(s.presets),
             }
             for s in connector.settings
         ],
@@ -179,13 +180,17 @@ def connector_add(*, user, slug: str, data: Any) -> ToolSource:
         errors += _unknown(credentials, preset.fields, "credentials", f"sign-in {preset.id}")
     values = _strings(data, "settings", errors)
     errors += _unknown(values, {s.id for s in connector.settings}, "settings", connector.name)
-    fixed = []
+    fixed, oauth = [], {}
     for setting in connector.settings:
         value = values.get(setting.id) or setting.default
+        if not setting.applies_to(preset):
+            continue
         if not value and setting.required:
             errors.append(
                 {"path": f"$.settings.{setting.id}", "message": f"{setting.label} is required"}
             )
+        elif value and setting.where == "oauth":  # a placeholder of the OAuth URLs
+            oauth[setting.name] = value
         elif value:
             fixed.append(
                 {
@@ -205,11 +210,16 @@ def connector_add(*, user, slug: str, data: Any) -> ToolSource:
     return openapi_import(
         user=user,
         picks=picks,
-        document=connector.document_for(preset, instance_url),
+        document=connector.document_for(preset, instance_url, oauth),
         name=f"{connector.name} ({host})" if host else connector.name,
         base_url=instance_url or None,
         credentials={k: v for k, v in credentials.items() if k in preset.fields},
-        config={"connector": connector.slug, "auth_preset": preset.id, "fixed": fixed},
+        config={
+            "connector": connector.slug,
+            "auth_preset": preset.id,
+            "fixed": fixed,
+            "oauth": oauth,
+        },
     )
 
 
@@ -220,4 +230,5 @@ def connector_document(source: ToolSource) -> dict[str, Any] | None:
     preset = connector.preset(source.config.get("auth_preset", "")) if connector else None
     if connector is None or preset is None:
         return None
-    return connector.document_for(preset, source.config.get("base_url", ""))
+    config = source.config
+    return connector.document_for(preset, config.get("base_url", ""), config.get("oauth"))

@@ -48,6 +48,11 @@ function renderDetail(connector) {
   const showPreset = (preset) => {
     creds.replaceChildren(...credentialFields(preset));
     presetHelp.textContent = preset.help || "";
+    // Settings that belong to some sign-ins only (e.g. the tenant of Microsoft's OAuth).
+    for (const label of $$("[data-setting-presets]", box)) {
+      const presets = label.dataset.settingPresets.split(" ").filter(Boolean);
+      label.hidden = presets.length > 0 && !presets.includes(preset.id);
+    }
   };
   const instance = connector.instance;
   const rows = connector.operations.map((op) => h("tr", { "data-key": op.key },
@@ -69,7 +74,7 @@ function renderDetail(connector) {
           available.map((p, i) => h("label", {}, h("input", { type: "radio", name: "auth", value: p.id, checked: i === 0, "data-path": "$.auth", onchange: () => showPreset(p) }), p.label)),
           waiting.map((p) => h("span", { class: "preset-waits", "data-waiting": p.id }, `${p.label}: not available yet in this studio`))),
         presetHelp, creds),
-      connector.settings.map((s) => h("label", {}, `${s.label}${s.required ? "" : " (optional)"}`,
+      connector.settings.map((s) => h("label", { "data-setting-presets": s.presets.join(" ") }, `${s.label}${s.required ? "" : " (optional)"}`,
         h("input", { type: "text", value: s.default, "data-setting": s.id, "data-path": `$.settings.${s.id}` }),
         h("span", { class: "muted small" }, s.help || "")))),
     h("table", { class: "ops" },
@@ -131,7 +136,8 @@ async function connect(connector, form, button) {
   const picks = $$("tbody tr", form).filter((tr) => $(".op-pick", tr).checked)
     .map((tr) => ({ key: tr.dataset.key, name: $(".op-name", tr).value.trim() }));
   const credentials = Object.fromEntries($$("[data-cred]", form).map((i) => [i.dataset.cred, i.value]));
-  const settings = Object.fromEntries($$("[data-setting]", form).map((i) => [i.dataset.setting, i.value]));
+  const settings = Object.fromEntries($$("[data-setting]", form).filter((i) => !i.closest("label").hidden)
+    .map((i) => [i.dataset.setting, i.value]));
   const body = {
     instance_url: $("#instance-url").value.trim(),
     auth: ($("input[name=auth]:checked", form) || {}).value || "",

@@ -40,6 +40,13 @@ def test_each_manifest_matches_its_valid_spec(slug):
             assert field in preset.fields, (preset.id, field)
     assert any(p.available for p in connector.auth), "a connector usable today"
     for setting in connector.settings:
+        assert all(connector.preset(p) for p in setting.presets), setting.id
+        if setting.where == "oauth":  # a placeholder of its presets' OAuth URLs
+            flows = [
+                schemes[n]["flows"] for p in setting.presets for n in connector.preset(p).schemes
+            ]
+            assert any("{" + setting.name + "}" in str(f) for f in flows), setting.id
+            continue
         declared = [
             (p["in"], p["name"])
             for key in (setting.operations or [k for k, _ in connector.operations])
@@ -112,3 +119,18 @@ def test_an_instance_url_serves_every_operation_and_resolves_relative_oauth_urls
     bases = {op.config["base_url"] for op in spec_operations(proxied)}
     assert bases == {"https://maps-proxy.example"}
     assert len({op.config["base_url"] for op in maps.spec_operations().values()}) == 3
+
+
+def test_an_oauth_preset_asks_for_its_scopes_and_fills_the_tenant():
+    graph = catalogue()["sharepoint"]
+    delegated = graph.document_for(graph.preset("oauth"), oauth={"tenant": "contoso.example"})
+    assert delegated["security"] == [
+        {"oauth2": ["Sites.Read.All", "Files.Read.All", "offline_access"]}
+    ]
+    flow = delegated["components"]["securitySchemes"]["oauth2"]["flows"]["authorizationCode"]
+    assert flow["tokenUrl"] == (
+        "https://login.microsoftonline.com/contoso.example/oauth2/v2.0/token"
+    )
+    tenant = next(s for s in graph.settings if s.id == "tenant")
+    assert tenant.applies_to(graph.preset("client_credentials"))
+    assert not tenant.applies_to(graph.preset("access_token"))
