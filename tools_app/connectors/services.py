@@ -127,6 +127,10 @@ def _instance_errors(connector: Connector, url: str) -> Errors:
     verdict = url_verdict(url)
     if verdict.status == REFUSED:
         return [{"path": "$.instance_url", "message": verdict.message}]
+    if parts.scheme == "http" and not verdict.private_network:
+        # Plain HTTP only inside a private network the operator allows: elsewhere the
+        # credentials would cross the internet in clear.
+        return [{"path": "$.instance_url", "message": "must use https (credentials are sent)"}]
     return []
 
 

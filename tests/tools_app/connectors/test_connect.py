@@ -53,7 +53,15 @@ def test_a_missing_instance_url_and_credentials_are_named(api):
 
 
 @pytest.mark.parametrize(
-    "url", ["not a url", "ftp://host/", "https://", "https://h/?q=1", "https://u:p@h"]
+    "url",
+    [
+        "not a url",
+        "ftp://host/",
+        "https://",
+        "https://h/?q=1",
+        "https://u:p@h",
+        "http://93.184.215.14",  # plain HTTP outside an allowed private network
+    ],
 )
 def test_a_bad_instance_url_is_400(api, url):
     body = {"instance_url": url, "credentials": CREDENTIALS}
