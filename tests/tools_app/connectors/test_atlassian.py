@@ -42,7 +42,7 @@ def test_jira_search_sends_jql_fields_and_basic_auth_and_pages_by_token(jira, ru
     assert body["issues"][0]["fields"] == {"summary": "Issue 1", "status": {"name": "To Do"}}
     assert body["isLast"] is False
     keys = [i["key"] for i in body["issues"]]
-    while not body["isLast"]:
+    while body.get("nextPageToken"):
         page = run_tool(
             "jira_search_issues", {"query": {**query, "nextPageToken": body["nextPageToken"]}}
         )

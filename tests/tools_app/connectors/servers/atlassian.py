@@ -86,6 +86,8 @@ def jira_app() -> Starlette:
             body["nextPageToken"] = str(start + size)
             body["isLast"] = False
         else:
+            # As documented: a null token on the last page (some sites leave it out).
+            body["nextPageToken"] = None
             body["isLast"] = True
         return JSONResponse(body)
 
