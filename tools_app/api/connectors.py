@@ -11,12 +11,8 @@ from rest_framework.views import APIView
 
 from tools_app.api.sources import SourceOutputSerializer
 from tools_app.connectors.catalogue import catalogue
-from tools_app.connectors.services import (
-    connector_add,
-    connector_detail,
-    connector_get,
-    connector_summary,
-)
+from tools_app.connectors.selectors import connector_detail, connector_get, connector_summary
+from tools_app.connectors.services import connector_add
 
 TAG = ["connectors"]
 

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from studio.exceptions import ApplicationError, NotFound
 from studio.parsers import StudioJSONParser
-from tools_app.connectors.services import connector_document
+from tools_app.connectors.selectors import connector_document
 from tools_app.models import Tool, ToolSource
 from tools_app.models_sources import SourceKind
 from tools_app.sources import a2a, mcp, openapi
