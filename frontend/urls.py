@@ -19,4 +19,5 @@ urlpatterns = [
     path("tools/<str:tool_name>/edit/", views.tools, {"view": "edit"}, name="tool-edit"),
     path("sources/", views.sources, name="sources"),
     path("connectors/", views.connectors, name="connectors"),
+    path("settings/", views.settings_page, name="settings"),
 ]

@@ -11,10 +11,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from studio.exceptions import ApplicationError
+from tools_app.auth import TLS_FIELDS, credentials_errors
+from tools_app.auth.pem import ssl_context
 from tools_app.models import Tool, ToolKind, ToolSource
 from tools_app.models_sources import SourceKind
-from tools_app.sources.common import fetch_text, names_check, set_credentials
+from tools_app.sources.common import fetch_text, get_credentials, names_check, set_credentials
 from tools_app.sources.openapi_load import SpecError, spec_load
+from tools_app.sources.openapi_security import openid_completed
 from tools_app.sources.openapi_spec import (
     Operation,
     server_urls,
@@ -26,15 +29,40 @@ from tools_app.sources.openapi_validate import spec_validate
 MAX_SPEC_BYTES = 5_000_000
 
 
+def _refuse(errors: dict[str, str]) -> None:
+    """400 with each unusable credential at its JSON path (none: nothing happens)."""
+    if errors:
+        path, message = next(iter(errors.items()))
+        raise ApplicationError(
+            f"{path}: {message}",
+            code="invalid_credentials",
+            extra={"errors": [{"path": p, "message": m} for p, m in errors.items()]},
+        )
+
+
+def _tls(credentials: dict[str, Any] | None) -> dict[str, str]:
+    """The TLS material among `credentials` (checked: 400 at its path when unusable)."""
+    tls = {k: v for k, v in (credentials or {}).items() if k in TLS_FIELDS and v}
+    errors = credentials_errors(None, tls, path="$.credentials") if tls else {}
+    _refuse(errors)
+    return tls
+
+
 def _document(
-    *, text: str | bytes | None, url: str | None, document: dict[str, Any] | None = None
+    *,
+    text: str | bytes | None,
+    url: str | None,
+    tls: dict[str, str] | None = None,
+    document: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], str]:
-    """The parsed and validated document, and the URL it came from ("" if pasted or
-    given as a document, like a connector's)."""
+    """The parsed and validated document, and the URL it came from ("" if pasted or given
+    as a document, like a connector's); a spec fetched by URL uses the TLS material given
+    (a private CA, a client certificate)."""
     if document is not None:
         return _validated(document), ""
     if url:
-        text = async_to_sync(fetch_text)(url, max_bytes=MAX_SPEC_BYTES)
+        context = ssl_context(tls) if tls else None
+        text = async_to_sync(fetch_text)(url, max_bytes=MAX_SPEC_BYTES, ssl_context=context)
     if text is None:
         raise ApplicationError("Give the spec as text, as a file or as a URL.", code="no_spec")
     if len(text) > MAX_SPEC_BYTES:
@@ -73,9 +101,14 @@ def _operations(document: dict[str, Any], url: str) -> list[Operation]:
         ) from None
 
 
-def openapi_preview(*, text: str | bytes | None = None, url: str | None = None) -> dict[str, Any]:
+def openapi_preview(
+    *,
+    text: str | bytes | None = None,
+    url: str | None = None,
+    credentials: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """Validate a spec and list its operations (nothing is stored)."""
-    document, url = _document(text=text, url=url)
+    document, url = _document(text=text, url=url, tls=_tls(credentials))
     operations = _operations(document, url)
     taken = set(
         Tool.objects.filter(name__in=[o.suggested_name for o in operations]).values_list(
@@ -160,7 +193,8 @@ def openapi_import(
     The spec comes as `text`, `url` or an already parsed `document` (a connector's);
     `name` and `config` (e.g. fixed parameter values) are the source's own.
     """
-    document, url = _document(text=text, url=url, document=document)
+    tls = _tls(credentials)
+    document, url = _document(text=text, url=url, tls=tls, document=document)
     by_key = {op.key: op for op in _operations(document, url)}
     if not picks:
         raise ApplicationError("Pick at least one operation.", code="no_operations")
@@ -180,6 +214,8 @@ def openapi_import(
             code="invalid_picks",
             extra={"errors": errors},
         )
+    auths = _auths([by_key[p["key"]] for p in picks])
+    _check_credentials(auths, credentials)
     source = ToolSource.objects.create(
         kind=SourceKind.OPENAPI,
         name=name or spec_title(document),
@@ -189,14 +225,45 @@ def openapi_import(
         config={**(config or {}), "base_url": base_url or ""},
         imported_at=timezone.now(),
     )
+    if tls and url:  # kept for re-imports from the same URL
+        set_credentials(source, tls)
     for pick, tool_name in zip(picks, names, strict=True):
         fields = _tool_fields(by_key[pick["key"]], source)
+        fields["config"]["auth"] = auths.get(pick["key"])
         if base_url:
             fields["config"]["base_url"] = base_url.rstrip("/")
         tool = Tool.objects.create(name=tool_name, kind=ToolKind.OPENAPI, owner=user, **fields)
         if credentials:
             set_credentials(tool, credentials)
     return source
+
+
+def _auths(operations: list[Operation]) -> dict[str, dict[str, Any] | None]:
+    """Each picked operation's auth config, OpenID Connect schemes completed from their
+    discovery document (read once per URL)."""
+    discovered: dict[str, dict[str, Any]] = {}
+    auths: dict[str, dict[str, Any] | None] = {}
+    for op in operations:
+        auth = op.config.get("auth")
+        if auth and auth.get("openid_url"):
+            url = auth["openid_url"]
+            if url not in discovered:
+                discovered[url] = async_to_sync(openid_completed)(auth)
+            auth = {**discovered[url], "scheme": auth.get("scheme", "")}
+        auths[op.key] = auth
+    return auths
+
+
+def _check_credentials(
+    auths: dict[str, dict[str, Any] | None], credentials: dict[str, str] | None
+) -> None:
+    """The credentials given at import must suit the picked operations' auth."""
+    if not credentials:
+        return
+    errors: dict[str, str] = {}
+    for auth in auths.values():
+        errors.update(credentials_errors(auth, credentials, path="$.credentials"))
+    _refuse(errors)
 
 
 # --- re-import ---------------------------------------------------------------------------
@@ -253,7 +320,8 @@ def _new_version(
     else fetched again from the source's own URL."""
     if document is None and text is None:
         url = url or source.url
-    return _document(text=text, url=url, document=document)
+    tls = get_credentials(source) if source.credentials_encrypted else None
+    return _document(text=text, url=url, tls=tls, document=document)
 
 
 def openapi_diff(
@@ -323,6 +391,9 @@ def openapi_reimport(
         if source.config.get("base_url"):
             fields["config"]["base_url"] = source.config["base_url"].rstrip("/")
         fields["config"] = {**tool.config, **fields["config"]}  # keep follow_redirects etc.
+        kept = (tool.config.get("auth") or {}).get("openid_url")
+        if kept and kept == (fields["config"].get("auth") or {}).get("openid_url"):
+            fields["config"]["auth"] = tool.config["auth"]  # completed by discovery at import
         if any(getattr(tool, k) != v for k, v in fields.items()):
             for k, v in fields.items():
                 setattr(tool, k, v)
