@@ -22,7 +22,7 @@ from studio.parsers import StudioJSONParser
 from tools_app.connectors.selectors import connector_document
 from tools_app.models import Tool, ToolSource
 from tools_app.models_sources import SourceKind
-from tools_app.sources import a2a, mcp, openapi
+from tools_app.sources import a2a, mcp, openapi, openapi_reimport
 
 TAG = ["sources"]
 # A spec comes as JSON text, or as a file upload (multipart) or a form.
@@ -224,7 +224,7 @@ class OpenApiDiffApi(APIView):
     def post(self, request: Request, source_id: int) -> Response:
         source = _source(request, source_id, SourceKind.OPENAPI)
         data = _valid(ReimportInputSerializer, request)
-        diff = openapi.openapi_diff(source=source, **_new_spec_args(source, data))
+        diff = openapi_reimport.openapi_diff(source=source, **_new_spec_args(source, data))
         diff.pop("document")
         return Response(diff)
 
@@ -238,7 +238,7 @@ class OpenApiReimportApi(APIView):
     def post(self, request: Request, source_id: int) -> Response:
         source = _source(request, source_id, SourceKind.OPENAPI)
         data = _valid(ReimportInputSerializer, request)
-        result = openapi.openapi_reimport(
+        result = openapi_reimport.openapi_reimport(
             source=source, add=data.get("add"), **_new_spec_args(source, data)
         )
         return Response(result)
