@@ -213,3 +213,28 @@ def test_a_connector_tool_binds_to_the_users_agent(api, owner, jira_url):
     assert response.status_code == 201, response.json()
     assert (response.json()["tool_kind"], response.json()["key"]) == ("openapi", "find_issues")
     assert response.json()["tool_description"].startswith("Search Jira issues with JQL")
+
+
+def test_oauth_presets_make_tools_with_the_oauth_config(api):
+    # ServiceNow's relative OAuth URLs resolve on the instance.
+    body = {
+        "instance_url": "https://acme.service-now.com",
+        "auth": "oauth",
+        "credentials": {"client_id": "cid", "client_secret": "secret"},
+    }
+    assert api.post("/api/connectors/servicenow/add", body, format="json").status_code == 201
+    auth = Tool.objects.get(name="servicenow_list_incidents").config["auth"]
+    assert auth["type"] == "oauth2_authorization_code"
+    assert auth["token_url"] == "https://acme.service-now.com/oauth_token.do"
+    # Graph's client credentials need the tenant, which goes into the token URL.
+    graph = {"auth": "client_credentials", "credentials": {"client_id": "c", "client_secret": "s"}}
+    errors = _errors(api.post("/api/connectors/sharepoint/add", graph, format="json"))
+    assert errors == {"$.settings.tenant": "Directory (tenant) ID is required"}
+    graph["settings"] = {"tenant": "contoso.example"}
+    assert api.post("/api/connectors/sharepoint/add", graph, format="json").status_code == 201
+    auth = Tool.objects.get(name="sharepoint_search").config["auth"]
+    assert auth["type"] == "oauth2_client_credentials"
+    assert (
+        auth["token_url"] == "https://login.microsoftonline.com/contoso.example/oauth2/v2.0/token"
+    )
+    assert auth["scopes"] == ["https://graph.microsoft.com/.default"]
