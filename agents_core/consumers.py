@@ -90,12 +90,14 @@ class ThreadConsumer(JsonFrameConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         async with self.sending:
             local = live.owner(self.thread_id)
-            if self.last_seq > (local.seq or 0 if local else stored) and (
-                local or not await _in_thread(_streaming)(self.thread_id)
-            ):
-                # The client was sent events that were never stored (their run's process
-                # died before it stored them): it starts over from what is stored.
-                await self._reset(stored)
+            if self.last_seq > stored and (local is None or local.seq is not None):
+                lost = await _in_thread(_stored_if_lost)(
+                    self.thread_id, self.last_seq, local.seq if local else None
+                )
+                if lost is not None:
+                    # The client was sent events that were never stored (their run's
+                    # process died before it stored them): it starts over from the store.
+                    await self._reset(lost)
             await self._catch_up()
 
     async def disconnect(self, code: int) -> None:
@@ -262,11 +264,17 @@ def _stored_seq(user: Any, thread_id: Any) -> int | None:
     return threads_for(user).filter(pk=thread_id).values_list("last_seq", flat=True).first()
 
 
-def _streaming(thread_id: Any) -> bool:
-    """Whether a run streams on the thread (its process may hold unstored events)."""
-    from agents_core.models import Run
+def _stored_if_lost(thread_id: Any, after: int, owner_seq: int | None) -> int | None:
+    """The thread's last stored seq when a client that was sent up to `after` saw events
+    that exist nowhere (else None): beyond what is stored, with no run streaming (whose
+    process may hold them unstored) or beyond this process's run's numbering. The run is
+    looked for first: a run that is not running any more has stored everything."""
+    from agents_core.models import Run, Thread
 
-    return Run.objects.running().filter(thread_id=thread_id).exists()
+    if owner_seq is None and Run.objects.running().filter(thread_id=thread_id).exists():
+        return None
+    last = Thread.objects.values_list("last_seq", flat=True).get(pk=thread_id)
+    return last if after > max(last, owner_seq or 0) else None
 
 
 def _chat(user: Any, thread_id: Any, text: str, options: dict[str, Any]) -> None:

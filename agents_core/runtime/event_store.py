@@ -178,10 +178,12 @@ def _insert(rows: list[tuple[Any, Any, dict[str, Any]]]) -> None:
 def thread_seed(thread_id: Any) -> int:
     """The thread's `last_seq`, read under its row lock: a run's sink numbers its events
     from it. The lock orders the read after any writer that numbered in the database
-    before the run's sink was registered as the thread's owner (runtime/live.py)."""
+    before the run's sink was registered as the thread's owner (runtime/handoff.py). It is
+    the lock an UPDATE of the row takes (FOR NO KEY UPDATE), as numbering in the database
+    does: rows that reference the thread (their foreign key check) do not wait for it."""
     with transaction.atomic():
         found = (
-            Thread.objects.select_for_update()
+            Thread.objects.select_for_update(no_key=True)
             .filter(pk=thread_id)
             .values_list("last_seq", flat=True)
             .first()

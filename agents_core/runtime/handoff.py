@@ -91,7 +91,9 @@ def store_unless_owned(
         if not owner_gone:
             # The lock a run's sink takes to read `last_seq` (event_store.thread_seed):
             # an owner registered after this check reads what is stored here.
-            Thread.objects.select_for_update().filter(pk=thread_id).values_list("pk").first()
+            Thread.objects.select_for_update(no_key=True).filter(pk=thread_id).values_list(
+                "pk"
+            ).first()
             holder = (
                 Run.objects.running()
                 .filter(thread_id=thread_id)
