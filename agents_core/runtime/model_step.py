@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Any
 
-from agents_core.runtime import heap, model_stream, observers, plugins, stats, store
+from agents_core.runtime import fast_stream, heap, model_stream, observers, plugins, stats, store
 from agents_core.runtime.db import db
 from agents_core.runtime.errors import Aborted, model_error
 from agents_core.runtime.fallbacks import open_stream, run_model_record
@@ -60,13 +60,18 @@ class ModelStep:
             store.step_message_start, run_id=self.run_id, thread_id=setup.thread_id
         )
 
+        sent: dict[str, Any] = {}
+
         def request(call: Any) -> dict[str, Any]:
             kwargs = setup.call_kwargs(call, memory, specs, choice)
             # One span per model tried: what each was sent, fallbacks included.
             observers.notify("model_call_started", self.run_id, step=self.step, request=kwargs)
+            sent.update(kwargs)
             return kwargs
 
         response, call = await open_stream(litellm, setup.model_calls, request)
+        # The provider's stream read without litellm's wrapper where it may be (fast_stream).
+        response = fast_stream.reader(response, litellm, sent["messages"])
         if call.requested != self.answered:
             self.answered = call.requested
             await db(run_model_record, self.run_id, call.requested)
