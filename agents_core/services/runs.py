@@ -15,6 +15,7 @@ run loop through runtime.db, Celery tasks). A run that is to execute is launched
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -119,6 +120,14 @@ def run_start(
         if not thread.title and (thread.agent.default_options or {}).get("generateTitle", True):
             title = signal.title if signal else title_summary(text)
             Thread.objects.filter(pk=thread.pk).update(title=title, title_auto=True)
+        # The run's first event is stored with its row and published once committed: the
+        # page sees the message taken at once, however many runs wait for their loop.
+        started = {"type": "run-start", "runId": str(run.pk), "agent": thread.agent.slug}
+        events_emit_sync(
+            thread_id=thread.pk,
+            run_id=run.pk,
+            events=[{**started, "resumed": False, "step": 0, "message": run.state["message"]}],
+        )
     if origin != SUBAGENT:
         active_runs.remember_hooks(run.id, hooks)
         transaction.on_commit(lambda: active_runs.launch(run.id))
@@ -181,11 +190,19 @@ def run_finish(
     thread_id: Any = None,
     partial_text: str = "",
     message_id: int | None = None,
+    model: str = "",
+    calls_open: bool = True,
+    title: bool | None = None,
 ) -> None:
     """The loop ends its run as completed, failed or aborted. What the streaming step
-    produced is kept (`message_id`, its row; `partial_text`, what it streamed) and calls
-    still open fail."""
-    with transaction.atomic():
+    produced is kept (`message_id`, its row; `partial_text`, what it streamed), calls
+    still open fail (`calls_open=False`: the loop knows none is), and `model` (when given)
+    is kept as the one that answered last. `title`: whether the thread waited for its
+    summarised title when the run loaded it (None: read now); the title task writes only
+    while it still waits."""
+    # One statement alone (a run that completed) needs no transaction of its own.
+    several = message_id is not None or bool(partial_text) or calls_open
+    with transaction.atomic() if several else contextlib.nullcontext():
         if message_id is not None:
             if partial_text:
                 Message.objects.filter(pk=message_id, parts=[]).update(
@@ -199,19 +216,21 @@ def run_finish(
                 role=MessageRole.ASSISTANT,
                 parts=[{"type": "text", "text": partial_text}],
             )
-        ToolCall.objects.filter(run_id=run_id, status__in=OPEN_CALLS).update(
-            status=ToolCallStatus.FAILED,
-            error="The run ended before this call finished.",
-            finished_at=timezone.now(),
-        )
+        if calls_open:
+            ToolCall.objects.filter(run_id=run_id, status__in=OPEN_CALLS).update(
+                status=ToolCallStatus.FAILED,
+                error="The run ended before this call finished.",
+                finished_at=timezone.now(),
+            )
         Run.objects.filter(id=run_id).update(
             status=status,
             error=error,
             usage=usage or {},
             finished_at=timezone.now(),
             state={"finalText": text} if text else {},
+            **({"model": model} if model else {}),
         )
-        if status == RunStatus.COMPLETED and title_wanted(run_id):
+        if status == RunStatus.COMPLETED and (title_wanted(run_id) if title is None else title):
             # The model's title for the thread, off the run's path (services/thread_titles.py);
             # a broker that cannot take it is logged (robust), the run still ends.
             transaction.on_commit(
