@@ -86,8 +86,8 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def wait_listening(proc: subprocess.Popen, port: int, log: str) -> None:
-    deadline = time.monotonic() + 60
+def wait_listening(proc: subprocess.Popen, port: int, log: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"{_name(proc)} exited; see {log}")
@@ -104,8 +104,12 @@ def _name(proc: subprocess.Popen) -> str:
     return " ".join(str(arg) for arg in proc.args[1:3])
 
 
-def start_studio(executor: str, port: int, stats_file: str, workers: int) -> list[subprocess.Popen]:
-    """Daphne, and with the worker executor its run workers: [daphne, worker...]."""
+def start_studio(
+    executor: str, port: int, stats_file: str, workers: int, seconds: float = 60
+) -> list[subprocess.Popen]:
+    """Daphne, and with the worker executor its run workers: [daphne, worker...]. When
+    Daphne is not listening within `seconds`, every process started is stopped (a run
+    worker left running would claim the next bench's runs)."""
     env = {
         **os.environ,
         "STUDIO_RUNTIME_STATS_FILE": stats_file,
@@ -139,7 +143,11 @@ def start_studio(executor: str, port: int, stats_file: str, workers: int) -> lis
                     command, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT
                 )
             )
-    wait_listening(procs[0], port, str(log))
+    try:
+        wait_listening(procs[0], port, str(log), seconds)
+    except BaseException:
+        stop_processes(procs)
+        raise
     return procs
 
 
