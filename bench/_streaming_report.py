@@ -29,6 +29,8 @@ def print_line(executor: str, line: dict[str, Any], rate: float, layer: str) -> 
         f"p50_ms={result['p50']:.1f} p99_ms={result['p99']:.1f} "
         f"studio_us_per_delta={studio_us:.0f} "
         f"litellm_us_per_delta={http_us:.0f} "
+        f"fast_us_per_delta={line['fast_us']:.0f} "
+        f"litellm_over_fast={http_us / line['fast_us']:.2f} "
         f"litellm_offline_us_per_delta={litellm_us:.0f} "
         f"provider_us_per_delta={line['provider_us']:.0f} "
         f"studio_over_litellm={studio_us / http_us:.2f} "
@@ -36,7 +38,8 @@ def print_line(executor: str, line: dict[str, Any], rate: float, layer: str) -> 
         f"studio_ms_per_run={line['ms_per_run']:.1f} "
         f"all_in_us_per_delta={line['all_in_us']:.0f} "
         f"litellm_unpaced_us_per_delta={line['unpaced_us']:.0f} "
-        f"studio_over_litellm_unpaced={studio_us / line['unpaced_us']:.2f}",
+        f"studio_over_litellm_unpaced={studio_us / line['unpaced_us']:.2f} "
+        f"fast_unpaced_us_per_delta={line['fast_unpaced_us']:.0f}",
         flush=True,
     )
     print(

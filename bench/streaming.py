@@ -2,6 +2,7 @@
 
     python -m bench.streaming [--streams 1,10,50,100] [--rate 30] [--seconds 8]
                               [--executor inline,worker] [--layer pubsub|core]
+    python -m bench.streaming --model-only [--streams 1,10,50,100] [--rate 30]
 
 For each run executor, starts Daphne (studio.asgi) as a subprocess with REDIS_URL set
 (channels_redis): `inline` executes the runs in Daphne's event loop; `worker` executes them
@@ -11,10 +12,11 @@ in benchmark mode: it yields `rate` deltas per second (half text, half tool-argu
 stamped `<index>@<unix time>;` when the provider yields it. One line per executor and N:
 
     executor=<> streams=<N> rate=<deltas/s each> delivered=<events> lost=<count> p50_ms=<>
-    p99_ms=<> studio_us_per_delta=<> litellm_us_per_delta=<> litellm_offline_us_per_delta=<>
+    p99_ms=<> studio_us_per_delta=<> litellm_us_per_delta=<> fast_us_per_delta=<>
+    litellm_over_fast=<> litellm_offline_us_per_delta=<>
     provider_us_per_delta=<> studio_over_litellm=<> studio_over_litellm_offline=<>
     studio_ms_per_run=<> all_in_us_per_delta=<> litellm_unpaced_us_per_delta=<>
-    studio_over_litellm_unpaced=<>
+    studio_over_litellm_unpaced=<> fast_unpaced_us_per_delta=<>
 
 then one line per N comparing the executors (`ratio ... p99_inline/p99_worker=<>`).
 
@@ -32,6 +34,14 @@ idle and its caches cold, and costs litellm about twice what one that comes 1 ms
 does (at 1 stream, 1.7-1.8 ms against 1.0-1.2 ms here). litellm_unpaced_us_per_delta is
 the one-stream, 1 ms-apart figure of litellm's own HTTP path, and
 studio_over_litellm_unpaced compares with it.
+fast_us_per_delta (and fast_unpaced_us_per_delta) is the same stream read on the run
+loop's fast path (agents_core/runtime/fast_stream.py: litellm sends the request, the loop
+parses the provider's events itself), measured right after litellm's, and
+litellm_over_fast the ratio. `--model-only` measures just these, without the studio: for
+the OpenAI and the Anthropic protocol, unpaced and at `rate` for each N, one line each
+(`model protocol=<> streams=<> rate=<> litellm_us_per_chunk=<> fast_us_per_chunk=<>
+litellm_over_fast=<> transport_us_per_read=<> loadavg=<>`; the transport figure is the
+response's bytes alone as litellm's HTTP client delivers them, the floor under both).
 litellm_offline_us_per_delta is what litellm's stream wrapper costs per chunk over the
 offline provider that the chats of the bench use (litellm over the provider minus the
 provider alone), read as the run loop reads it: up to litellm's last chunk, without the
@@ -77,6 +87,7 @@ from typing import Any
 
 from bench._model_cpu import (
     assembly_us_per_chunk,
+    http_paths_us_per_chunk,
     litellm_http_us_per_chunk,
     model_us_per_chunk,
     paced_chunks,
@@ -134,6 +145,25 @@ def main() -> None:
         help="run executors to compare: inline (in Daphne), worker (a run worker process)",
     )
     options.add_argument(
+        "--model-only",
+        action="store_true",
+        help="measure only the model client: litellm's stream wrapper vs the run loop's fast "
+        "path, OpenAI and Anthropic protocols, unpaced and at --rate for each of --streams",
+    )
+    options.add_argument(
+        "--protocols",
+        default="openai,anthropic",
+        help="with --model-only: the model protocols to measure",
+    )
+    options.add_argument(
+        "--model-chunks",
+        type=int,
+        default=0,
+        help="with --model-only: chunks per paced stream (default: as the chats' phases, "
+        "90 up to 10 streams, 60 above; more makes the marginal figure steadier at large N, "
+        "where the requests' own CPU is most of a phase's)",
+    )
+    options.add_argument(
         "--layer",
         choices=["core", "pubsub"],
         default="pubsub",
@@ -144,7 +174,6 @@ def main() -> None:
     # left running, a run worker of a stopped bench claims the next bench's runs.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.environ["STUDIO_BENCH_LAYER"] = args.layer
-    user, cookie = setup()
     (ROOT / ".studio").mkdir(exist_ok=True)
     model_port = free_port()
     # The studio processes started below may send model calls to this server and no other
@@ -160,9 +189,45 @@ def main() -> None:
         )
     try:
         wait_listening(model, model_port, str(model_log))
+        if args.model_only:
+            model_paths(args, f"http://127.0.0.1:{model_port}/v1")
+            return
+        user, cookie = setup()
         _run(args, user, cookie, f"http://127.0.0.1:{model_port}/v1")
     finally:
         stop_processes([model])
+
+
+def model_paths(args: argparse.Namespace, model_base: str) -> None:
+    """--model-only: litellm's stream wrapper and the run loop's fast path over litellm's
+    real HTTP path, side by side, per protocol: unpaced (one stream, chunks 1 ms apart),
+    then at `rate` chunks a second for each N of --streams. One line each, with the load
+    average when it was measured. transport_us_per_read is the floor under both: the same
+    response's bytes as litellm's HTTP client delivers them, unparsed (one read a chunk)."""
+    asyncio.run(litellm_http_us_per_chunk(model_base, 100))  # imports and first calls
+    paces: list[tuple[int, float | None]] = [(1, None)]
+    paces += [(int(n), args.rate) for n in args.streams.split(",")]
+    for protocol in args.protocols.split(","):
+        for streams, rate in paces:
+            wrapper, fast, transport = asyncio.run(
+                http_paths_us_per_chunk(
+                    model_base,
+                    streams,
+                    rate,
+                    protocol,
+                    ("wrapper", "fast", "transport"),
+                    args.model_chunks,
+                )
+            )
+            pace = "unpaced" if rate is None else f"{rate:g}"
+            print(
+                f"model protocol={protocol} streams={streams} rate={pace} "
+                f"litellm_us_per_chunk={wrapper:.0f} fast_us_per_chunk={fast:.0f} "
+                f"litellm_over_fast={wrapper / fast:.2f} "
+                f"transport_us_per_read={transport:.0f} "
+                f"loadavg={os.getloadavg()[0]:.2f}",
+                flush=True,
+            )
 
 
 def _run(args: argparse.Namespace, user: Any, cookie: str, model_base: str) -> None:
@@ -235,12 +300,13 @@ def measure_executor(
             # (setup, memory, saving the step, the tool call, the second model call).
             fixed = phase(user, cookie, base, pids, streams, rate, 2 / rate, stagger)
             # Measured now, between the phases: a shared machine's speed drifts.
-            http_us, litellm_us, provider_us = asyncio.run(
+            http_us, fast_us, litellm_us, provider_us = asyncio.run(
                 model_us_per_chunk(model_base, streams, rate)
             )
-            unpaced_us = assembly_us = float("nan")
+            unpaced_us = fast_unpaced_us = assembly_us = float("nan")
             if model_base is not None:
                 unpaced_us = asyncio.run(litellm_http_us_per_chunk(model_base))
+                fast_unpaced_us = asyncio.run(litellm_http_us_per_chunk(model_base, path="fast"))
                 assembly_us = asyncio.run(assembly_us_per_chunk())
             model_us = litellm_us + provider_us
             studio_us = (
@@ -251,9 +317,11 @@ def measure_executor(
                 "result": result,
                 "fixed": fixed,
                 "http_us": http_us,
+                "fast_us": fast_us,
                 "litellm_us": litellm_us,
                 "provider_us": provider_us,
                 "unpaced_us": unpaced_us,
+                "fast_unpaced_us": fast_unpaced_us,
                 "assembly_us": assembly_us,
                 "model_us": model_us,
                 "studio_us": studio_us,

@@ -1,6 +1,7 @@
 """The studio's overhead on a trivial sync tool, and the Python sandbox's start cost.
 
     python -m bench.tool_overhead            (or `make bench`, which runs every bench)
+    python -m bench.tool_overhead --parts sandbox   (only the Python sandbox's part)
 
 1. `unit_convert` (a demo code tool, microseconds of work) called:
    directly as a function; through the pipeline `run_tool` (validation, timeout, output
@@ -8,11 +9,10 @@
    execute endpoint in-process (Django + DRF, no socket); and over HTTP to a Daphne
    server on 127.0.0.1 (the full round trip a browser pays). Each is a median per call
    and a ratio to the direct call.
-2. A Python tool's sandbox start: median wall time of one `return input` run, next to
-   the bare spawn of `/usr/bin/python3 -I -S -c pass`, with ratios, for each way this
-   machine can isolate a run: bwrap with its own uid and cgroup (the default), bwrap
-   without the cgroup, and the weak rlimits mode (what each step of the start costs:
-   the pool slot and uid, the cgroup, the namespaces).
+2. A Python tool's sandboxed run next to the bare spawn of `python3 -I -S -c pass`,
+   with ratios: with a spare started ahead (the default), started on demand per
+   isolation mode, where a start's time goes, back to back and CPU per run
+   (bench/sandbox_start.py; `--parts sandbox` runs only this part).
 The ToolRun rows and the user the bench creates are deleted at the end.
 """
 
@@ -30,7 +30,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 INPUT = {"value": 3, "from": "km", "to": "mi"}
 REPEAT = int(os.environ.get("BENCH_REPEAT", "200"))
-SANDBOX_REPEAT = int(os.environ.get("BENCH_SANDBOX_REPEAT", "15"))
 
 
 def median_seconds(fn: Callable[[], Any], repeat: int, warmup: int = 3) -> float:
@@ -180,60 +179,24 @@ def over_http(token: str, repeat: int = REPEAT) -> float:
         proc.wait(timeout=10)
 
 
-def sandbox_starts() -> None:
-    from dataclasses import replace
+def main(argv: list[str] | None = None) -> None:
+    import argparse
 
-    from asgiref.sync import async_to_sync
-
-    from tools_app.types.python import host_config, run_limits
-    from tools_app.types.python.isolation import available_modes
-    from tools_app.types.python.sandbox import sandbox_run
-
-    host, limits = host_config(), run_limits()
-    spawn = median_seconds(
-        lambda: subprocess.run([host.python, "-I", "-S", "-c", "pass"], check=True),
-        SANDBOX_REPEAT,
-        warmup=2,
-    )
-    rows = [(f"bare spawn: {host.python} -I -S -c pass", spawn)]
-    variants = [
-        ("bwrap, own uid, own cgroup", {"isolation": "bwrap"}),
-        ("bwrap, own uid, no cgroup", {"isolation": "bwrap", "cgroup": "off"}),
-        ("rlimits (weak), own uid, own cgroup", {"isolation": "rlimits"}),
-    ]
-    modes = available_modes(host)
-    for label, changes in variants:
-        if changes["isolation"] not in modes:
-            continue
-        variant = replace(host, **changes)
-
-        def one(variant: Any = variant) -> None:
-            result = async_to_sync(sandbox_run)(
-                "return input", 1, timeout=10, host=variant, limits=limits
-            )
-            assert result["ok"], result
-
-        rows.append((f"sandbox run: {label}", median_seconds(one, SANDBOX_REPEAT, 2)))
-    table(
-        f"Python tool start cost, median of {SANDBOX_REPEAT} runs (ratio to a bare spawn)",
-        rows,
-        spawn,
-    )
-    in_process = median_seconds(lambda: (lambda value: value)(1), REPEAT * 10)
-    print(
-        f"  (the same `return input` as an in-process call: {in_process * 1e6:.2f} µs; "
-        f"a bwrap run costs {rows[1][1] / in_process:,.0f}x that)"
-        if len(rows) > 1
-        else ""
-    )
-
-
-def main() -> None:
     from bench import setup_django
+    from bench.sandbox_start import sandbox_starts
 
+    parser = argparse.ArgumentParser(description="The tool path's overhead.")
+    parser.add_argument(
+        "--parts",
+        default="tools,sandbox",
+        help="comma-separated: tools (the trivial tool's paths), sandbox (a Python run's start)",
+    )
+    parts = set(parser.parse_args(argv).parts.split(","))
     setup_django()
-    tool_paths()
-    sandbox_starts()
+    if "tools" in parts:
+        tool_paths()
+    if "sandbox" in parts:
+        sandbox_starts()
 
 
 if __name__ == "__main__":

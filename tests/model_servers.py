@@ -25,6 +25,17 @@ class Reply:
     text: str = "OK"
     status: int = 200  # another status: the provider's error body with it
     error: str = "Rate limit reached"
+    # A tool call after the text: (name, its arguments as JSON text), streamed in pieces.
+    tool: tuple[str, str] | None = None
+    # Raw SSE text sent after the first text event instead of the rest of the stream (a
+    # malformed event, an error event; "" drops the connection there).
+    broken: str | None = None
+    linger: float = 0.0  # seconds between the stream's end marker and the end of its body
+
+    def pieces(self) -> list[str]:
+        """The tool call's arguments in 5-character pieces."""
+        arguments = self.tool[1] if self.tool else ""
+        return [arguments[i : i + 5] for i in range(0, len(arguments), 5)]
 
 
 @dataclass
@@ -58,6 +69,10 @@ class ModelServer:
             await response.prepare(request)
             for event in self.events(body, reply):
                 await response.write(event.encode())
+            await asyncio.sleep(reply.linger)
+            if reply.broken == "":  # the connection drops mid-stream
+                await asyncio.sleep(0.05)
+                request.transport.abort()
             return response
         return web.json_response(self.whole(body, reply))
 
@@ -101,7 +116,17 @@ class OpenAIServer(ModelServer):
         model = body["model"]
         out = [self._chunk(model, {"role": "assistant", "content": ""})]
         out += [self._chunk(model, {"content": word}) for word in reply.text.split(" ") if word]
-        out.append(self._chunk(model, {}, "stop"))
+        if reply.broken is not None:
+            return [*out[:2], reply.broken]
+        if reply.tool:
+            start = {"index": 0, "id": "call_1", "type": "function"}
+            start["function"] = {"name": reply.tool[0], "arguments": ""}
+            out.append(self._chunk(model, {"tool_calls": [start]}))
+            out += [
+                self._chunk(model, {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+                for piece in reply.pieces()
+            ]
+        out.append(self._chunk(model, {}, "tool_calls" if reply.tool else "stop"))
         if (body.get("stream_options") or {}).get("include_usage"):
             usage = {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}
             chunk = json.loads(self._chunk(model, {})[6:])
@@ -162,12 +187,24 @@ class AnthropicServer(ModelServer):
         for word in reply.text.split(" "):
             delta = {"type": "text_delta", "text": word + " "}
             out.append(self._event("content_block_delta", {"index": 0, "delta": delta}))
+        if reply.broken is not None:
+            return [*out[:3], reply.broken]
+        out.append(self._event("content_block_stop", {"index": 0}))
+        if reply.tool:
+            block = {"type": "tool_use", "id": "toolu_1", "name": reply.tool[0], "input": {}}
+            out.append(self._event("content_block_start", {"index": 1, "content_block": block}))
+            for piece in reply.pieces():
+                delta = {"type": "input_json_delta", "partial_json": piece}
+                out.append(self._event("content_block_delta", {"index": 1, "delta": delta}))
+            out.append(self._event("content_block_stop", {"index": 1}))
         out += [
-            self._event("content_block_stop", {"index": 0}),
             self._event(
                 "message_delta",
                 {
-                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                    "delta": {
+                        "stop_reason": "tool_use" if reply.tool else "end_turn",
+                        "stop_sequence": None,
+                    },
                     "usage": {"output_tokens": 2},
                 },
             ),

@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Any
 
-from agents_core.runtime import heap, model_stream, observers, stats, store
+from agents_core.runtime import fast_stream, heap, model_stream, observers, stats, store
 from agents_core.runtime.db import db
 from agents_core.runtime.errors import Aborted, model_error
 from agents_core.runtime.fallbacks import open_stream
@@ -58,13 +58,18 @@ class ModelStep:
         choice = setup.tool_choice()
         self._check_abort()
 
+        sent: dict[str, Any] = {}
+
         def request(call: Any) -> dict[str, Any]:
             kwargs = setup.call_kwargs(call, memory, specs, choice)
             # One span per model tried: what each was sent, fallbacks included.
             observers.notify("model_call_started", self.run_id, step=self.step, request=kwargs)
+            sent.update(kwargs)
             return kwargs
 
         response, call = await open_stream(litellm, setup.model_calls, request)
+        # The provider's stream read without litellm's wrapper where it may be (fast_stream).
+        response = fast_stream.reader(response, litellm, sent["messages"])
         # Kept on the run with the step (store.step_save), or by run_finish if it fails.
         self.answered = call.requested
         allowed = {spec.name: spec for spec in specs} if choice != "none" else {}

@@ -40,7 +40,7 @@ def reported_usage(chunk: Any) -> Any:
     return usage
 
 
-def _wants_assembly(litellm: Any) -> bool:
+def wants_assembly(litellm: Any) -> bool:
     """Is anything configured that reads litellm's assembled response?"""
     return bool(
         getattr(litellm, "callbacks", None)
@@ -54,7 +54,7 @@ def _wants_assembly(litellm: Any) -> bool:
 def read_to_the_end(response: Any, litellm: Any) -> bool:
     """Must the loop read `response` until litellm ends it? Decided once per stream: the
     configuration and the kind of stream do not change while it runs."""
-    return bool(getattr(response, "send_stream_usage", True)) or _wants_assembly(litellm)
+    return bool(getattr(response, "send_stream_usage", True)) or wants_assembly(litellm)
 
 
 def is_last(response: Any, chunk: Any) -> bool:

@@ -40,6 +40,11 @@ STUDIO_SANDBOX_POOL_SIZE = envint("STUDIO_SANDBOX_POOL_SIZE", 4)
 STUDIO_SANDBOX_QUEUE_WAIT = envfloat("STUDIO_SANDBOX_QUEUE_WAIT", 60.0)
 if STUDIO_SANDBOX_POOL_SIZE < 1:
     raise ImproperlyConfigured("STUDIO_SANDBOX_POOL_SIZE must be at least 1.")
+# Sandboxed interpreters each process keeps started ahead of their run, each for one run
+# only (0: every run starts its own when it comes).
+STUDIO_SANDBOX_SPARES = envint("STUDIO_SANDBOX_SPARES", 1)
+if STUDIO_SANDBOX_SPARES < 0:
+    raise ImproperlyConfigured("STUDIO_SANDBOX_SPARES must be 0 or more.")
 # auto: each run gets its own cgroup under this process's cgroup (v2, else v1); off: none.
 STUDIO_SANDBOX_CGROUP = envchoice("STUDIO_SANDBOX_CGROUP", "auto", ("auto", "off"))
 # A server running as root gives each run a uid of [BASE, BASE + COUNT) (no /etc/passwd

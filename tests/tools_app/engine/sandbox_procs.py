@@ -41,17 +41,26 @@ def processes_with(needle: bytes) -> list[int]:
     return found
 
 
-def sandbox_processes() -> list[int]:
-    """Sandbox processes started by THIS test process (other sessions may run their own)."""
+def sandbox_processes(*, spares: bool = False) -> list[int]:
+    """Sandbox processes started by THIS test process (other sessions may run their own):
+    those of runs, and with `spares` those still waiting for a run too."""
+    idle = set() if spares else spare_pids()
     found = []
     for pid in processes_with(RUNNER_SIGNATURE):
         ancestor, hops = pid, 0
-        while ancestor > 1 and hops < 12:
+        while ancestor > 1 and hops < 12 and ancestor not in idle:
             ancestor, hops = _parent(ancestor), hops + 1
             if ancestor == os.getpid():
                 found.append(pid)
                 break
     return found
+
+
+def spare_pids() -> set[int]:
+    """The first process of each spare of this test process waiting for its run."""
+    from tools_app.types.python import spares
+
+    return spares.idle_pids()
 
 
 def gone(needle: bytes | None = None, within: float = 10.0) -> bool:

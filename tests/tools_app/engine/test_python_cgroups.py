@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tools_app.types.python.cgroups import RunLimits, backend_detect
+from tools_app.types.python.cgroups import RunCgroup, RunLimits, backend_detect
 
 MB = 1024 * 1024
 
@@ -48,3 +48,29 @@ def test_a_process_that_joins_is_in_the_run_and_kill_empties_it():
         assert run.pids() == []
     finally:
         run.remove()
+
+
+def test_the_sweep_removes_only_empty_cgroups_of_servers_that_are_gone():
+    backend, _ = backend_detect()
+    ended = subprocess.Popen(["/usr/bin/true"])
+    ended.wait()
+    gone_empty = [base / f"run-{ended.pid}-1" for base in backend.bases.values()]
+    gone_busy = [base / f"run-{ended.pid}-2" for base in backend.bases.values()]
+    for directory in gone_empty + gone_busy:
+        directory.mkdir()
+    busy = subprocess.Popen(["/usr/bin/sleep", "60"])
+    own = backend.create(RunLimits(pids=8, memory_bytes=64 * MB, cpus=0))
+    try:
+        for directory in gone_busy:
+            (directory / "cgroup.procs").write_text(str(busy.pid))
+
+        removed = backend.sweep()
+
+        assert removed >= len(gone_empty)
+        assert not any(directory.exists() for directory in gone_empty)
+        assert all(directory.exists() for directory in gone_busy + own.dirs)
+    finally:
+        busy.kill()
+        busy.wait()
+        own.remove()
+        RunCgroup(backend.version, gone_busy).remove()

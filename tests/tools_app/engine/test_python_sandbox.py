@@ -241,3 +241,39 @@ def test_an_unreachable_sandbox_service_is_a_clear_failed_run(python_tool, owner
 
     assert run.status == "failed"
     assert "sandbox service" in run.error and "unreachable" in run.error
+
+
+LIMITS_SEEN = """
+import os, resource
+names = ["RLIMIT_AS", "RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_CORE", "RLIMIT_NPROC"]
+return {
+    "uid": [os.getuid(), os.getgid(), os.getgroups()],
+    "limits": {name: list(resource.getrlimit(getattr(resource, name))) for name in names},
+}
+"""
+
+
+@pytest.mark.parametrize("launcher", ["programs", "preexec_fn"])
+def test_a_run_gets_its_uid_and_rlimits_whichever_way_it_is_launched(launcher, monkeypatch):
+    # "programs": sh, prlimit and setpriv exec'd in turn (a vfork of the server);
+    # "preexec_fn": where they are missing, the same steps in a fork of the server.
+    if launcher == "preexec_fn":
+        monkeypatch.setattr("tools_app.types.python.isolation.PRLIMIT", "/nonexistent/prlimit")
+    host = replace(host_config(), spares=0)
+
+    result = async_to_sync(sandbox_run)(
+        LIMITS_SEEN, None, timeout=10, host=host, limits=run_limits()
+    )
+
+    assert result["ok"] is True, result
+    uid = result["sandbox"]["uid"]
+    assert result["sandbox"]["own_uid"] is True and uid != 0
+    assert result["output"]["uid"] == [uid, uid, []]
+    memory, pids = run_limits().memory_mb * 1024 * 1024, run_limits().pids
+    assert result["output"]["limits"] == {
+        "RLIMIT_AS": [memory, memory],
+        "RLIMIT_NOFILE": [64, 64],
+        "RLIMIT_FSIZE": [16 * 1024 * 1024] * 2,
+        "RLIMIT_CORE": [0, 0],
+        "RLIMIT_NPROC": [pids, pids],
+    }

@@ -43,6 +43,7 @@ def host_config() -> HostConfig:
         state_dir=settings.STUDIO_SANDBOX_STATE_DIR,
         python=settings.STUDIO_PYTHON_EXECUTABLE,
         pool_size=settings.STUDIO_SANDBOX_POOL_SIZE,
+        spares=settings.STUDIO_SANDBOX_SPARES,
     )
 
 

@@ -1,12 +1,14 @@
 """One control group per sandboxed run, over cgroup v2 or v1 behind one small interface.
 
-A run's cgroup receives the run's first process between fork and exec (`RunCgroup.join`,
-called in the child), so every process of the run is inside it from its first
-instruction. It caps the run's process count (pids), its memory with no swap (memory),
-its CPU share when the cpu controller is there, and `kill` ends the whole tree, setsid
-grandchildren included. The cgroups are nested under the server's own cgroup (in each v1
-hierarchy, or the v2 one), in `studio-sandbox/run-<pid>-<n>`, so whatever limit the
-server itself lives under still holds for its runs.
+A run's cgroup receives the run's first process before it execs bubblewrap (a shell
+that writes to `cgroup.procs` and execs the rest, isolation.spawn_args, or
+`RunCgroup.join` between fork and exec where that shell cannot be used), so every
+process of the run is inside it from its first instruction. It caps the run's process
+count (pids), its memory with no swap (memory), its CPU share when the cpu controller is
+there, and `kill` ends the whole tree, setsid grandchildren included. The cgroups are
+nested under the server's own cgroup (in each v1 hierarchy, or the v2 one), in
+`studio-sandbox/run-<pid>-<n>`, so whatever limit the server itself lives under still
+holds for its runs.
 
 v2 is used when the unified hierarchy offers the pids and memory controllers; v1 when
 the pids and memory hierarchies are mounted and writable; otherwise `backend_detect`
@@ -143,6 +145,21 @@ class CgroupBackend:
         """Create and remove one run cgroup: the base may exist and still be read-only
         to this process (made by another user)."""
         self.create(RunLimits(pids=8, memory_bytes=64 * 1024 * 1024, cpus=0)).remove()
+
+    def sweep(self) -> int:
+        """Remove the empty run cgroups of servers that are gone (a server killed while a
+        spare or a run waited leaves its cgroup behind); returns how many. A cgroup that
+        still holds a process is left alone, for its uid's kill to find."""
+        removed = 0
+        for base in self.bases.values():
+            for directory in base.glob("run-*-*"):
+                pid = directory.name.split("-")[1]
+                if not pid.isdigit() or Path("/proc", pid).exists():
+                    continue
+                with contextlib.suppress(OSError):
+                    directory.rmdir()
+                    removed += 1
+        return removed
 
     def _apply(self, run: RunCgroup, settings: list[tuple[str, str]]) -> None:
         for filename, value in settings:

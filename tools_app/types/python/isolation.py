@@ -38,8 +38,18 @@ from tools_app.types.python.pool import UidLease, uid_claim, uid_kill
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 MAX_FILE_BYTES = 16 * 1024 * 1024
 OPEN_FILES = 64
+SH, PRLIMIT, SETPRIV = "/bin/sh", "/usr/bin/prlimit", "/usr/bin/setpriv"
+# Moves the shell into the cgroups whose cgroup.procs files are its first $1 arguments
+# ("0" names the writer), then execs the rest: every process of the run is in its
+# cgroup from the first instruction of bubblewrap on.
+JOIN_CGROUPS = (
+    'n=$1; shift; while [ "$n" -gt 0 ]; do '
+    'echo 0 >"$1" || { echo "sandbox: cannot join the cgroup $1" >&2; exit 125; }; '
+    'shift; n=$((n - 1)); done; exec "$@"'
+)
 # The uid a shared-uid run drops to when the server is root but has no uid range.
 NOBODY = 65534
+_known: dict[HostConfig, Capabilities] = {}
 
 
 @dataclass(frozen=True)
@@ -54,6 +64,7 @@ class HostConfig:
     state_dir: str
     python: str
     pool_size: int
+    spares: int = 1  # sandboxed interpreters kept started ahead of their run (spares.py)
 
 
 @dataclass(frozen=True)
@@ -143,15 +154,55 @@ def command(mode: str, python: str, program: str, tmp_mb: int) -> list[str]:
     raise ValueError(f"Unknown isolation mode {mode!r} (bwrap or rlimits).")
 
 
+def spawn_args(
+    argv: list[str], *, limits: RunLimits, cpu_seconds: int, identity: Identity, cgroup: Any = None
+) -> tuple[list[str], Any]:
+    """How to start a run's first process: (its argv, a preexec_fn or None). Before it
+    execs `argv`, it joins the run's cgroup, sets its rlimits and drops to the run's uid.
+    With sh, util-linux's prlimit and setpriv, those are programs it execs in turn, so
+    that the server spawns it with vfork: a fork of a server of a few hundred MB (page
+    tables, copy-on-write) that runs a preexec_fn costs several times the interpreter's
+    start (docs/benchmarks.md). Without them, child_setup does the same in a fork."""
+    if not all(os.access(path, os.X_OK) for path in (SH, PRLIMIT, SETPRIV)):
+        setup = child_setup(
+            limits=limits, cpu_seconds=cpu_seconds, identity=identity, cgroup=cgroup
+        )
+        return argv, setup
+    chain = []
+    files = [os.fsdecode(path) for path in cgroup.procs_files] if cgroup is not None else []
+    if files:
+        chain += [SH, "-c", JOIN_CGROUPS, "sh", str(len(files)), *files]
+    memory = limits.memory_mb * 1024 * 1024
+    chain += [
+        PRLIMIT,
+        f"--cpu={cpu_seconds}:{cpu_seconds + 1}",
+        f"--as={memory}",
+        f"--nofile={OPEN_FILES}",
+        f"--fsize={MAX_FILE_BYTES}",
+        "--core=0",
+        f"--nproc={_nproc(limits, identity)}",
+        "--",
+    ]
+    if identity.uid is not None:
+        uid = identity.uid
+        chain += [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+    return [*chain, *argv], None
+
+
+def _nproc(limits: RunLimits, identity: Identity) -> int:
+    # With a uid of its own, RLIMIT_NPROC counts this run's processes only; a shared
+    # uid counts every run and the server's threads, so it can only be loose.
+    return limits.pids if identity.own else 1024
+
+
 def child_setup(
     *, limits: RunLimits, cpu_seconds: int, identity: Identity, cgroup: Any = None
 ) -> Any:
-    """The preexec_fn of a run: in the child, after fork and before exec (never in the
-    server): join the run's cgroup, set the rlimits, then drop to the run's uid."""
+    """The preexec_fn of a run where spawn_args' programs are missing: in the child,
+    after fork and before exec (never in the server): join the run's cgroup, set the
+    rlimits, then drop to the run's uid."""
     memory = limits.memory_mb * 1024 * 1024
-    # With a uid of its own, RLIMIT_NPROC counts this run's processes only; a shared
-    # uid counts every run and the server's threads, so it can only be loose.
-    nproc = limits.pids if identity.own else 1024
+    nproc = _nproc(limits, identity)
     uid = identity.uid
 
     def setup() -> None:
@@ -204,15 +255,21 @@ def _probe(mode: str, host: HostConfig) -> str:
     if identity is None:
         return "every uid of the sandbox range is in use"
     limits = RunLimits(256, 32, 0, 16, 10, 0)
+    argv, setup = spawn_args(
+        command(mode, host.python, "print('sandbox-ok')", limits.tmp_mb),
+        limits=limits,
+        cpu_seconds=5,
+        identity=identity,
+    )
     try:
         done = subprocess.run(  # noqa: S603 - a fixed program, no shell
-            command(mode, host.python, "print('sandbox-ok')", limits.tmp_mb),
+            argv,
             capture_output=True,
             timeout=20,
             env=ENV,
             cwd="/",
             start_new_session=True,
-            preexec_fn=child_setup(limits=limits, cpu_seconds=5, identity=identity),  # noqa: PLW1509
+            preexec_fn=setup,  # noqa: PLW1509 - only where spawn_args' programs are missing
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"{mode} could not start: {exc}"
@@ -226,12 +283,19 @@ def _probe(mode: str, host: HostConfig) -> str:
     return f"{mode} failed (exit {done.returncode}): {error or 'no output'}"
 
 
+def known_capabilities(host: HostConfig) -> Capabilities | None:
+    """What `capabilities` found for this host, if it was probed already (no probe)."""
+    return _known.get(host)
+
+
 @cache
 def capabilities(host: HostConfig) -> Capabilities:
     """What runs get on this host (probed once per process and configuration)."""
     cgroup, cgroup_problem = (None, "cgroups are turned off")
     if host.cgroup != "off":
         cgroup, cgroup_problem = backend_detect()
+        if cgroup is not None:
+            cgroup.sweep()
     own_uid = os.geteuid() == 0 and host.uid_count > 0
     problems: list[str] = []
     wanted = ("bwrap", "rlimits") if host.isolation == "auto" else (host.isolation,)
@@ -247,6 +311,7 @@ def capabilities(host: HostConfig) -> Capabilities:
     refusal = _refusal(caps, host)
     if refusal:
         caps = Capabilities(mode, own_uid, cgroup, cgroup_problem, strong, refusal, caps.problems)
+    _known[host] = caps
     return caps
 
 
@@ -284,3 +349,4 @@ def available_modes(host: HostConfig) -> list[str]:
 def reset() -> None:
     """Forget what was probed (after the host changed, and between tests)."""
     capabilities.cache_clear()
+    _known.clear()

@@ -132,6 +132,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     add("--allow-weak", action="store_true", help="Run even when isolation is weak.")
     add("--cgroup", choices=("auto", "off"), default="auto")
     add("--pool-size", type=int, default=4, help="Runs at once; more wait in a queue.")
+    add("--spares", type=int, default=1, help="Runs' processes kept started ahead.")
     add("--uid-base", type=int, default=2_000_000, help="First uid of the per-run range.")
     add("--uid-count", type=int, default=1024, help="Size of the range (0: nobody).")
     add("--state-dir", default="/run/studio-sandbox", help="Lock files of the uids.")
@@ -148,6 +149,7 @@ def host_from_args(args: argparse.Namespace) -> HostConfig:
         state_dir=args.state_dir,
         python=args.python,
         pool_size=args.pool_size,
+        spares=args.spares,
     )
 
 

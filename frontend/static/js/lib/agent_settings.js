@@ -14,6 +14,7 @@ const TOOL_CHOICES = { auto: "auto (the model decides)", none: "none", required:
 export function mountSettings({ root, actions = null, config, call, getState, afterSave }) {
   let agent = null; // the agent as GET /api/agents/<slug>/ returns it
   let form = null;
+  let shown = { text: "", className: "" }; // the save's last status
 
   async function load() {
     const res = await call(config.urls.agent);
@@ -93,18 +94,25 @@ export function mountSettings({ root, actions = null, config, call, getState, af
         "The latest messages of the thread, after the instructions."),
       checkbox("generateTitle", "Title each thread with a short summary of its first exchange"),
       h("div", { class: "savebar" }, h("span", { class: "grow" }),
-        h("span", { id: "options-status", role: "status" }),
+        h("span", { id: "options-status", role: "status", class: shown.className }, shown.text),
         h("button", { type: "button", class: "primary", id: "options-save", disabled: !editable(), onclick: save }, "Save options")));
   }
 
-  async function save() {
+  // The section re-renders when the editor saves (`reload`), possibly while this save is
+  // in flight: the status lives in `shown`, which every render puts back.
+  function showStatus(text, className) {
+    shown = { text, className };
     const status = root.querySelector("#options-status");
+    status.textContent = text;
+    status.className = className;
+  }
+
+  async function save() {
     let options;
     try {
       options = optionsOfForm(form, agent.default_options || {});
     } catch (err) {
-      status.textContent = err.message;
-      status.className = "error";
+      showStatus(err.message, "error");
       return;
     }
     const res = await call(config.urls.agent, { method: "PATCH", body: { default_options: options, version: getState().version } });
@@ -113,12 +121,10 @@ export function mountSettings({ root, actions = null, config, call, getState, af
       agent = res.data;
       form = formOfOptions(agent.default_options);
       render();
-      root.querySelector("#options-status").textContent = `Saved · version ${agent.version}`;
-      root.querySelector("#options-status").className = "ok";
+      showStatus(`Saved · version ${agent.version}`, "ok");
     } else {
       const problems = res.data?.default_options || [];
-      status.textContent = [].concat(problems).join(" ") || res.data?.detail || `Not saved (HTTP ${res.status}).`;
-      status.className = "error";
+      showStatus([].concat(problems).join(" ") || res.data?.detail || `Not saved (HTTP ${res.status}).`, "error");
     }
   }
 
