@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from agents_core.models import RunStatus, TaskItem
+from agents_core.native_search import model_search
 from agents_core.registry import get_tool_definition
 from agents_core.runtime.db import db
 from agents_core.selectors import agent_get
@@ -93,4 +94,5 @@ AGENT_SIDE = AgentSide(
     run_agent=agent_run_as_tool,
     agent_get=lambda user, slug: agent_get(user=user, slug=slug),
     task_list=ThreadTaskList,
+    model_search=model_search,
 )

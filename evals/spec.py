@@ -69,9 +69,9 @@ ANSWER = {
     "type": "object",
     "properties": {
         # Which suspended call this answers: a tool name (binding key) or a suspension
-        # kind (ask-user, plan-approval, approval, client-function).
+        # kind (ask-user, plan-approval, approval, client-function, widget).
         "tool": _NAME,
-        "kind": {"enum": ["ask-user", "plan-approval", "approval", "client-function"]},
+        "kind": {"enum": ["ask-user", "plan-approval", "approval", "client-function", "widget"]},
         "payload": {"type": "object"},
     },
     "required": ["payload"],

@@ -126,3 +126,9 @@ def tools(request: HttpRequest, tool_name: str = "", view: str = "index") -> Htt
 def sources(request: HttpRequest) -> HttpResponse:
     """Tool sources: OpenAPI import, MCP servers, A2A agents (sources.js drives the API)."""
     return render(request, "frontend/sources.html")
+
+
+@login_required
+def settings_page(request: HttpRequest) -> HttpResponse:
+    """Settings → Web search; settings.js renders it from /api/settings/web-search/."""
+    return render(request, "frontend/settings.html")

@@ -13,7 +13,7 @@ from providers.catalog import ALIASES, PROVIDERS
 from providers.models import ProviderCredential
 from providers.models_list import litellm_providers
 from studio.exceptions import ApplicationError
-from tools_app.crypto import decrypt, encrypt
+from tools_app.crypto import decrypt, encrypt, key_hint
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 # Names an OpenAI-compatible server cannot take: they already mean a provider.
@@ -24,14 +24,6 @@ def invalid(path: str, message: str) -> ApplicationError:
     return ApplicationError(
         f"{path}: {message}", code="invalid", extra={"errors": [{"path": path, "message": message}]}
     )
-
-
-def key_hint(api_key: str) -> str:
-    """What a page may show of a key: its first three and last four characters, and only
-    the last two of a short one."""
-    if len(api_key) >= 12:
-        return f"{api_key[:3]}…{api_key[-4:]}"
-    return f"…{api_key[-2:]}" if len(api_key) >= 6 else "…"
 
 
 def credential_check(provider: str, name: str, api_base: str) -> None:

@@ -25,6 +25,7 @@ urlpatterns = [
     path("api/", include("providers.urls")),
     path("api/", include("traces.urls")),
     path("api/", include("evals.urls")),
+    path("oauth/", include("tools_app.auth.urls")),
     path("knowledge/", include("knowledge.page_urls")),
     path("tests/", include("evals.page_urls")),
     path("providers/", include("providers.page_urls")),

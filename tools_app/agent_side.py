@@ -5,7 +5,8 @@ when Django starts (its AppConfig.ready); the agent loop may pass its own in the
 context. Through it:
 - a code tool (and a system tool) finds its Python definition by name;
 - an agent tool, and a sub-agent binding, runs an agent to its answer (one function);
-- the task tools read and write the chat thread's task list.
+- the task tools read and write the chat thread's task list;
+- web_search asks the model provider's own search (litellm's web_search_options).
 Without an installed side, those tools fail with a clear message; every other type runs.
 """
 
@@ -39,6 +40,10 @@ class AgentSide:
     agent_get: Callable[[Any, str], Any]
     # The task list of a thread, by the thread's primary key.
     task_list: Callable[[Any], TaskList]
+    # web_search through the model provider's own search: (query, count, model or "" for
+    # the run's agent's, execution context) -> [{title, url, snippet}]; raises
+    # tools_app.websearch.backends.SearchError.
+    model_search: Callable[[str, int, str, Any], Awaitable[list[dict[str, str]]]] | None = None
 
 
 _installed: AgentSide | None = None

@@ -52,10 +52,40 @@ def decrypt(token: str) -> dict[str, Any]:
         ) from None
 
 
+def key_hint(api_key: str) -> str:
+    """What a page may show of a stored key: its first three and last four characters,
+    and only the last two of a short one."""
+    if len(api_key) >= 12:
+        return f"{api_key[:3]}…{api_key[-4:]}"
+    return f"…{api_key[-2:]}" if len(api_key) >= 6 else "…"
+
+
 def credentials_get(tool: Tool) -> dict[str, Any]:
     if not tool.credentials_encrypted:
         return {}
     return decrypt(tool.credentials_encrypted)
+
+
+def credentials_names(tool: Tool) -> list[str]:
+    """The stored fields' names, sorted (what a page may show: "set")."""
+    if not tool.credentials_encrypted:
+        return []
+    try:
+        return sorted(decrypt(tool.credentials_encrypted))
+    except CredentialsUnavailable:
+        return []
+
+
+def credentials_merged(tool: Tool | None, update: dict[str, Any]) -> dict[str, Any]:
+    """The stored credentials with `update` applied: a value replaces its field, None
+    removes it."""
+    merged = credentials_get(tool) if tool is not None else {}
+    for key, value in update.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
 
 
 def credentials_set(tool: Tool, data: dict[str, Any] | None) -> Tool:
@@ -68,14 +98,15 @@ def credentials_set(tool: Tool, data: dict[str, Any] | None) -> Tool:
 @transaction.atomic
 def credentials_rotate() -> int:
     """Re-encrypt every stored credential (tools', and tool sources': MCP and A2A headers,
-    OpenAPI keys) with the first key; returns how many rows."""
-    from tools_app.models import ToolSource
+    OpenAPI keys) and every OAuth token of tools with the first key; returns how many rows."""
+    from tools_app.models import OAuthToken, ToolSource
 
     fernet = _fernet()
     count = 0
-    for model in (Tool, ToolSource):
-        for row in model.objects.select_for_update().exclude(credentials_encrypted=""):
-            row.credentials_encrypted = fernet.rotate(row.credentials_encrypted.encode()).decode()
-            row.save(update_fields=["credentials_encrypted"])
+    fields = ((Tool, "credentials_encrypted"), (ToolSource, "credentials_encrypted"))
+    for model, name in (*fields, (OAuthToken, "token_encrypted")):
+        for row in model.objects.select_for_update().exclude(**{name: ""}):
+            setattr(row, name, fernet.rotate(getattr(row, name).encode()).decode())
+            row.save(update_fields=[name])
             count += 1
     return count

@@ -28,6 +28,7 @@ class ToolKind(models.TextChoices):
     AGENT = "agent", "Agent as tool"
     CLIENT = "client", "Client function (runs in the browser)"
     SYSTEM = "system", "Built-in system tool"
+    WIDGET = "widget", "Widget shown in the chat"
 
 
 class ExecutionMode(models.TextChoices):
@@ -139,4 +140,9 @@ class ToolRun(models.Model):
 
 
 # External tool sources (OpenAPI, MCP, A2A) live in their own module.
+# OAuth tokens of tools and sources (tools_app.auth).
+from tools_app.models_auth import OAuthToken  # noqa: E402,F401
 from tools_app.models_sources import SourceKind, ToolSource  # noqa: E402,F401
+
+# Each user's web search setting (the web_search system tool).
+from tools_app.models_websearch import WebSearchProvider, WebSearchSetting  # noqa: E402,F401

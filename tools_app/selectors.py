@@ -18,13 +18,16 @@ def tool_get(*, user, name: str) -> Tool | None:
 def tool_outbound_urls(*, tool: Tool) -> list[str]:
     """The URLs the tool sends requests to, as configured (templates left as written).
 
-    HTTP tools: their URL; OpenAPI operations: their base URL; MCP and A2A tools: the
+    HTTP tools: their URL; OpenAPI operations: their base URL; both with their OAuth token
+    and revocation endpoints (tools_app.auth); MCP and A2A tools: the
     endpoint of their source, read only from a source of the tool's own owner.
     """
     config = tool.config or {}
     if tool.kind in ("http", "openapi"):
-        url = config.get("url" if tool.kind == "http" else "base_url")
-        return [url] if isinstance(url, str) and url else []
+        auth = config.get("auth") or {}
+        urls = [config.get("url" if tool.kind == "http" else "base_url")]
+        urls += [auth.get(key) for key in ("token_url", "revocation_url")]
+        return [url for url in dict.fromkeys(urls) if isinstance(url, str) and url]
     if tool.kind not in ("mcp", "a2a"):
         return []
     source = ToolSource.objects.filter(

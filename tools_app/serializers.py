@@ -16,6 +16,7 @@ from jsonschema.validators import Draft202012Validator, validator_for
 from rest_framework import serializers
 
 from studio.json_input import value_problem
+from tools_app.crypto import credentials_merged, credentials_names
 from tools_app.models import ExecutionMode, Tool
 from tools_app.names import RESERVED_MESSAGE, RESERVED_TOOL_NAMES
 from tools_app.types import ConfigError, get_type
@@ -111,6 +112,13 @@ class ToolInputSerializer(serializers.Serializer):
         help_text="Secrets for the type's credential_fields, stored encrypted and never "
         "returned (see has_credentials). Omit to keep the stored ones; null or {} clears them.",
     )
+    credentials_update = serializers.DictField(
+        child=serializers.CharField(allow_blank=False, allow_null=True, trim_whitespace=False),
+        write_only=True,
+        required=False,
+        help_text="Changes to the stored secrets, field by field: a value replaces that one "
+        "field, null removes it, the others stay (credentials_set lists what is stored).",
+    )
 
     def validate_name(self, value: str) -> str:
         if not TOOL_NAME.match(value):
@@ -175,9 +183,29 @@ class ToolInputSerializer(serializers.Serializer):
                 attrs["config"] = tool_type.validate_config(config)
             except ConfigError as exc:
                 raise serializers.ValidationError({"config": _config_messages(exc)}) from exc
+            schema = tool_type.input_schema_for(
+                attrs["config"],
+                attrs.get("input_schema", getattr(self.instance, "input_schema", None)),
+            )
+            if schema is not None:
+                attrs["input_schema"] = schema
+        if "credentials_update" in attrs:
+            update = attrs.pop("credentials_update")
+            problem = _credentials_problem({k: "" for k in update}, tool_type)
+            if problem:
+                raise serializers.ValidationError({"credentials_update": [problem]})
+            if "credentials" not in attrs:
+                attrs["credentials"] = credentials_merged(self.instance, update)
         problem = _credentials_problem(attrs.get("credentials"), tool_type)
         if problem:
             raise serializers.ValidationError({"credentials": [problem]})
+        if attrs.get("credentials"):
+            config = attrs.get("config", getattr(self.instance, "config", {})) or {}
+            errors = tool_type.credentials_errors(config, attrs["credentials"])
+            if errors:
+                raise serializers.ValidationError(
+                    {"credentials": [f"{path}: {message}" for path, message in errors.items()]}
+                )
         timeout = attrs.get("timeout_seconds", getattr(self.instance, "timeout_seconds", None))
         limit = tool_type.max_timeout()
         if limit is not None and timeout is not None and timeout > limit:
@@ -224,6 +252,9 @@ def _credentials_problem(credentials: dict[str, str] | None, tool_type: Any) -> 
 class ToolOutputSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True, allow_null=True)
     has_credentials = serializers.SerializerMethodField()
+    credentials_set = serializers.SerializerMethodField(
+        help_text="The names of the stored credential fields (never their values)."
+    )
 
     class Meta:
         model = Tool
@@ -240,6 +271,7 @@ class ToolOutputSerializer(serializers.ModelSerializer):
             "source",
             "owner",
             "has_credentials",
+            "credentials_set",
             "created_at",
             "updated_at",
         ]
@@ -247,6 +279,9 @@ class ToolOutputSerializer(serializers.ModelSerializer):
 
     def get_has_credentials(self, tool: Tool) -> bool:
         return bool(tool.credentials_encrypted)
+
+    def get_credentials_set(self, tool: Tool) -> list[str]:
+        return credentials_names(tool)
 
 
 class ToolTypeSerializer(serializers.Serializer):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from tools_app.api import tools
+from tools_app.api import connection, tools
 
 urlpatterns: list = []
 
@@ -11,6 +11,11 @@ urlpatterns += [
     path("tools/", tools.ToolListApi.as_view(), name="tool-list"),
     path("tools/<str:name>/", tools.ToolDetailApi.as_view(), name="tool-detail"),
     path("tool-types/", tools.ToolTypeListApi.as_view(), name="tool-type-list"),
+    path(
+        "tools/<str:name>/connection",
+        connection.ToolConnectionApi.as_view(),
+        name="tool-connection",
+    ),
     path(
         "tool-types/python/isolation/",
         tools.PythonIsolationApi.as_view(),
@@ -60,4 +65,12 @@ from tools_app.api import net as net_api  # noqa: E402
 urlpatterns += [
     path("url-check", net_api.UrlCheckApi.as_view(), name="url-check"),
     path("tools/<str:name>/network", net_api.ToolNetworkApi.as_view(), name="tool-network"),
+]
+
+# The user's web search setting (the web_search system tool).
+from tools_app.api import websearch  # noqa: E402
+
+urlpatterns += [
+    path("settings/web-search/", websearch.WebSearchSettingApi.as_view(), name="web-search"),
+    path("settings/web-search/test", websearch.WebSearchTestApi.as_view(), name="web-search-test"),
 ]

@@ -33,6 +33,9 @@ def resume_schema_for(spec: ToolSpec | None, payload: dict[str, Any] | None) -> 
         return APPROVAL_RESUME
     if kind == "client-function":
         return CLIENT_RESUME
+    if kind == "widget":
+        # A widget's answer depends on the widget (its options, its form's fields).
+        return (payload or {}).get("resumeSchema")
     return spec.resume_schema if spec is not None else None
 
 
@@ -47,6 +50,11 @@ def payload_from_text(suspend_payload: dict[str, Any], text: str) -> dict[str, A
         return {"answer": text}
     if kind == "client-function":
         return {"output": text}
+    widget = suspend_payload.get("widget") or {}
+    if kind == "widget" and widget.get("kind") == "choice":
+        if widget.get("multiple"):
+            return {"answer": [part.strip() for part in text.split(",") if part.strip()]}
+        return {"answer": text.strip()}
     try:
         value = json.loads(text)
     except ValueError:

@@ -16,6 +16,15 @@ from studio.settings.base import DATA_DIR
 # CIDRs or addresses (every port) and host:port entries (that port only; a name listed
 # this way also passes the name rules). Empty: only public addresses (tools_app/net/).
 STUDIO_PRIVATE_NETWORKS = envlist("STUDIO_PRIVATE_NETWORKS", [])
+# The server's web search for the web_search tool, used by every user who set none of
+# their own (Settings -> Web search): searxng, brave, tavily or native (the model's own
+# search through litellm), its root URL (SearXNG: required) and API key (Brave, Tavily).
+STUDIO_WEB_SEARCH_PROVIDER = envchoice(
+    "STUDIO_WEB_SEARCH_PROVIDER", "", ("", "searxng", "brave", "tavily", "native")
+)
+STUDIO_WEB_SEARCH_URL = os.environ.get("STUDIO_WEB_SEARCH_URL", "")
+STUDIO_WEB_SEARCH_API_KEY = os.environ.get("STUDIO_WEB_SEARCH_API_KEY", "")
+STUDIO_WEB_SEARCH_MODEL = os.environ.get("STUDIO_WEB_SEARCH_MODEL", "")
 STUDIO_PYTHON_EXECUTABLE = os.environ.get("STUDIO_PYTHON_EXECUTABLE", "/usr/bin/python3")
 # Python tools run in the sandbox service at this URL; empty: in this process's own
 # sandboxes (tools_app/types/python; docs/security.md, "Python tools").

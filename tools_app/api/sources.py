@@ -74,6 +74,11 @@ class SpecInputSerializer(serializers.Serializer):
     text = serializers.CharField(required=False, trim_whitespace=False)
     url = serializers.URLField(required=False, max_length=2000)
     file = serializers.FileField(required=False)
+    # Secrets (stored encrypted on each imported tool); the TLS ones (ca_bundle,
+    # client_cert, client_key) also fetch a spec given by URL.
+    credentials = serializers.DictField(
+        child=serializers.CharField(trim_whitespace=False), required=False
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         given = [k for k in ("text", "url", "file") if attrs.get(k)]
@@ -93,7 +98,6 @@ class PickSerializer(serializers.Serializer):
 
 class ImportInputSerializer(SpecInputSerializer):
     picks = PickSerializer(many=True)
-    credentials = serializers.DictField(child=serializers.CharField(), required=False)
     base_url = serializers.URLField(required=False, allow_blank=True)
 
 
@@ -177,7 +181,8 @@ class OpenApiPreviewApi(APIView):
 
     @extend_schema(request=SpecInputSerializer)
     def post(self, request: Request) -> Response:
-        preview = openapi.openapi_preview(**_spec_args(_valid(SpecInputSerializer, request)))
+        data = _valid(SpecInputSerializer, request)
+        preview = openapi.openapi_preview(credentials=data.get("credentials"), **_spec_args(data))
         preview.pop("document")
         return Response(preview)
 

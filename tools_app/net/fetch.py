@@ -10,6 +10,7 @@ same way, at most `max_redirects` of them, all within one deadline.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 import ssl
 from dataclasses import dataclass, field
@@ -54,13 +55,24 @@ class PinnedBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
+@functools.cache
+def default_ssl_context() -> ssl.SSLContext:
+    """The system's CAs, loaded once per process: building a default context reads the
+    whole CA store (tens of milliseconds), which every request used to pay, twice."""
+    return ssl.create_default_context()
+
+
 class PinnedTransport(httpx.AsyncHTTPTransport):
-    def __init__(self, backend: PinnedBackend) -> None:
-        super().__init__(trust_env=False)
+    def __init__(self, backend: PinnedBackend, ssl_context: ssl.SSLContext | None = None) -> None:
+        # `ssl_context`: a tool's own CA bundle or client certificate (tools_app.auth.pem).
+        context = ssl_context or default_ssl_context()
+        super().__init__(verify=context, trust_env=False)
         # httpx does not expose the network backend; its pool is built the same way, with
         # the certificate checked against the URL's host name (SNI), not the pinned IP.
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl.create_default_context(), network_backend=backend, max_connections=4
+            ssl_context=context,
+            network_backend=backend,
+            max_connections=4,
         )
 
 
@@ -103,8 +115,11 @@ async def fetch(
     max_redirects: int = 5,
     max_bytes: int = 10_000_000,
     allow: Allow | None = None,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> FetchResult:
     """One guarded request, following redirects; raises BlockedURL or FetchError.
+
+    `ssl_context` replaces the default TLS context (a private CA, a client certificate).
 
     `allow=(ip, port)` lets that one address and port through the guard for this call,
     on any hop (tests reach their local servers with it); a redirect to any other address
@@ -112,7 +127,16 @@ async def fetch(
     """
     try:
         return await asyncio.wait_for(
-            _fetch(url, method, dict(headers or {}), content, max_redirects, max_bytes, allow),
+            _fetch(
+                url,
+                method,
+                dict(headers or {}),
+                content,
+                max_redirects,
+                max_bytes,
+                allow,
+                ssl_context,
+            ),
             timeout=deadline_seconds,
         )
     except TimeoutError:
@@ -127,11 +151,12 @@ async def _fetch(
     max_redirects: int,
     max_bytes: int,
     allow: Allow | None,
+    ssl_context: ssl.SSLContext | None,
 ) -> FetchResult:
     backend = PinnedBackend()
     redirects: list[str] = []
     async with httpx.AsyncClient(
-        transport=PinnedTransport(backend),
+        transport=PinnedTransport(backend, ssl_context),
         follow_redirects=False,
         trust_env=False,
         timeout=None,  # noqa: S113 - one deadline
@@ -145,8 +170,9 @@ async def _fetch(
             request = client.build_request(method, checked_url, headers=headers, content=content)
             try:
                 response = await client.send(request, stream=True)
-            except httpx.HTTPError as exc:
-                raise FetchError(f"Request to {target.host} failed: {exc}") from None
+            except (httpx.HTTPError, ssl.SSLError) as exc:
+                message = f"Request to {target.host} failed: {exc}{_tls_hint(exc)}"
+                raise FetchError(message) from None
             try:
                 location = response.headers.get("location")
                 if response.status_code in REDIRECT_STATUSES and location:
@@ -160,8 +186,8 @@ async def _fetch(
                     url = next_url
                     continue
                 body, truncated = await _read_bounded(response, max_bytes)
-            except httpx.HTTPError as exc:
-                raise FetchError(f"Reading the response failed: {exc}") from None
+            except (httpx.HTTPError, ssl.SSLError) as exc:
+                raise FetchError(f"Reading the response failed: {exc}{_tls_hint(exc)}") from None
             finally:
                 await response.aclose()
             return FetchResult(
@@ -173,6 +199,22 @@ async def _fetch(
                 truncated=truncated,
                 redirects=redirects,
             )
+
+
+def _tls_hint(exc: Exception) -> str:
+    """What to do about a TLS failure, in the tool's terms."""
+    text = str(exc)
+    if "CERTIFICATE_VERIFY_FAILED" in text:
+        return (
+            " (the server's certificate is not trusted: for a private CA, set the tool's "
+            "ca_bundle credential)"
+        )
+    if "CERTIFICATE_REQUIRED" in text.upper() or "HANDSHAKE_FAILURE" in text.upper():
+        return (
+            " (the server asks for a client certificate: set the tool's client_cert and "
+            "client_key credentials)"
+        )
+    return ""
 
 
 def _redirected_request(

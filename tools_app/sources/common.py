@@ -13,13 +13,25 @@ TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 async def fetch_text(
-    url: str, *, max_bytes: int, timeout: float = 15.0, headers: dict[str, str] | None = None
+    url: str,
+    *,
+    max_bytes: int,
+    timeout: float = 15.0,
+    headers: dict[str, str] | None = None,
+    ssl_context: Any = None,
 ) -> str:
-    """GET a user-given URL through the web_fetch address guard (tools_app.net)."""
+    """GET a user-given URL through the web_fetch address guard (tools_app.net);
+    `ssl_context`: a private CA or a client certificate (tools_app.auth.pem)."""
     from tools_app.net import BlockedURL, FetchError, fetch
 
     try:
-        result = await fetch(url, headers=headers, deadline_seconds=timeout, max_bytes=max_bytes)
+        result = await fetch(
+            url,
+            headers=headers,
+            deadline_seconds=timeout,
+            max_bytes=max_bytes,
+            ssl_context=ssl_context,
+        )
     except BlockedURL as exc:
         raise ApplicationError(
             f"This URL is not allowed: {exc}",

@@ -10,10 +10,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from studio.exceptions import ApplicationError
+from tools_app.auth import TLS_FIELDS, credentials_errors
+from tools_app.auth.pem import ssl_context
 from tools_app.models import Tool, ToolKind, ToolSource
 from tools_app.models_sources import SourceKind
-from tools_app.sources.common import fetch_text, names_check, set_credentials
+from tools_app.sources.common import fetch_text, get_credentials, names_check, set_credentials
 from tools_app.sources.openapi_load import SpecError, spec_load
+from tools_app.sources.openapi_security import openid_completed
 from tools_app.sources.openapi_spec import (
     Operation,
     server_urls,
@@ -25,10 +28,33 @@ from tools_app.sources.openapi_validate import spec_validate
 MAX_SPEC_BYTES = 5_000_000
 
 
-def _document(*, text: str | bytes | None, url: str | None) -> tuple[dict[str, Any], str]:
-    """The parsed and validated document, and the URL it came from ("" if pasted)."""
+def _refuse(errors: dict[str, str]) -> None:
+    """400 with each unusable credential at its JSON path (none: nothing happens)."""
+    if errors:
+        path, message = next(iter(errors.items()))
+        raise ApplicationError(
+            f"{path}: {message}",
+            code="invalid_credentials",
+            extra={"errors": [{"path": p, "message": m} for p, m in errors.items()]},
+        )
+
+
+def _tls(credentials: dict[str, Any] | None) -> dict[str, str]:
+    """The TLS material among `credentials` (checked: 400 at its path when unusable)."""
+    tls = {k: v for k, v in (credentials or {}).items() if k in TLS_FIELDS and v}
+    errors = credentials_errors(None, tls, path="$.credentials") if tls else {}
+    _refuse(errors)
+    return tls
+
+
+def _document(
+    *, text: str | bytes | None, url: str | None, tls: dict[str, str] | None = None
+) -> tuple[dict[str, Any], str]:
+    """The parsed and validated document, and the URL it came from ("" if pasted); a spec
+    fetched by URL uses the TLS material given (a private CA, a client certificate)."""
     if url:
-        text = async_to_sync(fetch_text)(url, max_bytes=MAX_SPEC_BYTES)
+        context = ssl_context(tls) if tls else None
+        text = async_to_sync(fetch_text)(url, max_bytes=MAX_SPEC_BYTES, ssl_context=context)
     if text is None:
         raise ApplicationError("Give the spec as text, as a file or as a URL.", code="no_spec")
     if len(text) > MAX_SPEC_BYTES:
@@ -63,9 +89,14 @@ def _operations(document: dict[str, Any], url: str) -> list[Operation]:
         ) from None
 
 
-def openapi_preview(*, text: str | bytes | None = None, url: str | None = None) -> dict[str, Any]:
+def openapi_preview(
+    *,
+    text: str | bytes | None = None,
+    url: str | None = None,
+    credentials: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """Validate a spec and list its operations (nothing is stored)."""
-    document, url = _document(text=text, url=url)
+    document, url = _document(text=text, url=url, tls=_tls(credentials))
     operations = _operations(document, url)
     taken = set(
         Tool.objects.filter(name__in=[o.suggested_name for o in operations]).values_list(
@@ -108,7 +139,8 @@ def openapi_import(
 
     `picks`: [{"key": "GET /pets/{id}", "name": "get_pet"}]; names must be unique.
     """
-    document, url = _document(text=text, url=url)
+    tls = _tls(credentials)
+    document, url = _document(text=text, url=url, tls=tls)
     by_key = {op.key: op for op in _operations(document, url)}
     if not picks:
         raise ApplicationError("Pick at least one operation.", code="no_operations")
@@ -128,6 +160,8 @@ def openapi_import(
             code="invalid_picks",
             extra={"errors": errors},
         )
+    auths = _auths([by_key[p["key"]] for p in picks])
+    _check_credentials(auths, credentials)
     source = ToolSource.objects.create(
         kind=SourceKind.OPENAPI,
         name=spec_title(document),
@@ -137,14 +171,45 @@ def openapi_import(
         config={"base_url": base_url or ""},
         imported_at=timezone.now(),
     )
+    if tls and url:  # kept for re-imports from the same URL
+        set_credentials(source, tls)
     for pick, name in zip(picks, names, strict=True):
         fields = _tool_fields(by_key[pick["key"]], source)
+        fields["config"]["auth"] = auths.get(pick["key"])
         if base_url:
             fields["config"]["base_url"] = base_url.rstrip("/")
         tool = Tool.objects.create(name=name, kind=ToolKind.OPENAPI, owner=user, **fields)
         if credentials:
             set_credentials(tool, credentials)
     return source
+
+
+def _auths(operations: list[Operation]) -> dict[str, dict[str, Any] | None]:
+    """Each picked operation's auth config, OpenID Connect schemes completed from their
+    discovery document (read once per URL)."""
+    discovered: dict[str, dict[str, Any]] = {}
+    auths: dict[str, dict[str, Any] | None] = {}
+    for op in operations:
+        auth = op.config.get("auth")
+        if auth and auth.get("openid_url"):
+            url = auth["openid_url"]
+            if url not in discovered:
+                discovered[url] = async_to_sync(openid_completed)(auth)
+            auth = {**discovered[url], "scheme": auth.get("scheme", "")}
+        auths[op.key] = auth
+    return auths
+
+
+def _check_credentials(
+    auths: dict[str, dict[str, Any] | None], credentials: dict[str, str] | None
+) -> None:
+    """The credentials given at import must suit the picked operations' auth."""
+    if not credentials:
+        return
+    errors: dict[str, str] = {}
+    for auth in auths.values():
+        errors.update(credentials_errors(auth, credentials, path="$.credentials"))
+    _refuse(errors)
 
 
 # --- re-import ---------------------------------------------------------------------------
@@ -198,7 +263,11 @@ def openapi_diff(
     *, source: ToolSource, text: str | bytes | None = None, url: str | None = None
 ) -> dict[str, Any]:
     """What re-importing would change, per operation (nothing is stored)."""
-    document, url = _document(text=text, url=url or (source.url if text is None else None))
+    document, url = _document(
+        text=text,
+        url=url or (source.url if text is None else None),
+        tls=get_credentials(source) if source.credentials_encrypted else None,
+    )
     old = {op.key: op for op in _operations(source.document, source.url)}
     new = {op.key: op for op in _operations(document, url)}
     tools = _source_tools(source)
@@ -243,7 +312,11 @@ def openapi_reimport(
     """Apply a re-import: update the tools of changed operations, retire the tools of
     removed ones (gone_at, like code tools removed from code), optionally add new picks."""
     source = ToolSource.objects.select_for_update().get(pk=source.pk)
-    document, url = _document(text=text, url=url or (source.url if text is None else None))
+    document, url = _document(
+        text=text,
+        url=url or (source.url if text is None else None),
+        tls=get_credentials(source) if source.credentials_encrypted else None,
+    )
     new = {op.key: op for op in _operations(document, url)}
     updated, retired = [], []
     for key, tool in _source_tools(source).items():
@@ -256,6 +329,9 @@ def openapi_reimport(
         if source.config.get("base_url"):
             fields["config"]["base_url"] = source.config["base_url"].rstrip("/")
         fields["config"] = {**tool.config, **fields["config"]}  # keep follow_redirects etc.
+        kept = (tool.config.get("auth") or {}).get("openid_url")
+        if kept and kept == (fields["config"].get("auth") or {}).get("openid_url"):
+            fields["config"]["auth"] = tool.config["auth"]  # completed by discovery at import
         if any(getattr(tool, k) != v for k, v in fields.items()):
             for k, v in fields.items():
                 setattr(tool, k, v)

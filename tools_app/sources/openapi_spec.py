@@ -18,6 +18,7 @@ from urllib.parse import urljoin
 
 from tools_app.sources.openapi_load import SpecError
 from tools_app.sources.openapi_schema import SchemaConverter, pointer_get
+from tools_app.sources.openapi_security import security_auth
 from tools_app.sources.openapi_validate import spec_version
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -121,34 +122,6 @@ def _json_media(content: dict[str, Any] | None) -> tuple[str, Any] | None:
     for media, body in (content or {}).items():
         if media.split(";")[0].strip() in ("application/json", "*/*") or media.endswith("+json"):
             return media, (body or {}).get("schema", {})
-    return None
-
-
-def _security_auth(document: dict[str, Any], op: dict[str, Any], version: str) -> dict | None:
-    """The first security requirement the studio can satisfy: API key, bearer or basic."""
-    schemes = (
-        document.get("securityDefinitions")
-        if version == "2.0"
-        else (document.get("components") or {}).get("securitySchemes")
-    ) or {}
-    requirements = op.get("security", document.get("security")) or []
-    for requirement in requirements:
-        for name in requirement or {}:
-            scheme = schemes.get(name) or {}
-            kind = scheme.get("type")
-            if kind == "apiKey" and scheme.get("in") in ("header", "query", "cookie"):
-                return {
-                    "type": "api_key",
-                    "in": scheme["in"],
-                    "name": scheme.get("name", ""),
-                    "scheme": name,
-                }
-            if kind == "basic" or (kind == "http" and scheme.get("scheme", "").lower() == "basic"):
-                return {"type": "basic", "scheme": name}
-            if kind == "http" and scheme.get("scheme", "").lower() == "bearer":
-                return {"type": "bearer", "scheme": name}
-            if kind in ("oauth2", "openIdConnect"):
-                return {"type": "bearer", "scheme": name}
     return None
 
 
@@ -278,15 +251,14 @@ def _operation(document, version, path, method, path_item, op, spec_url) -> Oper
         input_schema["required"] = required
     output_schema = _output_schema(document, version, op)
     operation_id = op.get("operationId") or ""
+    base = base_url(document, version, spec_url, op.get("servers") or path_item.get("servers"))
     config = {
         "method": method.upper(),
         "path": path,
-        "base_url": base_url(
-            document, version, spec_url, op.get("servers") or path_item.get("servers")
-        ),
+        "base_url": base,
         "parameters": recipes,
         "body": body_recipe,
-        "auth": _security_auth(document, op, version),
+        "auth": security_auth(document, op, version, base),
     }
     return Operation(
         key=f"{method.upper()} {path}",

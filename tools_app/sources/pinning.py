@@ -13,6 +13,7 @@ import httpcore2
 import httpx2
 
 from tools_app.net import parse_target, resolve_checked
+from tools_app.net.fetch import default_ssl_context
 
 
 class PinnedBackend(httpcore2.AsyncNetworkBackend):
@@ -50,12 +51,21 @@ async def checked_pins(url: str) -> dict[tuple[str, int], str]:
     return {(target.host, target.port): await resolve_checked(target)}
 
 
-def pinned_httpx2_client(pins: dict[tuple[str, int], str], **kwargs: Any) -> httpx2.AsyncClient:
-    transport = httpx2.AsyncHTTPTransport(trust_env=False)
+def pinned_httpx2_transport(
+    pins: dict[tuple[str, int], str], ssl_context: ssl.SSLContext | None = None
+) -> httpx2.AsyncHTTPTransport:
+    """`ssl_context`: a private CA or a client certificate (tools_app.auth.pem)."""
+    context = ssl_context or default_ssl_context()
+    transport = httpx2.AsyncHTTPTransport(verify=context, trust_env=False)
     # httpx2 does not expose the network backend; its pool is built the same way.
     transport._pool = httpcore2.AsyncConnectionPool(
-        ssl_context=ssl.create_default_context(), network_backend=PinnedBackend(pins)
+        ssl_context=context,
+        network_backend=PinnedBackend(pins),
     )
+    return transport
+
+
+def pinned_httpx2_client(pins: dict[tuple[str, int], str], **kwargs: Any) -> httpx2.AsyncClient:
     return httpx2.AsyncClient(
-        transport=transport, trust_env=False, follow_redirects=False, **kwargs
+        transport=pinned_httpx2_transport(pins), trust_env=False, follow_redirects=False, **kwargs
     )

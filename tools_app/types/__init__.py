@@ -10,6 +10,7 @@ A type module exposes a `ToolType` subclass instance named `tool_type`:
         credential_fields = ["token"]  # secrets kept encrypted (tools_app.crypto)
 
         def validate_config(self, config: dict) -> dict: ...   # raise ConfigError
+        def credentials_errors(self, config, credentials) -> dict: ...  # {path: message}
         def max_timeout(self) -> float | None: ...             # optional
         async def execute(self, tool, input, context): ...     # the tool's output
 
@@ -52,6 +53,16 @@ class ToolType:
         if errors:
             raise ConfigError(errors)
         return config
+
+    def credentials_errors(
+        self, config: dict[str, Any], credentials: dict[str, Any]
+    ) -> dict[str, str]:
+        """{JSON path: message} for secrets this config cannot use (none by default)."""
+        return {}
+
+    def input_schema_for(self, config: dict[str, Any], given: Any) -> dict[str, Any] | None:
+        """The input schema a tool of this type gets instead of `given` (None: keep it)."""
+        return None
 
     def max_timeout(self) -> float | None:
         """The longest timeout a tool of this type may have (None: the API's own bound)."""

@@ -178,11 +178,18 @@ function renderPreview(preview, payload) {
       (op.notes || []).map((note) => h("div", { class: "warn small" }, note)))));
   const auths = new Set(preview.operations.map((op) => op.auth).filter(Boolean));
   const creds = h("div", { class: "creds" });
-  const credField = (name, label, type = "password") =>
-    h("label", {}, label, h("input", { type, name, autocomplete: "off", "data-cred": name }));
+  const credField = (name, label, type = "password") => h("label", {}, label, type === "pem"
+    ? h("textarea", { name, rows: 3, spellcheck: "false", placeholder: "-----BEGIN ...", "data-cred": name })
+    : h("input", { type, name, autocomplete: "off", "data-cred": name }));
   if (auths.has("api_key")) creds.append(credField("api_key", "API key"));
   if (auths.has("bearer")) creds.append(credField("token", "Bearer token"));
   if (auths.has("basic")) creds.append(credField("username", "User name", "text"), credField("password", "Password"));
+  // OAuth 2.0 (docs/tools.md, "Authentication"): the authorization code flow is then
+  // connected per user on each tool's page; TLS material applies to every type.
+  if ([...auths].some((a) => a.startsWith("oauth2_"))) creds.append(credField("client_id", "Client id", "text"), credField("client_secret", "Client secret"));
+  if (auths.has("jwt_bearer")) creds.append(credField("private_key", "Private key (PEM)", "pem"));
+  if (preview.operations.length) creds.append(h("details", { class: "tls-creds" }, h("summary", {}, "TLS: private CA, client certificate"),
+    credField("ca_bundle", "CA bundle (PEM)", "pem"), credField("client_cert", "Client certificate (PEM)", "pem"), credField("client_key", "Client key (PEM)", "pem")));
   const importButton = h("button", { class: "primary", id: "spec-import" }, "Import selected");
   const count = h("span", { class: "muted", id: "pick-count" }, "0 selected");
   box.replaceChildren(

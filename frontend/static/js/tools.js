@@ -9,6 +9,7 @@ import { kindLabel, orderSchema } from "./lib/tool_display.js";
 import { openConsole } from "./tools_console.js";
 import { renderToolForm } from "./tools_form.js";
 import { verdictLine } from "./lib/url_check.js";
+import { showConnection } from "./lib/tool_connection.js";
 
 const app = document.getElementById("tools-app");
 const main = document.getElementById("tool-main");
@@ -182,14 +183,16 @@ function renderDetail(tool) {
       fact("Execution", tool.execution_mode === "async" ? "async (Celery worker)" : "sync (caller waits)"),
       fact("Timeout", `${tool.timeout_seconds} s`),
       fact("Owner", tool.owner || (tool.source === "code" ? "shared (code)" : "—")),
-      type?.credential_fields?.length ? fact("Credentials", tool.has_credentials ? "set" : "not set") : null),
+      type?.credential_fields?.length ? fact("Credentials", tool.credentials_set?.length ? `set: ${tool.credentials_set.join(", ")}` : "not set") : null),
     h("div", { class: "schema-grid" },
       schemaCard("Input schema", tool.input_schema, "input-schema-view"),
       schemaCard("Output schema", tool.output_schema, "output-schema-view")),
     tool.config && Object.keys(tool.config).length && tool.kind !== "code" ? configView(tool.config) : null,
   );
   const network = h("section", { class: "network-access", id: "network-access", hidden: true });
-  main.querySelector(".facts").after(network, usedBy);
+  const connection = h("section", { class: "tool-connection", id: "tool-connection", hidden: true });
+  main.querySelector(".facts").after(connection, network, usedBy);
+  if (tool.config?.auth?.type === "oauth2_authorization_code") showConnection(tool, connection);
   if (NETWORK_KINDS.has(tool.kind)) showNetwork(tool, network);
   showUsedBy(tool, usedBy);
   if (location.hash === "#test") toggleConsole(tool, consoleSlot, testButton);

@@ -11,6 +11,8 @@ import { formatJson } from "./lib/format.js";
 import { kindLabel, orderSchema } from "./lib/tool_display.js";
 import { watchUrl } from "./lib/url_check.js";
 
+// Credential fields holding PEM text (tools_app/auth): edited in a textarea.
+const PEM_FIELDS = new Set(["private_key", "client_cert", "client_key", "ca_bundle"]);
 const NAME_HINT = "snake_case: lowercase letters, digits and _, starting with a letter. The model sees this name.";
 const DEFAULT_INPUT_SCHEMA = {
   type: "object",
@@ -209,22 +211,27 @@ export function renderToolForm(main, { types, kind, tool = null, onSaved, onCanc
     max: "3600", step: "any" });
   timeout.value = String(tool?.timeout_seconds ?? 30);
   const credentialsBox = h("div", { class: "form-field", "data-field": "credentials" });
+  // Secrets, field by field: a stored one shows "set" and is replaced only when typed
+  // over (credentials_update); PEM material (keys, certificates, CA bundles) in a textarea.
   function renderCredentials() {
     const fields = currentType?.credential_fields || [];
     if (!fields.length) { credentialsBox.replaceChildren(); return; }
-    const isSet = Boolean(tool?.has_credentials) && tool.kind === currentType.kind;
+    const stored = tool?.kind === currentType.kind ? new Set(tool?.credentials_set || []) : new Set();
     fill(credentialsBox,
       h("span", { class: "form-label" }, "Credentials ",
-        isSet ? h("span", { class: "badge badge-set", id: "credentials-set" }, "set") : null),
+        stored.size ? h("span", { class: "badge badge-set", id: "credentials-set" }, "set") : null),
       ...fields.map((credential) => h("label", { class: "credential" },
-        h("span", {}, credential),
-        h("input", { type: "password", name: `credential-${credential}`, autocomplete: "new-password",
-          "data-credential": credential,
-          placeholder: isSet ? "set — type a new value to replace it" : "not set" }))),
+        h("span", {}, credential, stored.has(credential) ? h("span", { class: "badge badge-set", "data-set": credential }, "set") : null),
+        h(PEM_FIELDS.has(credential) ? "textarea" : "input", {
+          ...(PEM_FIELDS.has(credential) ? { rows: 3, spellcheck: "false" } : { type: "password", autocomplete: "new-password" }),
+          name: `credential-${credential}`, "data-credential": credential,
+          placeholder: stored.has(credential) ? "set — type a new value to replace it"
+            : PEM_FIELDS.has(credential) ? "not set (PEM: -----BEGIN ...)" : "not set" }))),
       h("div", { class: "form-help" },
         "Stored encrypted; never shown again after saving and never passed to Python code. ",
-        isSet ? "Typing a value replaces the stored credentials. " : null,
-        isSet ? h("label", { class: "clear-credentials" },
+        "Which fields an auth type reads: docs/tools.md (Authentication). ",
+        stored.size ? "Typing a value replaces that field only. " : null,
+        stored.size ? h("label", { class: "clear-credentials" },
           h("input", { type: "checkbox", id: "clear-credentials", name: "clear_credentials" }), "Clear the stored credentials") : null));
   }
   const advanced = h("details", { class: "form-section advanced", id: "advanced-settings", open: tool?.execution_mode === "async" || undefined },
@@ -292,11 +299,11 @@ export function renderToolForm(main, { types, kind, tool = null, onSaved, onCanc
     };
     if (!creating) delete payload.kind;
     const credentials = {};
-    for (const input of form.querySelectorAll("input[data-credential]")) {
+    for (const input of form.querySelectorAll("[data-credential]")) {
       if (input.value) credentials[input.dataset.credential] = input.value;
     }
-    if (Object.keys(credentials).length) payload.credentials = credentials;
-    else if (form.querySelector("#clear-credentials")?.checked) payload.credentials = {};
+    if (form.querySelector("#clear-credentials")?.checked) payload.credentials = credentials;
+    else if (Object.keys(credentials).length) payload[creating ? "credentials" : "credentials_update"] = credentials;
     return payload;
   }
 
@@ -309,7 +316,7 @@ export function renderToolForm(main, { types, kind, tool = null, onSaved, onCanc
     const unplaced = [];
     for (const [key, value] of Object.entries(err.fieldErrors)) {
       if (key === "config" && placeConfigErrors(err.body.config)) continue;
-      if (key === "credentials" && showFieldError(form, "credentials", flattenMessages(value))) continue;
+      if ((key === "credentials" || key === "credentials_update") && showFieldError(form, "credentials", flattenMessages(value))) continue;
       if (!showFieldError(form, key, flattenMessages(value))) unplaced.push(`${key}: ${flattenMessages(value)}`);
     }
     if (err.body?.detail) unplaced.unshift(String(err.body.detail));

@@ -264,11 +264,11 @@ def test_the_web_fetch_tool_completes_through_the_pipeline(system_tool, owner, s
     assert run.output["contentType"] == "application/json"
 
 
-def test_web_search_says_clearly_that_no_provider_search_exists(system_tool, owner):
+def test_web_search_without_a_configured_search_says_where_to_add_one(system_tool, owner):
     run = tool_execute(tool=system_tool("web_search"), input={"query": "django"}, user=owner)
 
     assert run.status == "failed"
-    assert "native web search" in run.error
+    assert "Settings → Web search" in run.error
 
 
 def test_asyncio_is_not_left_with_pending_tasks_after_a_refusal():

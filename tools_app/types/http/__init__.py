@@ -1,6 +1,7 @@
 """HTTP request tools: method, URL template, headers and a body template filled from the
-input, sent through tools_app.net (the web_fetch address guard), with the tool's
-credentials (bearer token, API key header or basic auth) decrypted only for the request.
+input, sent through tools_app.net (the web_fetch address guard), authenticated by tools_app.auth
+(API key, bearer, basic, OAuth 2.0, JWT bearer, mutual TLS, a private CA) with the tool's
+credentials decrypted only for the request.
 
 Templates use `{field}` (or `{a.b}` for nested input). In the URL values are
 percent-encoded; in headers they are inserted as text (no newlines); in a JSON body a
@@ -13,13 +14,14 @@ async run carry its `Idempotency-Key` (tools_app.types.add_idempotency_header).
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from tools_app.types import ConfigError, ToolType, add_idempotency_header
+from tools_app.auth import AUTH_SCHEMA
+from tools_app.types import ConfigError, add_idempotency_header
+from tools_app.types.authenticated import AuthenticatedType
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\}")
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]
@@ -65,7 +67,8 @@ def fill_json(template: Any, data: Any) -> Any:
     return template
 
 
-def build_request(config: dict[str, Any], data: Any, credentials: dict[str, Any]) -> dict[str, Any]:
+def build_request(config: dict[str, Any], data: Any) -> dict[str, Any]:
+    """{method, url, headers, content} before auth (tools_app.auth adds it)."""
     method = config.get("method", "GET").upper()
     url = fill_text(config["url"], data, encode=True)
     headers = {}
@@ -88,26 +91,12 @@ def build_request(config: dict[str, Any], data: Any, credentials: dict[str, Any]
     elif method in ("POST", "PUT", "PATCH"):
         content = json.dumps(data).encode()
         headers.setdefault("Content-Type", "application/json")
-    headers.update(_auth_headers(config.get("auth") or {}, credentials))
     return {"method": method, "url": url, "headers": headers, "content": content}
 
 
-def _auth_headers(auth: dict[str, Any], credentials: dict[str, Any]) -> dict[str, str]:
-    kind = auth.get("type", "none")
-    if kind == "bearer" and credentials.get("token"):
-        return {"Authorization": f"Bearer {credentials['token']}"}
-    if kind == "api_key" and credentials.get("api_key"):
-        return {auth.get("header_name") or "X-API-Key": credentials["api_key"]}
-    if kind == "basic" and credentials.get("username") is not None:
-        pair = f"{credentials.get('username', '')}:{credentials.get('password', '')}"
-        return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
-    return {}
-
-
-class HttpToolType(ToolType):
+class HttpToolType(AuthenticatedType):
     kind = "http"
     label = "HTTP request"
-    credential_fields: ClassVar[list[str]] = ["token", "api_key", "username", "password"]
     config_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
@@ -129,14 +118,7 @@ class HttpToolType(ToolType):
                 "description": 'Body template. JSON: a string that is exactly "{field}" '
                 "becomes the input value. Empty: POST/PUT/PATCH send the whole input.",
             },
-            "auth": {
-                "type": "object",
-                "properties": {
-                    "type": {"type": "string", "enum": ["none", "bearer", "api_key", "basic"]},
-                    "header_name": {"type": "string", "description": "For api_key."},
-                },
-                "additionalProperties": False,
-            },
+            "auth": AUTH_SCHEMA,
         },
         "required": ["url"],
         "additionalProperties": False,
@@ -155,27 +137,18 @@ class HttpToolType(ToolType):
         return config
 
     async def execute(self, tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
-        from asgiref.sync import sync_to_async
-
         from tools_app import net
-        from tools_app.crypto import credentials_get
+        from tools_app.auth.resolver import auth_fetch
         from tools_app.errors import ToolError
 
-        getter = context.credentials or credentials_get
-        credentials = await sync_to_async(getter)(tool) if tool.credentials_encrypted else {}
         try:
-            request = build_request(tool.config, input, credentials)
+            request = build_request(tool.config, input)
         except (TemplateError, ValueError, KeyError) as exc:
             raise ToolError(f"Cannot build the request: {exc}") from None
         add_idempotency_header(request["headers"], context)
         try:
-            response = await net.fetch(
-                request["url"],
-                method=request["method"],
-                headers=request["headers"],
-                content=request["content"],
-                deadline_seconds=tool.timeout_seconds,
-                max_bytes=MAX_BODY,
+            response = await auth_fetch(
+                tool, request, context, deadline_seconds=tool.timeout_seconds, max_bytes=MAX_BODY
             )
         except (net.BlockedURL, net.FetchError) as exc:
             raise ToolError(str(exc)) from None

@@ -1,8 +1,9 @@
 """OpenAPI operation tools: one imported operation each (tools_app.sources.openapi).
 
 Tool.config is the request recipe written at import: method, path, base_url, the
-parameters with their style, the body media type and the auth scheme. The secrets
-(api_key, token, username/password) are the tool's encrypted credentials.
+parameters with their style, the body media type and the auth config (tools_app.auth,
+mapped from the spec's security schemes at import). The secrets are the tool's encrypted
+credentials.
 """
 
 from __future__ import annotations
@@ -10,14 +11,15 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from tools_app.types import ToolType, add_idempotency_header
+from tools_app.auth import AUTH_SCHEMA
+from tools_app.types import add_idempotency_header
+from tools_app.types.authenticated import AuthenticatedType
 
 
-class OpenApiToolType(ToolType):
+class OpenApiToolType(AuthenticatedType):
     kind = "openapi"
     label = "OpenAPI operation"
     creatable = False  # made by importing a spec on the sources page
-    credential_fields: ClassVar[list[str]] = ["api_key", "token", "username", "password"]
     config_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
         "required": ["method", "path", "base_url"],
@@ -43,35 +45,26 @@ class OpenApiToolType(ToolType):
                 },
             },
             "body": {"type": ["object", "null"]},
-            "auth": {
-                "type": ["object", "null"],
-                "properties": {
-                    "type": {"enum": ["api_key", "bearer", "basic"]},
-                    "in": {"enum": ["header", "query", "cookie"]},
-                    "name": {"type": "string"},
-                },
-            },
+            "auth": {**AUTH_SCHEMA, "type": ["object", "null"]},  # null: no security
             "follow_redirects": {"type": "boolean"},
         },
     }
 
     async def execute(self, tool: Any, input: Any, context: Any) -> Any:  # noqa: A002
+        from tools_app.auth.resolver import auth_fetch
         from tools_app.errors import ToolError
-        from tools_app.net import BlockedURL, FetchError, fetch
-        from tools_app.types.openapi.request import apply_auth, build_request
+        from tools_app.net import BlockedURL, FetchError
+        from tools_app.types.openapi.request import build_request
 
         config = tool.config or {}
         request = build_request(config, input or {})
-        if config.get("auth"):
-            apply_auth(request, config["auth"], await _secrets(tool, context))
         add_idempotency_header(request["headers"], context)
         follow = bool(config.get("follow_redirects"))
         try:
-            result = await fetch(
-                request["url"],
-                method=request["method"],
-                headers=request["headers"],
-                content=request["content"],
+            result = await auth_fetch(
+                tool,
+                request,
+                context,
                 deadline_seconds=tool.timeout_seconds,
                 max_redirects=5 if follow else 0,
             )
@@ -98,16 +91,6 @@ class OpenApiToolType(ToolType):
         if not 200 <= result.status < 300:
             raise ToolError(f"HTTP {result.status} {result.reason}: {_short(text)}", output=output)
         return output
-
-
-async def _secrets(tool: Any, context: Any) -> dict[str, Any]:
-    getter = getattr(context, "credentials", None)
-    if getter is None:
-        from tools_app.crypto import credentials_get as getter
-    result = getter(tool)
-    if hasattr(result, "__await__"):
-        result = await result
-    return result or {}
 
 
 def _short(text: str, limit: int = 500) -> str:

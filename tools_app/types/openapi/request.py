@@ -11,7 +11,6 @@ Serialization follows the OpenAPI parameter styles (3.x `style`/`explode`; Swagg
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -106,36 +105,3 @@ def build_request(config: dict[str, Any], input: dict[str, Any]) -> dict[str, An
         headers["Content-Type"] = body.get("media_type", "application/json")
     headers.setdefault("Accept", "application/json")
     return {"method": config["method"], "url": url, "headers": headers, "content": content}
-
-
-def apply_auth(request: dict[str, Any], auth: dict[str, Any] | None, secrets: dict) -> None:
-    """API key (header/query/cookie), bearer or basic, from the decrypted credentials."""
-    if not auth:
-        return
-    kind = auth.get("type")
-    if kind == "api_key":
-        key = secrets.get("api_key")
-        if not key:
-            raise ToolError("This tool needs an API key: set the tool's credentials (api_key).")
-        if auth.get("in") == "query":
-            separator = "&" if "?" in request["url"] else "?"
-            request["url"] += separator + urlencode({auth["name"]: key}, quote_via=quote)
-        elif auth.get("in") == "cookie":
-            cookie = f"{auth['name']}={_escape(key)}"
-            old = request["headers"].get("Cookie")
-            request["headers"]["Cookie"] = f"{old}; {cookie}" if old else cookie
-        else:
-            request["headers"][auth.get("name") or "X-API-Key"] = key
-    elif kind == "bearer":
-        token = secrets.get("token")
-        if not token:
-            raise ToolError("This tool needs a bearer token: set the tool's credentials (token).")
-        request["headers"]["Authorization"] = f"Bearer {token}"
-    elif kind == "basic":
-        if not secrets.get("username"):
-            raise ToolError(
-                "This tool needs a user name and password: set the tool's "
-                "credentials (username, password)."
-            )
-        pair = f"{secrets['username']}:{secrets.get('password', '')}".encode()
-        request["headers"]["Authorization"] = "Basic " + base64.b64encode(pair).decode()

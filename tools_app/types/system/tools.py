@@ -7,6 +7,9 @@ from typing import Any
 from tools_app.definitions import create_tool
 from tools_app.types.system.web_fetch import INPUT_SCHEMA, OUTPUT_SCHEMA
 from tools_app.types.system.web_fetch import web_fetch as fetch_url
+from tools_app.websearch import INPUT_SCHEMA as SEARCH_INPUT
+from tools_app.websearch import OUTPUT_SCHEMA as SEARCH_OUTPUT
+from tools_app.websearch import web_search as search_web
 
 ASK_USER_RESUME = {
     "type": "object",
@@ -79,14 +82,6 @@ def plan(input: dict[str, Any], context: Any = None) -> dict[str, Any]:  # noqa:
     return {"approved": decision["approved"], "reason": decision.get("reason", "")}
 
 
-def search(input: dict[str, Any], context: Any = None) -> dict[str, Any]:  # noqa: A002
-    return {
-        "isError": True,
-        "error": "web_search needs a model provider with native web search; the configured "
-        "provider has none (the offline provider never searches). Use web_fetch with a URL.",
-    }
-
-
 web_fetch = create_tool(
     id="web_fetch",
     kind="system",
@@ -101,14 +96,12 @@ web_fetch = create_tool(
 web_search = create_tool(
     id="web_search",
     kind="system",
-    description="Search the web through the model provider's native search.",
-    input_schema={
-        "type": "object",
-        "properties": {"query": {"type": "string", "minLength": 1}},
-        "required": ["query"],
-        "additionalProperties": False,
-    },
-    execute=search,
+    description="Search the web; returns up to `count` results, each with a title, a URL "
+    "and a snippet. Fetch a result's page with web_fetch to read it.",
+    input_schema=SEARCH_INPUT,
+    output_schema=SEARCH_OUTPUT,
+    timeout=30.0,
+    execute=search_web,
 )
 
 ask_user = create_tool(

@@ -181,8 +181,10 @@ export function linkSubagent(call, subagent) {
 export function suspendKind(toolName, payload) {
   const p = payload && typeof payload === "object" ? payload : {};
   const kind = String(p.kind || p.type || p.reason || "").toLowerCase();
-  // tools_app.types: {"kind": "client-function"}, {"kind": "ask-user"}, {"kind": "plan-approval"}.
+  // tools_app.types: {"kind": "client-function"}, {"kind": "ask-user"}, {"kind": "plan-approval"},
+  // {"kind": "widget"} (a widget tool's choice list or form).
   if (kind.includes("client")) return "client";
+  if (kind === "widget") return "widget";
   if (kind.includes("plan") || toolName === "submit_plan") return "plan";
   if (kind.includes("ask") || kind.includes("question") || toolName === "ask_user") return "ask";
   if (kind.includes("approv") || p.requiresApproval === true) return "approval";

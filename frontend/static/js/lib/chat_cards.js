@@ -9,13 +9,17 @@ import { answeredNode, buildWidget } from "./chat_widgets.js";
 import { isKnowledgeResult, renderCitations } from "./citations.js";
 import { fill, h } from "./dom.js";
 import { formatDuration, formatInline, formatJson } from "./format.js";
+import { renderWidgetResult } from "./widget_kinds.js";
 
-// Result renderers keyed by the tool's kind: (output) -> Node. A tool whose kind is not
-// known to the page is still matched by the `kind` its output declares.
-const RESULT_RENDERERS = new Map([["knowledge_search", renderCitations]]);
+// Result renderers keyed by the tool's kind: (output) -> Node, or null to show the raw
+// value. A tool whose kind is not known to the page is still matched by the `kind` its
+// output declares. The label heads the result.
+const RESULT_RENDERERS = new Map([["knowledge_search", renderCitations], ["widget", renderWidgetResult]]);
+const RESULT_LABELS = new Map([["knowledge_search", "Sources"], ["widget", "Shown to the user"]]);
 
-export function registerResultRenderer(kind, render) {
+export function registerResultRenderer(kind, render, label = "Result") {
   RESULT_RENDERERS.set(kind, render);
+  RESULT_LABELS.set(kind, label);
 }
 
 function resultRenderer(toolKind, output) {
@@ -212,9 +216,13 @@ export class ToolCard {
     let body;
     if (outcome.kind === "result") {
       const render = outcome.hidden ? null : resultRenderer(this.toolKind, outcome.output);
-      body = [h("div", { class: "tool-result-label" }, render ? "Sources" : "Result"),
+      const drawn = render ? render(outcome.output) : null;
+      const label = drawn ? RESULT_LABELS.get(this.toolKind) || RESULT_LABELS.get("knowledge_search") : "Result";
+      body = [h("div", { class: "tool-result-label" }, label),
         outcome.hidden ? h("div", { class: "muted" }, "Output hidden: its display transform failed.")
-          : render ? render(outcome.output) : valueNode(outcome.output)];
+          : drawn || valueNode(outcome.output)];
+      // A drawn widget restates the input: keep the argument fields out of the way.
+      this.element.classList.toggle("widget-shown", Boolean(drawn) && this.toolKind === "widget");
       if (outcome.modelOutput !== undefined && JSON.stringify(outcome.modelOutput) !== JSON.stringify(outcome.output)) {
         body.push(h("details", { class: "model-output" }, h("summary", {}, "What the model sees"), valueNode(outcome.modelOutput)));
       }
@@ -254,7 +262,9 @@ export class ToolCard {
     }
     fill(this.widgetEl, node);
     this.widgetEl.hidden = false;
-    // The widget restates the input (the question, the plan): keep the fields to one line.
+    // The widget restates the input (the question, the plan): keep the fields to one line,
+    // or (a widget tool's choice list or form, which is the whole input) out of the way.
     this.element.classList.add("has-widget");
+    if (this.toolKind === "widget") this.element.classList.add("widget-shown");
   }
 }

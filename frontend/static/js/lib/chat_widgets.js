@@ -4,12 +4,14 @@
 // `submit(payload)`; the page sends it as `{type: "resume", toolCallId, payload}`.
 //
 // Resume payloads: ask_user {answer: "text"} or {answer: ["a", "b"]} (multi select);
-// submit_plan and approvals {approved: true} or {approved: false, reason: "..."}.
+// submit_plan and approvals {approved: true} or {approved: false, reason: "..."}; a widget
+// tool's choice list {answer: "value"} or {answer: [...]} (multiple), its form {values}.
 
 import { suspendKind } from "./chat_calls.js";
 import { valueNode } from "./chat_render.js";
 import { h } from "./dom.js";
 import { formatJson } from "./format.js";
+import { answerText, choiceControls, formControls } from "./widget_kinds.js";
 
 export { suspendKind };
 
@@ -145,11 +147,25 @@ function genericWidget(payload) {
     });
 }
 
+// A widget tool's choice list or form ({kind: "widget", widget: {kind, ...}}).
+function declaredWidget(payload) {
+  const widget = payload.widget && typeof payload.widget === "object" ? payload.widget : {};
+  const isForm = widget.kind === "form";
+  const { controls, read } = isForm ? formControls(widget) : choiceControls(widget);
+  const title = String((isForm ? widget.title : widget.question) ?? "The agent asks:");
+  const label = isForm ? String(widget.submit_label || "Submit") : "Answer";
+  const form = widgetForm(`widget-declared widget-declared-${isForm ? "form" : "choice"}`, title, controls,
+    [h("button", { type: "submit", class: "primary", value: "answer" }, label)], (_action, element) => read(element));
+  form.noValidate = true; // read() says what is missing, in the widget's own error line
+  return form;
+}
+
 // The widget for a suspended call; `submit(payload)` must return a promise.
 export function buildWidget({ kind, toolName, payload, input, autoResume = false, submit }) {
   const p = payload && typeof payload === "object" ? payload : { value: payload };
   let form;
   if (kind === "ask") form = askWidget(p, { autoResume });
+  else if (kind === "widget") form = declaredWidget(p);
   else if (kind === "plan") form = decisionWidget("widget-plan", p.title || "Approve this plan?", planBody(p), "Approve plan", "Reject");
   else if (kind === "approval") {
     const shown = p.input ?? input;
@@ -171,6 +187,8 @@ export function answeredNode(kindClass, payload) {
     const verb = kind === "plan" ? (p.approved ? "Plan approved" : "Plan rejected") : (p.approved ? "Approved" : "Declined");
     text = `${verb}${p.reason ? `: ${p.reason}` : ""}`;
     tone = p.approved ? "ok" : "no";
+  } else if (answerText(p)) {
+    text = answerText(p);
   } else if ("answer" in p) {
     text = `You answered: ${Array.isArray(p.answer) ? p.answer.join(", ") : p.answer}`;
   } else {

@@ -27,7 +27,7 @@ function orderProperties(properties, required) {
 
 const SHORT_KIND = {
   code: "Code", python: "Python", http: "HTTP", openapi: "OpenAPI", mcp: "MCP", a2a: "A2A",
-  agent: "Agent", client: "Client", system: "System",
+  agent: "Agent", client: "Client", system: "System", widget: "Widget",
 };
 
 export const kindLabel = (kind) => SHORT_KIND[kind] || kind;

@@ -1,0 +1,131 @@
+"""The connect flow in headless Chromium: on the tool's page the user presses Connect,
+approves on the local OAuth server's page, comes back connected; a tool call then acts as
+that user; Disconnect revokes at the server."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tests.conftest import browser_login, daphne_process
+from tests.tools_app.auth.servers import OAuthServer
+from tools_app.crypto import credentials_set
+from tools_app.models import OAuthToken, Source, Tool
+from tools_app.services.execute import tool_execute
+
+
+@pytest.fixture
+def oauth_and_studio(transactional_db, private_network):
+    server = OAuthServer()
+    private_network(server.url)
+    entry = server.url.removeprefix("http://")
+    with daphne_process(STUDIO_PRIVATE_NETWORKS=entry) as studio:
+        server.clients["studio-web"] = {
+            "secret": "web-secret",
+            "redirect_uris": [f"{studio}/oauth/callback"],
+        }
+        yield server, studio
+    server.stop()
+
+
+def test_connect_approve_call_and_disconnect(oauth_and_studio, browser, owner):
+    server, studio = oauth_and_studio
+    tool = Tool.objects.create(
+        name="my_profile",
+        kind="http",
+        owner=owner,
+        source=Source.STUDIO,
+        input_schema={"type": "object"},
+        config={
+            "url": f"{server.url}/api/me",
+            "auth": {
+                "type": "oauth2_authorization_code",
+                "authorization_url": f"{server.url}/authorize",
+                "token_url": f"{server.url}/token",
+                "revocation_url": f"{server.url}/revoke",
+                "scopes": ["profile"],
+            },
+        },
+    )
+    credentials_set(tool, {"client_id": "studio-web", "client_secret": "web-secret"})
+    page = browser_login(browser, studio, "owner")
+    page.goto(f"{studio}/tools/my_profile/")
+    page.wait_for_selector("#connection-status[data-connected='false']")
+
+    page.click("#connect-account")
+    page.wait_for_selector("#approve")  # the authorization server's own page
+    page.fill("input[name=user]", "alice")
+    page.click("#approve")
+    page.wait_for_url(f"{studio}/tools/my_profile/?connected=1")
+    page.wait_for_selector("#connection-status[data-connected='true']")
+    assert "scope: profile" in page.inner_text("#connection-status")
+    assert OAuthToken.objects.filter(tool=tool, user=owner).count() == 1
+
+    # Playwright's loop runs in this thread; the tool runs in another, as a worker would.
+    with ThreadPoolExecutor(1) as pool:
+        run = pool.submit(tool_execute, tool=tool, input={}, user=owner).result()
+    assert run.status == "completed", run.error
+    assert run.output["body"]["sub"] == "alice"
+    assert server.access[server.api_requests[-1]["token"]]["sub"] == "alice"
+    assert server.api_requests[-1]["token"] not in page.content()
+
+    page.click("#disconnect-account")
+    page.wait_for_selector("#connection-status[data-connected='false']")
+    assert page.inner_text("#connection-note") == "Revoked at the server."
+    assert server.revocations and not OAuthToken.objects.filter(tool=tool).exists()
+    page.context.close()
+
+
+def test_importing_an_oauth_spec_asks_for_the_client_and_tls_secrets(
+    oauth_and_studio, browser, owner, pki
+):
+    server, studio = oauth_and_studio
+    server.clients["importer"] = {"secret": "imp", "redirect_uris": []}
+    spec = {
+        "openapi": "3.1.0",
+        "info": {"title": "Reports", "version": "1"},
+        "servers": [{"url": server.url}],
+        "components": {
+            "securitySchemes": {
+                "o": {
+                    "type": "oauth2",
+                    "flows": {"clientCredentials": {"tokenUrl": "/token", "scopes": {}}},
+                }
+            }
+        },
+        "security": [{"o": []}],
+        "paths": {
+            "/api/reports": {
+                "get": {"operationId": "listReports", "responses": {"200": {"description": "ok"}}}
+            }
+        },
+    }
+    page = browser_login(browser, studio, "owner")
+    page.goto(f"{studio}/sources/")
+    page.wait_for_selector("#sources-app[data-ready='1']")
+    page.fill("#spec-text", json.dumps(spec))
+    page.click("#spec-preview")
+    page.wait_for_selector("table.ops tbody tr")
+    assert page.inner_text(".auth-badge") == "oauth2 client_credentials"
+    page.check(".op-pick")
+    page.fill("[data-cred='client_id']", "importer")
+    page.fill("[data-cred='client_secret']", "imp")
+    page.click(".tls-creds summary")
+    page.fill("[data-cred='client_cert']", "not a certificate")
+    page.click("#spec-import")
+    # A bad PEM is refused with its path, and nothing is imported.
+    page.wait_for_selector("#spec-errors :text('$.credentials.client_cert')")
+    assert not Tool.objects.filter(name="list_reports").exists()
+
+    page.fill("[data-cred='client_cert']", "")
+    page.click("#spec-import")
+    page.wait_for_selector(".success")
+    tool = Tool.objects.get(name="list_reports")
+    assert tool.config["auth"]["type"] == "oauth2_client_credentials"
+    with ThreadPoolExecutor(1) as pool:
+        run = pool.submit(tool_execute, tool=tool, input={}, user=owner).result()
+    assert run.status == "completed", run.error
+    assert run.output["body"]["sub"] == "client:importer"
+    page.context.close()

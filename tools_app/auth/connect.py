@@ -1,0 +1,119 @@
+"""The authorization code flow with PKCE, per user: connect (send the browser to the
+authorization server with a state and an S256 challenge bound to the user's session),
+the callback (check the state, exchange the code), the status and disconnect (revoke at
+the server when the config names a revocation endpoint, then forget the token).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from asgiref.sync import async_to_sync
+
+from studio.exceptions import ApplicationError, NotFound
+from tools_app.auth import grants, store
+from tools_app.auth.grants import AuthError
+from tools_app.auth.schema import auth_type
+from tools_app.crypto import credentials_get
+from tools_app.models import Tool
+from tools_app.selectors import tool_get
+
+SESSION_KEY = "studio_oauth_pending"
+PENDING_SECONDS = 600
+MAX_PENDING = 10
+
+
+def _auth(tool: Tool) -> dict[str, Any]:
+    auth = (tool.config or {}).get("auth") or {}
+    if auth_type(auth) != "oauth2_authorization_code":
+        raise ApplicationError(
+            f"The tool {tool.name!r} does not use the authorization code flow "
+            "(config.auth.type is not oauth2_authorization_code): there is nothing to connect.",
+            code="not_connectable",
+        )
+    return auth
+
+
+def connect_start(*, session: Any, tool: Tool, redirect_uri: str) -> str:
+    """The authorization URL to redirect the browser to; the state and the PKCE verifier
+    stay in the server-side session."""
+    auth = _auth(tool)
+    secrets = credentials_get(tool)
+    if not secrets.get("client_id"):
+        raise ApplicationError(
+            "Set the tool's client_id credential before connecting.", code="no_credentials"
+        )
+    url, state, verifier = grants.authorization_url(auth, secrets, redirect_uri)
+    now = time.time()
+    pending = {
+        key: entry
+        for key, entry in (session.get(SESSION_KEY) or {}).items()
+        if entry["at"] > now - PENDING_SECONDS
+    }
+    pending[state] = {"tool": tool.name, "verifier": verifier, "redirect": redirect_uri, "at": now}
+    session[SESSION_KEY] = dict(list(pending.items())[-MAX_PENDING:])
+    return url
+
+
+def connect_finish(*, session: Any, user: Any, params: dict[str, str]) -> Tool:
+    """Check the callback's state against the session, exchange the code, store the token."""
+    pending = dict(session.get(SESSION_KEY) or {})
+    entry = pending.pop(params.get("state") or "", None)
+    session[SESSION_KEY] = pending
+    if entry is None or entry["at"] < time.time() - PENDING_SECONDS:
+        raise ApplicationError(
+            "This authorization answer does not belong to a connection started in this "
+            "session (unknown or expired state): press Connect again.",
+            code="oauth_state",
+        )
+    tool = tool_get(user=user, name=entry["tool"])
+    if tool is None:
+        raise NotFound(f"No tool named {entry['tool']!r}.", code="not_found")
+    if params.get("error"):
+        detail = params["error"] + (
+            f": {params['error_description']}" if params.get("error_description") else ""
+        )
+        raise ApplicationError(
+            f"The authorization server did not grant access ({detail}).",
+            code="oauth_denied",
+        )
+    if not params.get("code"):
+        raise ApplicationError("The authorization answer has no code.", code="oauth_no_code")
+    auth = _auth(tool)
+    try:
+        token = async_to_sync(grants.exchange_code)(
+            auth,
+            credentials_get(tool),
+            code=params["code"],
+            redirect_uri=entry["redirect"],
+            code_verifier=entry["verifier"],
+        )
+    except AuthError as exc:
+        raise ApplicationError(exc.message, status_code=502, code="oauth_exchange") from None
+    store.token_put(store.holder_for(tool, user.pk), store.digest(auth), token)
+    return tool
+
+
+def connection_get(*, user: Any, tool: Tool) -> dict[str, Any]:
+    if auth_type((tool.config or {}).get("auth")) != "oauth2_authorization_code":
+        return {"connectable": False, "connected": False}
+    holder = store.holder_for(tool, user.pk)
+    status = store.connection_status(holder, store.digest(_auth(tool)))
+    return {"connectable": True, **status}
+
+
+def connection_delete(*, user: Any, tool: Tool) -> dict[str, Any]:
+    """Forget the user's token; revoke it first when the config has a revocation URL. The
+    token is forgotten even if the server cannot be reached (`revoked` says so)."""
+    auth = _auth(tool)
+    token = store.token_delete(store.holder_for(tool, user.pk))
+    if token is None:
+        return {"connected": False, "revoked": False, "detail": "There was no connection."}
+    if not auth.get("revocation_url"):
+        return {"connected": False, "revoked": False, "detail": "No revocation endpoint."}
+    try:
+        async_to_sync(grants.revoke)(auth, credentials_get(tool), token)
+    except AuthError as exc:
+        return {"connected": False, "revoked": False, "detail": exc.message}
+    return {"connected": False, "revoked": True, "detail": "Revoked at the server."}

@@ -1,0 +1,46 @@
+"""The browser's side of the connect flow: /oauth/tools/<name>/connect redirects to the
+authorization server, /oauth/callback comes back with the code (tools_app.auth.connect).
+The status and disconnect are on the REST API (tools_app.api.connection)."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from studio.exceptions import ApplicationError
+from tools_app.auth.connect import connect_finish, connect_start
+from tools_app.selectors import tool_get
+
+
+def _problem(request: HttpRequest, exc: ApplicationError) -> HttpResponse:
+    context = {"message": exc.message, "code": exc.code}
+    return TemplateResponse(request, "frontend/oauth_error.html", context, status=exc.status_code)
+
+
+@require_GET
+@login_required
+def connect(request: HttpRequest, name: str) -> HttpResponse:
+    tool = tool_get(user=request.user, name=name)
+    if tool is None:
+        return _problem(request, ApplicationError(f"No tool named {name!r}.", status_code=404))
+    redirect_uri = request.build_absolute_uri(reverse("oauth-callback"))
+    try:
+        url = connect_start(session=request.session, tool=tool, redirect_uri=redirect_uri)
+    except ApplicationError as exc:
+        return _problem(request, exc)
+    return HttpResponseRedirect(url)
+
+
+@require_GET
+@login_required
+def callback(request: HttpRequest) -> HttpResponse:
+    try:
+        tool = connect_finish(session=request.session, user=request.user, params=request.GET.dict())
+    except ApplicationError as exc:
+        return _problem(request, exc)
+    return HttpResponseRedirect(f"/tools/{quote(tool.name)}/?connected=1")
