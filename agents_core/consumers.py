@@ -1,19 +1,26 @@
 """The websocket of a thread: `/ws/threads/<id>/?after=<seq>` (docs/protocol.md).
 
-On connect it joins the thread's group first and then replays the stored events after
-`after`, so nothing published meanwhile is missed; from then on it forwards live events
-with a higher seq than the last one sent (no duplicates), and fills a gap from the
-database before forwarding an event that skips ahead.
+On connect it subscribes first (to the run owner of this process, runtime/live.py, and to
+the thread's channel-layer group) and then replays the events after `after`: the stored
+ones, then those this process's owner delivered and has not stored yet. From then on it
+forwards live events with a higher seq than the last one sent (no duplicates). An event
+that skips ahead waits until the missing ones are found: stored (replayed from the
+database), in this process's owner's tail, or, when their owner is another process, once
+that process says it stored them (`stream.stored`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+from collections import deque
 from typing import Any, ClassVar
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from rest_framework import serializers
 
+from agents_core.runtime import live
 from agents_core.runtime.events import thread_group
 from agents_core.selectors import thread_for, threads_for
 from agents_core.services import runs as run_services
@@ -61,9 +68,9 @@ class ThreadConsumer(JsonFrameConsumer):
     async def connect(self) -> None:
         self.thread_id = self.scope["url_route"]["kwargs"]["thread_id"]
         self.user = self.scope.get("user")
-        owned = await _in_thread(_owns)(self.user, self.thread_id)
+        stored = await _in_thread(_stored_seq)(self.user, self.thread_id)
         await self.accept()
-        if not owned:
+        if stored is None:
             anonymous = not getattr(self.user, "is_authenticated", False)
             await self.close(code=4401 if anonymous else 4403)
             return
@@ -73,11 +80,29 @@ class ThreadConsumer(JsonFrameConsumer):
         except ValueError:
             self.last_seq = 0
         self.group = thread_group(self.thread_id)
+        self.loop = asyncio.get_running_loop()
+        self.sending = asyncio.Lock()  # one path sends at a time, in seq order
+        self.held: dict[int, Any] = {}  # live events after a gap not found yet
+        self.recent: deque[tuple[int, Any]] = deque(maxlen=256)  # the last events sent
+        self.incoming: deque[tuple[int, str]] = deque()  # from this process's owner
+        self.draining = False
+        live.subscribe(self.thread_id, self)
         await self.channel_layer.group_add(self.group, self.channel_name)
-        await self._replay(after=self.last_seq)
+        async with self.sending:
+            local = live.owner(self.thread_id)
+            if self.last_seq > stored and (local is None or local.seq is not None):
+                lost = await _in_thread(_stored_if_lost)(
+                    self.thread_id, self.last_seq, local.seq if local else None
+                )
+                if lost is not None:
+                    # The client was sent events that were never stored (their run's
+                    # process died before it stored them): it starts over from the store.
+                    await self._reset(lost)
+            await self._catch_up()
 
     async def disconnect(self, code: int) -> None:
         if getattr(self, "group", None):
+            live.unsubscribe(self.thread_id, self)
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def _replay(self, *, after: int, before: int | None = None) -> None:
@@ -96,6 +121,33 @@ class ThreadConsumer(JsonFrameConsumer):
                 return
             after = self.last_seq
 
+    async def _catch_up(self, before: int | None = None) -> None:
+        """Send what is missing after the last seq sent: stored, then this process's
+        owner's unstored tail; then the held events that now follow."""
+        await self._replay(after=self.last_seq, before=before)
+        for seq, text in live.tail_after(self.thread_id, self.last_seq):
+            if before is None or seq < before:
+                await self._send_event(text, seq)
+        await self._send_held()
+
+    async def _send_held(self) -> None:
+        while self.last_seq + 1 in self.held:
+            seq = self.last_seq + 1
+            await self._send_event(self.held.pop(seq), seq)
+        for seq in [seq for seq in self.held if seq <= self.last_seq]:
+            del self.held[seq]
+
+    async def _forward(self, event: Any, seq: int | None) -> None:
+        """A live event: sent now, or held until the events before it are found."""
+        if seq is not None and seq > self.last_seq + 1:
+            await self._catch_up(before=seq)
+            if seq > self.last_seq + 1:
+                self.held[seq] = event  # unstored at another process: see stream_stored
+                return
+        await self._send_event(event, seq)
+        if self.held:
+            await self._send_held()
+
     async def _send_event(self, event: dict[str, Any] | str, seq: int | None = None) -> None:
         """Send an event (a dict, or its stored JSON text with its `seq`) unless it was
         sent already."""
@@ -105,33 +157,83 @@ class ThreadConsumer(JsonFrameConsumer):
             if seq <= self.last_seq:
                 return
             self.last_seq = seq
+            self.recent.append((seq, event))
         if isinstance(event, str):
             await self.send(text_data=event)
         else:
             await self.send_json(event)
 
+    def live_events(self, items: list[tuple[int, str]]) -> None:
+        """From this process's owner of the thread, on this consumer's loop (live.py)."""
+        self.incoming.extend(items)
+        if not self.draining:
+            self.draining = True
+            self.loop.create_task(self._drain())
+
+    async def _drain(self) -> None:
+        try:
+            async with self.sending:
+                while self.incoming:
+                    seq, text = self.incoming.popleft()
+                    await self._forward(text, seq)
+        finally:
+            self.draining = False
+
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels checks the database connection (a hop to the one sync thread) before
         # every message; stream events do not touch the database, and there are many.
-        if message.get("type") == "stream.events":
+        kind = message.get("type")
+        if kind == "stream.events":
             await self.stream_events(message)
+            return
+        if kind == "stream.stored":
+            await self.stream_stored(message)
             return
         await super().dispatch(message)
 
     # --- group messages ------------------------------------------------------------------
     async def stream_events(self, message: dict[str, Any]) -> None:
-        # Stored events come as the JSON that was stored (sent as it is); unsequenced ones
-        # (answers, hints) as dicts.
+        # Numbered events come as JSON text (sent as it is); unsequenced ones (answers,
+        # hints) as dicts.
         items = (
             message["encoded"]
             if "encoded" in message
             else [(event.get("seq"), event) for event in message["events"]]
         )
-        for seq, event in items:
-            if seq is not None and seq > self.last_seq + 1:
-                # Published out of order by another writer: the missing ones are stored.
-                await self._replay(after=self.last_seq, before=seq)
-            await self._send_event(event, seq)
+        if message.get("reset") and items and self._sent_other(*items[0]):
+            # Numbered after what the dead owner stored: what it sent beyond is gone.
+            async with self.sending:
+                await self._reset(items[0][0] - 1)
+        if all(seq is not None and seq <= self.last_seq for seq, _ in items):
+            return  # delivered already (by this process's owner, or a replay)
+        async with self.sending:
+            for seq, event in items:
+                await self._forward(event, seq)
+
+    def _sent_other(self, seq: int, text: str) -> bool:
+        """Whether this socket was sent another event under `seq` than `text`."""
+        if seq > self.last_seq:
+            return False
+        for sent_seq, sent in self.recent:
+            if sent_seq == seq:
+                return (sent if isinstance(sent, str) else json.dumps(sent)) != text and (
+                    json.loads(text) != (json.loads(sent) if isinstance(sent, str) else sent)
+                )
+        return True
+
+    async def _reset(self, last_seq: int) -> None:
+        """Tell the client to drop what it has after `last_seq` (it reloads the thread)."""
+        self.last_seq = last_seq
+        self.held.clear()
+        await self.send_json({"type": "reset", "lastSeq": last_seq})
+
+    async def stream_stored(self, message: dict[str, Any]) -> None:
+        """The owner (another process) stored events up to `upTo`: what this consumer
+        has not seen of them (held behind a gap, or delivered before it subscribed) can
+        be replayed now."""
+        if message["upTo"] > self.last_seq:
+            async with self.sending:
+                await self._catch_up()
 
     # --- client messages (a bad frame gets an error event: studio.websocket) ----------------
     async def _chat(self, frame: dict[str, Any]) -> None:
@@ -156,9 +258,23 @@ class ThreadConsumer(JsonFrameConsumer):
 
 
 # Thin wrappers: one service call each, run in a thread by database_sync_to_async.
-def _owns(user: Any, thread_id: Any) -> bool:
-    """Whether the socket may open: missing and someone else's are not told apart."""
-    return threads_for(user).filter(pk=thread_id).exists()
+def _stored_seq(user: Any, thread_id: Any) -> int | None:
+    """The thread's last stored seq, or None when the socket may not open (missing and
+    someone else's are not told apart)."""
+    return threads_for(user).filter(pk=thread_id).values_list("last_seq", flat=True).first()
+
+
+def _stored_if_lost(thread_id: Any, after: int, owner_seq: int | None) -> int | None:
+    """The thread's last stored seq when a client that was sent up to `after` saw events
+    that exist nowhere (else None): beyond what is stored, with no run streaming (whose
+    process may hold them unstored) or beyond this process's run's numbering. The run is
+    looked for first: a run that is not running any more has stored everything."""
+    from agents_core.models import Run, Thread
+
+    if owner_seq is None and Run.objects.running().filter(thread_id=thread_id).exists():
+        return None
+    last = Thread.objects.values_list("last_seq", flat=True).get(pk=thread_id)
+    return last if after > max(last, owner_seq or 0) else None
 
 
 def _chat(user: Any, thread_id: Any, text: str, options: dict[str, Any]) -> None:

@@ -28,6 +28,7 @@ class Client:
         self.gaps = 0
         self.error = ""
         self.start_ms: float | None = None  # from sending the message to its run-start
+        self.last_seq = 0  # the last seq received
 
     async def connect(self, base: str, cookie: str, gate: asyncio.Semaphore) -> None:
         import websockets
@@ -74,6 +75,7 @@ class Client:
                         if seq != last_seq + 1 and last_seq:
                             self.gaps += 1
                         last_seq = seq
+                        self.last_seq = seq
                     if event["type"] == "run-start" and self.start_ms is None:
                         self.start_ms = (received - sent) * 1000
                     text = event.get("textDelta") or event.get("argsTextDelta") or ""
@@ -146,6 +148,20 @@ def phase(
     cpu = sum(per_process)
     clients_cpu = time.process_time() - clients_cpu
     latencies = [lat for c in clients for lat in c.latencies]
+    # Every event a client received is stored once its run ended.
+    from django.db.models import Count
+
+    from agents_core.models import StreamEvent
+
+    stored = {
+        str(thread_id): count
+        for thread_id, count in StreamEvent.objects.filter(
+            thread_id__in=[c.thread_id for c in clients]
+        )
+        .values_list("thread_id")
+        .annotate(Count("id"))
+    }
+    unstored = sum(max(0, c.last_seq - stored.get(c.thread_id, 0)) for c in clients)
     timeline = sorted(point for c in clients for point in c.timeline)
     windows: dict[int, list[float]] = {}
     if timeline:
@@ -160,6 +176,7 @@ def phase(
         "delivered": sum(c.events for c in clients),
         "lost": sum(deltas - len(c.stamps) for c in clients),
         "gaps": sum(c.gaps for c in clients),
+        "unstored": unstored,
         "errors": [c.error for c in clients if c.error],
         "p50": percentile(latencies, 0.5),
         "p99": percentile(latencies, 0.99),

@@ -39,7 +39,8 @@ def print_line(executor: str, line: dict[str, Any], rate: float, layer: str) -> 
         f"all_in_us_per_delta={line['all_in_us']:.0f} "
         f"litellm_unpaced_us_per_delta={line['unpaced_us']:.0f} "
         f"studio_over_litellm_unpaced={studio_us / line['unpaced_us']:.2f} "
-        f"fast_unpaced_us_per_delta={line['fast_unpaced_us']:.0f}",
+        f"fast_unpaced_us_per_delta={line['fast_unpaced_us']:.0f} "
+        f"unstored={result.get('unstored', 0)} load_avg={os.getloadavg()[0]:.1f}",
         flush=True,
     )
     print(
@@ -62,5 +63,28 @@ def print_line(executor: str, line: dict[str, Any], rate: float, layer: str) -> 
         f"response, which the run loop skips, would add {line['assembly_us']:.0f} us "
         f"per chunk",
         file=sys.stderr,
+        flush=True,
+    )
+
+
+def print_baseline_ratio(
+    executor: str, streams: int, baseline: dict[str, Any], current: dict[str, Any]
+) -> None:
+    """One line comparing this checkout with the baseline commit at one N (current over
+    baseline: below 1 is better)."""
+
+    def ratio(now: float, before: float) -> str:
+        return f"{now / before:.3f}" if before else "nan"
+
+    old, new = baseline["result"], current["result"]
+    print(
+        f"ratio executor={executor} streams={streams} current/baseline "
+        f"p50={ratio(new['p50'], old['p50'])} p99={ratio(new['p99'], old['p99'])} "
+        f"all_in_us_per_delta={ratio(current['all_in_us'], baseline['all_in_us'])} "
+        f"studio_us_per_delta={ratio(current['studio_us'], baseline['studio_us'])} "
+        f"ms_per_run={ratio(current['ms_per_run'], baseline['ms_per_run'])} "
+        f"(baseline p99_ms={old['p99']:.1f} lost={old['lost']}; "
+        f"current p99_ms={new['p99']:.1f} lost={new['lost']}; load average "
+        f"{os.getloadavg()[0]:.1f})",
         flush=True,
     )

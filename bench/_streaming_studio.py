@@ -86,8 +86,14 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+<<<<<<< HEAD
 def wait_listening(proc: subprocess.Popen, port: int, log: str, seconds: float = 60) -> None:
     deadline = time.monotonic() + seconds
+=======
+def wait_listening(proc: subprocess.Popen, port: int, log: str) -> None:
+    # A loaded machine (or a baseline tree compiling its .pyc files) starts slowly.
+    deadline = time.monotonic() + 180
+>>>>>>> main
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"{_name(proc)} exited; see {log}")
@@ -105,15 +111,22 @@ def _name(proc: subprocess.Popen) -> str:
 
 
 def start_studio(
+<<<<<<< HEAD
     executor: str, port: int, stats_file: str, workers: int, seconds: float = 60
 ) -> list[subprocess.Popen]:
     """Daphne, and with the worker executor its run workers: [daphne, worker...]. When
     Daphne is not listening within `seconds`, every process started is stopped (a run
     worker left running would claim the next bench's runs)."""
+=======
+    executor: str, port: int, stats_file: str, workers: int, root: Path = ROOT
+) -> list[subprocess.Popen]:
+    """Daphne, and with the worker executor its run workers: [daphne, worker...], from the
+    studio's code at `root` (this checkout, or another commit's tree: `baseline_tree`)."""
+>>>>>>> main
     env = {
         **os.environ,
         "STUDIO_RUNTIME_STATS_FILE": stats_file,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": str(root),
         "STUDIO_RUN_EXECUTOR": executor,
     }
     commands = [
@@ -140,7 +153,7 @@ def start_studio(
         with open(log, "wb") as handle:
             procs.append(
                 subprocess.Popen(
-                    command, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT
+                    command, cwd=root, env=env, stdout=handle, stderr=subprocess.STDOUT
                 )
             )
     try:
@@ -174,3 +187,23 @@ def idle_cpu_per_second(pids: list[int], seconds: int = 6) -> float:
         windows.append(after - before)
         before = after
     return sorted(windows)[len(windows) // 2]
+
+
+def baseline_tree(revision: str) -> Path:
+    """The studio's code at `revision` (a commit of this repository), exported once into
+    .studio/ (`git archive`): the baseline bench.streaming measures beside this checkout."""
+    commit = subprocess.run(
+        ["git", "rev-parse", "--verify", f"{revision}^{{commit}}"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    tree = ROOT / ".studio" / f"baseline-{commit[:12]}"
+    if not (tree / "manage.py").exists():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "archive", commit], cwd=ROOT, check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree

@@ -2,7 +2,14 @@
 
     python -m bench.streaming [--streams 1,10,50,100] [--rate 30] [--seconds 8]
                               [--executor inline,worker] [--layer pubsub|core]
+                              [--baseline <commit>]
     python -m bench.streaming --model-only [--streams 1,10,50,100] [--rate 30]
+
+With `--baseline <commit>` (e.g. the commit before a change), each executor is measured
+twice in the same run, first with the studio's code at that commit (exported with `git
+archive` into .studio/), then with this checkout's, and a `ratio ... baseline` line per
+executor and N compares them (p50, p99, CPU per delta all in, CPU per run: current over
+baseline). The clients, the database and the model server are the same for both.
 
 For each run executor, starts Daphne (studio.asgi) as a subprocess with REDIS_URL set
 (channels_redis): `inline` executes the runs in Daphne's event loop; `worker` executes them
@@ -83,6 +90,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from bench._model_cpu import (
@@ -93,9 +101,10 @@ from bench._model_cpu import (
     paced_chunks,
 )
 from bench._streaming_clients import STAMP, percentile, phase
-from bench._streaming_report import print_line
+from bench._streaming_report import print_baseline_ratio, print_line
 from bench._streaming_studio import (
     ROOT,
+    baseline_tree,
     cpu_seconds,
     ensure_database,
     free_port,
@@ -143,6 +152,11 @@ def main() -> None:
         "--executor",
         default="inline,worker",
         help="run executors to compare: inline (in Daphne), worker (a run worker process)",
+    )
+    options.add_argument(
+        "--baseline",
+        default="",
+        help="a commit to measure first, beside this checkout (ratios current/baseline)",
     )
     options.add_argument(
         "--model-only",
@@ -233,20 +247,37 @@ def model_paths(args: argparse.Namespace, model_base: str) -> None:
 def _run(args: argparse.Namespace, user: Any, cookie: str, model_base: str) -> None:
     counts = [int(n) for n in args.streams.split(",")]
     p99: dict[tuple[str, int], float] = {}
+    trees = [("current", ROOT)]
+    if args.baseline:
+        trees.insert(0, (f"baseline:{args.baseline}", baseline_tree(args.baseline)))
+    lines: dict[tuple[str, str, int], dict[str, Any]] = {}
     for executor in args.executor.split(","):
-        for line in measure_executor(
-            executor=executor,
-            counts=counts,
-            rate=args.rate,
-            seconds=args.seconds,
-            workers=args.workers,
-            stagger=args.stagger,
-            user=user,
-            cookie=cookie,
-            model_base=model_base,
-        ):
-            p99[(executor, line["streams"])] = line["result"]["p99"]
-            print_line(executor, line, args.rate, args.layer)
+        for label, root in trees:
+            for line in measure_executor(
+                executor=executor,
+                counts=counts,
+                rate=args.rate,
+                seconds=args.seconds,
+                workers=args.workers,
+                stagger=args.stagger,
+                user=user,
+                cookie=cookie,
+                model_base=model_base,
+                root=root,
+            ):
+                lines[(executor, label, line["streams"])] = line
+                if label == "current":
+                    p99[(executor, line["streams"])] = line["result"]["p99"]
+                name = executor if len(trees) == 1 else f"{executor} tree={label}"
+                print_line(name, line, args.rate, args.layer)
+        if len(trees) == 2:
+            for streams in counts:
+                print_baseline_ratio(
+                    executor,
+                    streams,
+                    lines[(executor, trees[0][0], streams)],
+                    lines[(executor, "current", streams)],
+                )
     executors = args.executor.split(",")
     if len(executors) == 2:
         first, second = executors
@@ -266,6 +297,7 @@ def measure_executor(
     user: Any,
     cookie: str,
     model_base: str | None,
+    root: Path = ROOT,
 ) -> Iterator[dict[str, Any]]:
     """Start the studio with one run executor and measure the chats at each N of `counts`,
     one after the other; yield one line of measurements per N (the processes stop when the
@@ -276,7 +308,7 @@ def measure_executor(
         asyncio.run(litellm_http_us_per_chunk(model_base, 100))
     port = free_port()
     stats_file = str(ROOT / ".studio" / f"bench-runtime-stats-{port}.json")
-    procs = start_studio(executor, port, stats_file, workers)
+    procs = start_studio(executor, port, stats_file, workers, root)
     pids = [proc.pid for proc in procs]
     base = f"http://127.0.0.1:{port}"
     try:

@@ -104,6 +104,28 @@ class SyncPublisher:
                 pipe.publish(channel, data)
             pipe.execute()
 
+    def subscribers(self, groups: list[str]) -> dict[str, int]:
+        """How many connections (processes) subscribe to each group (PUBSUB NUMSUB)."""
+        by_shard: dict[int, list[tuple[str, str]]] = defaultdict(list)
+        for group in groups:
+            channel = self.naming._get_group_channel_name(group)
+            by_shard[self.naming._shards.index(self.naming._get_shard(channel))].append(
+                (group, channel)
+            )
+        counts = {}
+        for index, items in by_shard.items():
+            found = dict(self.clients[index].pubsub_numsub(*(channel for _, channel in items)))
+            for group, channel in items:
+                counts[group] = int(found.get(channel.encode(), found.get(channel, 0)))
+        return counts
+
+    def send_counted(self, channel: str, message: dict[str, Any]) -> int:
+        """Publish a message to one channel; returns how many subscribers received it
+        (0: nobody listens there)."""
+        index = self.naming._shards.index(self.naming._get_shard(channel))
+        data = self.naming.channel_layer.serialize(message)
+        return int(self.clients[index].publish(channel, data))
+
 
 _publishers: weakref.WeakKeyDictionary[Any, SyncPublisher | None] = weakref.WeakKeyDictionary()
 _publishers_lock = threading.Lock()

@@ -153,6 +153,14 @@ def _store_many_orm(
         last_seq=Case(*(When(pk=key, then=Value(seq)) for key, seq in last.items())),
         updated_at=timezone.now(),
     )
+    _insert(
+        [(thread_id, run_id, event) for thread_id, run_id, events in batches for event in events]
+    )
+    return texts
+
+
+def _insert(rows: list[tuple[Any, Any, dict[str, Any]]]) -> None:
+    """Insert numbered events, `(thread, run, event)` each, with the ORM."""
     StreamEvent.objects.bulk_create(
         [
             StreamEvent(
@@ -162,8 +170,96 @@ def _store_many_orm(
                 type=event["type"],
                 payload=event,
             )
-            for thread_id, run_id, events in batches
-            for event in events
+            for thread_id, run_id, event in rows
         ]
     )
-    return texts
+
+
+def thread_seed(thread_id: Any) -> int:
+    """The thread's `last_seq`, read under its row lock: a run's sink numbers its events
+    from it. The lock orders the read after any writer that numbered in the database
+    before the run's sink was registered as the thread's owner (runtime/handoff.py). It is
+    the lock an UPDATE of the row takes (FOR NO KEY UPDATE), as numbering in the database
+    does: rows that reference the thread (their foreign key check) do not wait for it."""
+    with transaction.atomic():
+        found = (
+            Thread.objects.select_for_update(no_key=True)
+            .filter(pk=thread_id)
+            .values_list("last_seq", flat=True)
+            .first()
+        )
+    if found is None:
+        raise Thread.DoesNotExist(f"Thread {thread_id} is gone.")
+    return int(found)
+
+
+# Events numbered by their run's sink (each payload holds its `seq`), inserted in one
+# statement, and each thread's `last_seq` raised to the highest stored.
+_STORE_NUMBERED_SQL = """
+WITH input AS MATERIALIZED (
+    SELECT (x.e->>0)::uuid AS thread_id, (x.e->>1)::uuid AS run_id, x.e->2 AS payload
+    FROM jsonb_array_elements(%s::jsonb) AS x(e)
+), inserted AS (
+    INSERT INTO {events} (thread_id, run_id, seq, type, payload, created_at)
+    SELECT thread_id, run_id, (payload->>'seq')::bigint, payload->>'type', payload, %s
+    FROM input
+)
+UPDATE {threads} AS t SET last_seq = GREATEST(t.last_seq, top.seq), updated_at = %s
+FROM (SELECT thread_id, max((payload->>'seq')::bigint) AS seq FROM input GROUP BY thread_id)
+     AS top
+WHERE t.id = top.thread_id
+"""
+
+
+def events_store_numbered(batches: list[tuple[Any, Any, list[str]]]) -> None:
+    """Insert events numbered by their runs' sinks (`(thread, run, [event JSON with its
+    seq])` per run), all in one statement: the stream writer's batch. A thread deleted
+    meanwhile fails the whole statement (the caller retries run by run)."""
+    if not any(texts for _, _, texts in batches):
+        return
+    if connection.vendor != "postgresql":
+        _store_numbered_orm(batches)
+        return
+    import psycopg
+
+    rows = ",".join(
+        f'["{thread_id}",{json.dumps(str(run_id) if run_id else None)},{_storable(text)}]'
+        for thread_id, run_id, texts in batches
+        for text in texts
+    )
+    now = timezone.now()
+    connection.ensure_connection()
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(
+            _STORE_NUMBERED_SQL.format(
+                threads=Thread._meta.db_table, events=StreamEvent._meta.db_table
+            ),
+            [f"[{rows}]", now, now],
+        )
+
+
+def _storable(text: str) -> str:
+    """The event's JSON as jsonb can hold it (a NUL character becomes U+FFFD)."""
+    if "\\u0000" not in text:
+        return text
+    return json.dumps(replace_nul(json.loads(text)), default=str)
+
+
+def _store_numbered_orm(batches: list[tuple[Any, Any, list[str]]]) -> None:
+    from django.db.models import F
+    from django.db.models.functions import Greatest
+
+    with transaction.atomic():
+        events = [
+            (thread_id, run_id, json.loads(text))
+            for thread_id, run_id, texts in batches
+            for text in texts
+        ]
+        _insert(events)
+        top: dict[str, int] = {}
+        for thread_id, _, event in events:
+            top[str(thread_id)] = max(top.get(str(thread_id), 0), event["seq"])
+        for thread_id, seq in top.items():
+            Thread.objects.filter(pk=thread_id).update(
+                last_seq=Greatest(F("last_seq"), seq), updated_at=timezone.now()
+            )

@@ -1,12 +1,16 @@
-"""Stream events: numbered per thread, stored (runtime/event_store.py), then published to
-the thread's group. An event is always stored before any later-numbered event is
-published, so a subscriber that sees a gap can always fetch the missing events from the
-database.
+"""Stream events: delivered first, stored right after.
 
-Deltas (`text-delta`, `tool-input-delta`) are coalesced for a few tens of milliseconds
-before they are stored and published: consecutive text deltas become one, consecutive
-argument deltas of a call become one event with the joined text and all its patches.
-Other events flush what is buffered, in order.
+A run's `EventSink` owns its thread's numbering while the run streams (runtime/live.py
+says why it may): it numbers each event from the thread's `last_seq`, sends it at once to
+the thread's subscribers (this process's directly, other processes' through the channel
+layer) and leaves it to the process's `StreamWriter`, which stores what every sink sent in
+one statement per `STUDIO_STREAM_BATCH_MS` window. Deltas are not held back or joined:
+each is one event. Before the run's status leaves `running`, the loop calls `release()`:
+everything is stored, and the thread's numbering is the database's again.
+
+Other writers (`events_emit_sync`, sync code) number in the database under the thread's
+row lock, unless a running run's process owns the thread: then they hand their events to
+it (see live.py).
 """
 
 from __future__ import annotations
@@ -15,124 +19,142 @@ import asyncio
 import json
 import logging
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 
-from agents_core.runtime import stats
-from agents_core.runtime.db import db_stream, with_reconnect
-from agents_core.runtime.event_store import events_store_many
-from agents_core.runtime.patches import compact_patches, merge_patches
-from studio.layers import SyncPublisher, group_send_many, group_send_sync, sync_publisher
+from agents_core.runtime import live, stats
+from agents_core.runtime.db import db, db_stream, with_reconnect
+from agents_core.runtime.event_store import events_store_numbered, thread_seed
+from agents_core.runtime.handoff import (
+    encoded_message,
+    events_emit_sync,
+    events_store,
+    group_message_events,
+    listening,
+    store_unless_owned,
+    thread_group,
+)
+
+# What other modules import from here (the other writers' side lives in handoff.py).
+__all__ = [
+    "DELTA_TYPES",
+    "EventSink",
+    "StreamWriter",
+    "encoded_message",
+    "events_emit_sync",
+    "events_store",
+    "group_message_events",
+    "thread_group",
+]
 
 logger = logging.getLogger(__name__)
 
 DELTA_TYPES = frozenset({"text-delta", "tool-input-delta"})
 
 
-def thread_group(thread_id: Any) -> str:
-    return f"thread_{thread_id}"
-
-
-def events_store(*, thread_id: Any, run_id: Any, events: list[dict[str, Any]]) -> list[str]:
-    """Number and insert events (sets each event's `seq`), in one transaction; returns
-    each event as JSON text."""
-    return events_store_many([(thread_id, run_id, events)])[0]
-
-
-def encoded_message(events: list[dict[str, Any]], texts: list[str]) -> dict[str, Any]:
-    """A `stream.events` group message of stored events already encoded as JSON: a
-    subscriber sends the text as it is (`[seq, text]` pairs; see `group_message_events`)."""
-    return {
-        "type": "stream.events",
-        "encoded": [[event["seq"], text] for event, text in zip(events, texts, strict=True)],
-    }
-
-
-def group_message_events(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """The events of a `stream.events` group message, whichever form it has."""
-    if "encoded" in message:
-        return [json.loads(text) for _, text in message["encoded"]]
-    return list(message.get("events", []))
-
-
-def _layer() -> Any:
-    from channels.layers import get_channel_layer
-
-    return get_channel_layer()
-
-
-def events_emit_sync(*, thread_id: Any, run_id: Any, events: list[dict[str, Any]]) -> None:
-    """Store and publish from synchronous code (services, Celery tasks), after commit."""
-    texts = events_store(thread_id=thread_id, run_id=run_id, events=events)
-    if events:
-        transaction.on_commit(
-            lambda: group_send_sync(thread_group(thread_id), encoded_message(events, texts))
-        )
-
-
-def coalesce(buffer: list[dict[str, Any]], event: dict[str, Any]) -> None:
-    """Append a delta to a batch, joined to the last event when it continues it: text to
-    text, argument text and patches of the same call to that call's delta."""
-    if buffer:
-        last = buffer[-1]
-        if last["type"] == event["type"] == "text-delta":
-            last["textDelta"] += event["textDelta"]
-            return
-        if (
-            last["type"] == event["type"] == "tool-input-delta"
-            and last["toolCallId"] == event["toolCallId"]
-        ):
-            if "argsTextDelta" in last and "argsTextDelta" in event:
-                last["argsTextDelta"] += event["argsTextDelta"]
-                merge_patches(last["patches"], event["patches"])
-                return
-            if "argsTextDelta" not in last and "argsTextDelta" not in event:
-                # Transformed values: the newest whole value replaces the previous one.
-                last.update(event)
-                return
-    if event["type"] == "tool-input-delta" and "patches" in event:
-        patches: list[dict[str, Any]] = []
-        merge_patches(patches, event["patches"])
-        event["patches"] = patches
-    buffer.append(event)
-
-
 class EventSink:
-    """A run's way out: `delta()` for coalesced deltas, `await emit()` for the rest.
+    """A run's way out, and its thread's numbering while it streams: `delta()` and
+    `await emit()` number an event, deliver it at once and queue it for storage."""
 
-    The sink only buffers; the process's `StreamWriter` stores and publishes what every
-    sink buffered, together, once per interval (or at once when an `emit()` waits)."""
-
-    def __init__(self, *, thread_id: Any, run_id: Any, interval: float | None = None) -> None:
-        self.thread_id = thread_id
+    def __init__(
+        self,
+        *,
+        thread_id: Any,
+        run_id: Any,
+        interval: float | None = None,
+        owner: str | None = None,
+    ) -> None:
+        self.thread_id = str(thread_id)
         self.run_id = str(run_id)
-        self.buffer: list[dict[str, Any]] = []
+        self.group = thread_group(self.thread_id)
+        self.loop = asyncio.get_running_loop()
+        self.seq: int | None = None  # the last number handed out (None: not read yet)
+        self.early: list[tuple[Any, dict[str, Any]]] = []  # sent before `seq` was read
+        self.tail: list[tuple[int, str]] = []  # delivered, not stored yet
+        self.unstored: list[tuple[Any, str]] = []  # (run, JSON) for the next batch
         self.failed: BaseException | None = None
-        self.published = 0
+        self.published = 0  # delivered so far
+        self.stored = 0  # the highest seq stored
+        self.released = False
+        self.owner = owner
         self.writer = StreamWriter.for_loop(interval)
+        self.broadcaster = live.Broadcaster.for_loop()
+        self._seeding: asyncio.Task | None = None
+        live.own(self, owner)
 
     def base(self, type_: str, **fields: Any) -> dict[str, Any]:
         return {"type": type_, "runId": self.run_id, **fields}
 
     def delta(self, event: dict[str, Any]) -> None:
-        """Buffer a delta, merged into the previous one when it continues it."""
-        coalesce(self.buffer, event)
-        self.writer.mark(self)
+        """Number and deliver a delta now; it is stored with the next batch."""
+        self._send(event, self.run_id)
 
     async def emit(self, type_: str, **fields: Any) -> dict[str, Any]:
-        """Store and publish an event (after everything buffered before it)."""
+        """Number and deliver an event now (after everything sent before it)."""
+        self._raise_failure()
         event = self.base(type_, **fields)
-        self.buffer.append(event)
-        await self.flush()
+        if self.released:
+            await self._emit_stored(event)
+            return event
+        await self._seeded()
+        self._send(event, self.run_id)
         return event
 
+    def external(self, run_id: Any, events: list[dict[str, Any]]) -> None:
+        """Another writer's events (live.take), numbered among the run's own."""
+        for event in events:
+            self._send(dict(event), run_id)
+
+    def _send(self, event: dict[str, Any], run_id: Any) -> None:
+        if self.seq is None:
+            self.early.append((run_id, event))
+            self._seed_soon()
+            return
+        self.seq += 1
+        event["seq"] = self.seq
+        text = json.dumps(event, default=str)
+        self.tail.append((self.seq, text))
+        self.unstored.append((run_id, text))
+        self.published += 1
+        live.deliver(self.thread_id, [(self.seq, text)])
+        self.broadcaster.add(self.group, self.seq, text)
+        self.writer.mark(self)
+
+    def _seed_soon(self) -> None:
+        if self._seeding is None:
+            self._seeding = self.loop.create_task(self._seed())
+
+    async def _seed(self) -> None:
+        if self.owner:
+            await listening(self.owner)
+        seq = await db(thread_seed, self.thread_id)
+        self.seq = seq
+        early, self.early = self.early, []
+        for run_id, event in early:
+            self._send(event, run_id)
+
+    async def _seeded(self) -> None:
+        if self.seq is not None:
+            return
+        self._seed_soon()
+        assert self._seeding is not None
+        await asyncio.shield(self._seeding)
+
+    async def _emit_stored(self, event: dict[str, Any]) -> None:
+        """After release: the database numbers (as any other writer's events)."""
+        texts = await db(store_unless_owned, self.thread_id, self.run_id, [event], owner_gone=False)
+        if texts is not None:
+            self.published += 1
+            live.deliver(self.thread_id, [(event["seq"], texts[0])])
+            self.broadcaster.add(self.group, event["seq"], texts[0])
+
     async def flush(self) -> None:
-        """Wait until everything buffered so far is stored and published."""
+        """Wait until everything sent so far is stored."""
         self._raise_failure()
-        if self.buffer:
+        if self._seeding is not None and self.seq is None:
+            await self._seeded()
+        if self.unstored or self.writer.writing(self):
             await self.writer.flush(self)
             self._raise_failure()
 
@@ -141,28 +163,33 @@ class EventSink:
             failed, self.failed = self.failed, None
             raise failed
 
+    async def release(self) -> None:
+        """Store what is left and give the thread's numbering back to the database:
+        before the run's status leaves `running` (see live.py)."""
+        if self.released:
+            return
+        try:
+            await self.flush()
+        except Exception:  # noqa: BLE001 - the run ends anyway; its status says how
+            logger.exception("Run %s: storing its last events failed", self.run_id)
+        finally:
+            self.released = True
+            live.disown(self)
+
     async def close(self) -> None:
-        await self.flush()
+        await self.release()
 
 
 class StreamWriter:
-    """Stores and publishes the buffered events of every run of one event loop.
+    """Stores the events every sink of one event loop delivered, in one statement per
+    batch (`events_store_numbered`), `interval` after the first of them (or at once when
+    a sink waits in `flush()`). A batch that fails is retried run by run, so one run's
+    failure (its thread deleted) is that run's alone; a run learns of it at its next
+    `emit()`. Each stored batch tells the threads' subscribers in other processes how far
+    the store has come (`stream.stored`; a consumer waiting for a gap replays then).
 
-    One batch at a time: it takes every sink's buffer, stores them all in one transaction
-    (`events_store_many`) and publishes each thread's events with one group message. A
-    batch that fails is retried run by run, so one run's failure (its thread deleted) is
-    that run's alone; a run learns of its failure at its next `emit()`.
-
-    When to write: at once when an `emit()` is waiting. Deltas that arrive while a batch
-    is being written wait `interval` after it (they coalesce with what follows). A delta
-    that finds the writer idle is written at once when the last batch started at least
-    `interval` ago, else when it is that old: the writer still starts at most one batch
-    per interval, but a delta of a lone slow stream (one chat, 30 deltas a second) neither
-    waits for a window nobody shares nor costs the process a timer's wake-up of its own.
-
-    Many runs streaming at once thus cost one database round trip per interval instead of
-    one per run, and the batches grow with the load instead of the queue.
-    """
+    Many runs streaming at once cost one database round trip per interval, and the
+    batches grow with the load instead of the queue."""
 
     _writers: dict[tuple[asyncio.AbstractEventLoop, float], StreamWriter] = {}
 
@@ -170,11 +197,11 @@ class StreamWriter:
         self.loop = loop
         self.interval = interval
         self.dirty: dict[EventSink, None] = {}
+        self.in_batch: set[EventSink] = set()
         self.urgent = asyncio.Event()
         self.next_batch: asyncio.Future = loop.create_future()
         self.task: asyncio.Task | None = None
         self.batches = 0  # written so far (tests, diagnostics)
-        self.last_started = float("-inf")  # loop time the last batch started
 
     @classmethod
     def for_loop(cls, interval: float | None = None) -> StreamWriter:
@@ -196,23 +223,23 @@ class StreamWriter:
         if self.task is None or self.task.done():
             self.task = self.loop.create_task(self._run())
 
+    def writing(self, sink: EventSink) -> bool:
+        return sink in self.in_batch
+
     async def flush(self, sink: EventSink) -> None:
-        batch = self.next_batch  # the batch that will take what the sink holds now
-        self.mark(sink, urgent=True)
-        await asyncio.shield(batch)
+        while sink.unstored or sink in self.in_batch:
+            batch = self.next_batch  # the batch that takes what the sink holds now
+            self.mark(sink, urgent=True)
+            await asyncio.shield(batch)
 
     async def _run(self) -> None:
-        # Idle until now: due when the last batch is `interval` old (maybe already).
-        due = self.last_started + self.interval
         while self.dirty:
-            wait = due - self.loop.time()
-            if wait > 0 and not self.urgent.is_set():
+            if not self.urgent.is_set():
                 try:
-                    await asyncio.wait_for(self.urgent.wait(), wait)
+                    await asyncio.wait_for(self.urgent.wait(), self.interval)
                 except TimeoutError:
                     pass
             self.urgent.clear()
-            self.last_started = self.loop.time()
             sinks, self.dirty = list(self.dirty), {}
             done, self.next_batch = self.next_batch, self.loop.create_future()
             try:
@@ -223,97 +250,64 @@ class StreamWriter:
                 if not done.done():
                     done.set_result(None)
                 raise
+            finally:
+                self.in_batch.clear()
             done.set_result(None)
-            # What arrived during the write waits to coalesce with what follows.
-            due = self.loop.time() + self.interval
 
     async def _write(self, sinks: list[EventSink]) -> None:
-        batch = [(sink, sink.buffer) for sink in sinks if sink.buffer]
+        batch = [(sink, sink.unstored) for sink in sinks if sink.unstored]
         for sink in sinks:
-            sink.buffer = []
+            sink.unstored = []
         if not batch:
             return
+        self.in_batch = {sink for sink, _ in batch}
         self.batches += 1
         started = time.perf_counter()
-        for _, events in batch:
-            for event in events:
-                if event["type"] == "tool-input-delta" and len(event.get("patches", ())) > 1:
-                    event["patches"] = compact_patches(event["patches"])
-        layer = _layer()
-        publisher = sync_publisher(layer) if layer is not None else None
-        written = await db_stream(
-            _store_and_publish,
-            [(sink.thread_id, sink.run_id, events) for sink, events in batch],
-            publisher,
-        )
-        stored = []
-        for (sink, events), result in zip(batch, written.results, strict=True):
-            if isinstance(result, Exception):
+        results = await db_stream(_store, [(sink.thread_id, items) for sink, items in batch])
+        for (sink, items), result in zip(batch, results, strict=True):
+            if result is not None:
                 logger.error("Storing stream events of run %s failed: %s", sink.run_id, result)
                 sink.failed = result  # that run's failure, at its next emit()
-            else:
-                stored.append((sink, events, result))
-        published = time.perf_counter()
-        if written.publish_error is None and not written.published and layer is not None and stored:
-            try:
-                await group_send_many(
-                    layer,
-                    [
-                        (thread_group(sink.thread_id), encoded_message(events, encoded))
-                        for sink, events, encoded in stored
-                    ],
-                )
-            except Exception as exc:  # noqa: BLE001 - Redis down: each run learns at emit()
-                written.publish_error = exc
-        if written.publish_error is not None:
-            logger.error("Publishing stream events failed: %s", written.publish_error)
-            for sink, _, _ in stored:
-                sink.failed = written.publish_error
-            stored = []
-        for sink, events, _ in stored:
-            sink.published += len(events)
+                continue
+            top = json.loads(items[-1][1])["seq"]
+            sink.stored = max(sink.stored, top)
+            while sink.tail and sink.tail[0][0] <= sink.stored:
+                sink.tail.pop(0)
+            sink.broadcaster.stored(sink.group, sink.stored)
         stats.add("flushes")
-        stats.add("events", sum(len(events) for _, events in batch))
-        stats.add("store_s", published - started)
-        stats.add("publish_s", time.perf_counter() - published)
+        stats.add("events", sum(len(items) for _, items in batch))
+        stats.add("store_s", time.perf_counter() - started)
 
 
-@dataclass
-class _Written:
-    results: list[list[str] | Exception]  # per batch: the stored events' JSON, or the error
-    published: bool = False
-    publish_error: Exception | None = None
-
-
-def _store_and_publish(
-    batches: list[tuple[Any, Any, list[dict[str, Any]]]], publisher: SyncPublisher | None
-) -> _Written:
-    """The stream writer's thread: store the batches (all at once; one by one when that
-    fails, so that one run's failure, its thread deleted, is that run's alone), then
-    publish what was stored when the layer can be published from a thread."""
+def _store(batches: list[tuple[str, list[tuple[Any, str]]]]) -> list[Exception | None]:
+    """The stream writer's thread: store every sink's events at once; one by one when that
+    fails, so that one run's failure (its thread deleted) is that run's alone."""
     started = time.perf_counter()
+    rows = batches
     try:
-        written = _Written(list(with_reconnect(events_store_many, batches)))
+        with_reconnect(events_store_numbered, _by_run(rows))
+        results: list[Exception | None] = [None] * len(batches)
     except Exception:  # noqa: BLE001 - find whose events cannot be stored
-        written = _Written([])
-        for thread_id, run_id, events in batches:
+        results = []
+        for row in rows:
             try:
-                written.results.append(
-                    events_store(thread_id=thread_id, run_id=run_id, events=events)
-                )
+                events_store_numbered(_by_run([row]))
+                results.append(None)
             except Exception as exc:  # noqa: BLE001
-                written.results.append(exc)
-    if publisher is not None:
-        messages = [
-            (thread_group(thread_id), encoded_message(events, result))
-            for (thread_id, _, events), result in zip(batches, written.results, strict=True)
-            if not isinstance(result, Exception)
-        ]
-        try:
-            if messages:
-                publisher.publish_many(messages)
-            written.published = True
-        except Exception as exc:  # noqa: BLE001 - Redis down: each run learns at emit()
-            written.publish_error = exc
+                results.append(exc)
     stats.add("writer_thread_s", time.perf_counter() - started)
-    return written
+    return results
+
+
+def _by_run(
+    rows: list[tuple[str, list[tuple[Any, str]]]],
+) -> list[tuple[Any, Any, list[str]]]:
+    """(thread, run, [JSON]) runs of consecutive events of one run, in order."""
+    out: list[tuple[Any, Any, list[str]]] = []
+    for thread_id, items in rows:
+        for run_id, text in items:
+            if out and out[-1][0] == thread_id and out[-1][1] == run_id:
+                out[-1][2].append(text)
+            else:
+                out.append((thread_id, run_id, [text]))
+    return out

@@ -127,6 +127,7 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
             usage=self.usage,
             steps=self.step,
         )
+        await self.sink.release()  # stored: the thread's numbering is the database's again
         await db(
             run_finish,
             run_id=self.run_id,
@@ -159,6 +160,7 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
             error=error,
         )
         try:
+            await self.sink.release()
             await db(
                 run_finish,
                 run_id=self.run_id,
@@ -196,7 +198,7 @@ async def execute_run(run_id: Any, *, abort: asyncio.Event | None = None) -> Run
     )
     active.task = asyncio.current_task()
     active_runs.register(active)
-    sink = EventSink(thread_id=setup.thread_id, run_id=run_id)
+    sink = EventSink(thread_id=setup.thread_id, run_id=run_id, owner=setup.run.worker or None)
     active_runs.watch_aborts(loop)
     try:
         result = await Runner(setup, sink, active).run()

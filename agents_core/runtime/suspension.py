@@ -29,6 +29,7 @@ class Suspension:
         observers.notify(
             "suspended", self.run_id, call_id=call.id, name=call.name, kind=state["kind"]
         )
+        await self.sink.release()  # stored: the thread's numbering is the database's again
         await db(
             run_suspend,
             run_id=self.run_id,

@@ -275,7 +275,10 @@ def run_end_interrupted(*, run: Run, expect_worker: str | None = None) -> bool:
         )
         event = {"type": "run-error", "runId": str(run.pk), "error": INTERRUPTED}
         events_emit_sync(
-            thread_id=run.thread_id, run_id=run.pk, events=[{**event, "code": "interrupted"}]
+            thread_id=run.thread_id,
+            run_id=run.pk,
+            events=[{**event, "code": "interrupted"}],
+            owner_gone=True,  # what its process sent and did not store is lost
         )
     return True
 

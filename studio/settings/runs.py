@@ -75,10 +75,10 @@ STUDIO_RUN_SETTLE_HEAP = envbool("STUDIO_RUN_SETTLE_HEAP", True)
 STUDIO_RUN_GC_THRESHOLDS = tuple(
     int(n) for n in envlist("STUDIO_RUN_GC_THRESHOLDS", ["50000", "20", "100"])
 )
-# Stream deltas are coalesced and written at most this often (milliseconds); a delta that
-# finds the writer idle goes at once (agents_core/runtime/events.py, StreamWriter). Writing
-# a few deltas together costs less CPU per delta than writing each alone, for a little
-# latency (docs/benchmarks.md).
+# Stream events are delivered as the run yields them and stored behind, in one statement per
+# this many milliseconds (agents_core/runtime/events.py, StreamWriter): storing a few
+# together costs less CPU per event than storing each alone, and no latency. A run's
+# process that dies loses at most what it delivered in the last window (docs/protocol.md).
 STUDIO_STREAM_BATCH_MS = envint("STUDIO_STREAM_BATCH_MS", 60)
 
 # --- Agent tests (evals) ------------------------------------------------------------------

@@ -37,41 +37,79 @@ def _stored(thread: Thread) -> list[tuple[int, str, dict]]:
     ]
 
 
-async def test_the_events_of_many_runs_are_stored_in_one_batch_in_order(make_thread):
+class Collector:
+    """A subscriber of this process (as a websocket consumer is: runtime/live.py)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.items: list[tuple[int, str]] = []
+
+    def live_events(self, items: list[tuple[int, str]]) -> None:
+        self.items.extend(items)
+
+
+async def test_the_events_of_many_runs_are_delivered_at_once_and_stored_in_one_batch(
+    make_thread,
+):
+    from agents_core.runtime import live
+
     pairs = await database_sync_to_async(_threads_and_runs)(make_thread, 5)
-    sinks = [EventSink(thread_id=thread.pk, run_id=run.pk, interval=0.05) for thread, run in pairs]
+    # A window longer than the test: what is stored is what the flush below asked for.
+    sinks = [EventSink(thread_id=thread.pk, run_id=run.pk, interval=60) for thread, run in pairs]
     layer = get_channel_layer()
     channel = await layer.new_channel()
     await layer.group_add(thread_group(pairs[2][0].pk), channel)
+    collector = Collector()
+    live.subscribe(pairs[2][0].pk, collector)
     writer = sinks[0].writer
     assert all(sink.writer is writer for sink in sinks)
     before = writer.batches
-
-    async def one(sink: EventSink, number: int) -> None:
-        sink.delta(sink.base("text-delta", textDelta=f"hello {number}"))
-        sink.delta(sink.base("text-delta", textDelta=" and more"))
-        await sink.emit("step-finish", step=1)
-
-    await asyncio.gather(*(one(sink, n) for n, sink in enumerate(sinks)))
-    # Five runs, one write: the sinks buffered, the writer took them all together.
+    try:
+        for number, sink in enumerate(sinks):
+            await sink.emit("run-start", resumed=False)
+            sink.delta(sink.base("text-delta", textDelta=f"hello {number}"))
+            if number == 2:
+                # Delivered as it was sent: numbered, not joined to what follows.
+                assert [json.loads(text)["textDelta"] for _, text in collector.items[1:]] == [
+                    "hello 2"
+                ]
+            sink.delta(sink.base("text-delta", textDelta=" and more"))
+            await sink.emit("step-finish", step=1)
+        await asyncio.gather(*(sink.flush() for sink in sinks))
+    finally:
+        live.unsubscribe(pairs[2][0].pk, collector)
+    # Five runs, one write: the writer took them all together.
     assert writer.batches - before == 1
     for number, (thread, _) in enumerate(pairs):
         rows = await database_sync_to_async(_stored)(thread)
-        assert [(seq, kind) for seq, kind, _ in rows] == [(1, "text-delta"), (2, "step-finish")]
-        assert rows[0][2]["textDelta"] == f"hello {number} and more"  # coalesced
+        assert [(seq, kind) for seq, kind, _ in rows] == [
+            (1, "run-start"),
+            (2, "text-delta"),
+            (3, "text-delta"),
+            (4, "step-finish"),
+        ]
+        assert [rows[1][2]["textDelta"], rows[2][2]["textDelta"]] == [
+            f"hello {number}",
+            " and more",
+        ]
         refreshed = await database_sync_to_async(Thread.objects.get)(pk=thread.pk)
-        assert refreshed.last_seq == 2
-    message = await asyncio.wait_for(layer.receive(channel), 5)
-    # Published as the JSON that was stored, for the consumer to send as it is.
-    assert [seq for seq, _ in message["encoded"]] == [1, 2]
-    assert [(e["seq"], e["type"]) for e in group_message_events(message)] == [
-        (1, "text-delta"),
-        (2, "step-finish"),
-    ]
-    # A later batch continues each thread's numbering.
+        assert refreshed.last_seq == 4
+    # What the subscriber got is what was stored, in order.
+    stored = [payload for _, _, payload in await database_sync_to_async(_stored)(pairs[2][0])]
+    assert [json.loads(text) for _, text in collector.items] == stored
+    assert [seq for seq, _ in collector.items] == [1, 2, 3, 4]
+    # Other processes' subscribers get the same through the channel layer.
+    received: list[dict] = []
+    while len(received) < 4:
+        message = await asyncio.wait_for(layer.receive(channel), 5)
+        if message["type"] == "stream.events":
+            received += group_message_events(message)
+    assert received == stored
+    # A later event continues each thread's numbering.
     await sinks[0].emit("run-finish", status="completed")
+    await sinks[0].release()
     rows = await database_sync_to_async(_stored)(pairs[0][0])
-    assert [seq for seq, _, _ in rows] == [1, 2, 3]
+    assert [seq for seq, _, _ in rows] == [1, 2, 3, 4, 5]
 
 
 async def test_a_run_whose_thread_is_gone_fails_alone(make_thread):
@@ -85,57 +123,45 @@ async def test_a_run_whose_thread_is_gone_fails_alone(make_thread):
     )
     assert isinstance(results[1], Exception)
     assert not isinstance(results[0], Exception) and not isinstance(results[2], Exception)
+    for sink in sinks[::2]:
+        await sink.flush()
     for index in (0, 2):
         rows = await database_sync_to_async(_stored)(pairs[index][0])
         assert [(seq, kind) for seq, kind, _ in rows] == [(1, "run-start")]
     assert sinks[0].published == sinks[2].published == 1 and sinks[1].published == 0
     # The failure was reported once; the surviving sinks keep working.
     await sinks[2].emit("run-finish", status="completed")
+    await sinks[2].flush()
     assert [seq for seq, _, _ in await database_sync_to_async(_stored)(pairs[2][0])] == [1, 2]
 
 
-async def test_deltas_alone_are_written_after_the_interval_without_an_emit(make_thread):
+async def test_a_thread_deleted_mid_run_fails_that_run_at_its_next_emit(make_thread):
+    pairs = await database_sync_to_async(_threads_and_runs)(make_thread, 2)
+    sinks = [EventSink(thread_id=thread.pk, run_id=run.pk, interval=0.05) for thread, run in pairs]
+    for sink in sinks:
+        await sink.emit("run-start", resumed=False)
+        await sink.flush()
+    await database_sync_to_async(pairs[0][0].delete)()
+    for sink in sinks:
+        sink.delta(sink.base("text-delta", textDelta="x"))
+    await sinks[1].flush()
+    with pytest.raises(Exception, match="thread_id|foreign key|violates"):
+        await sinks[0].flush()
+    assert [seq for seq, _, _ in await database_sync_to_async(_stored)(pairs[1][0])] == [1, 2]
+
+
+async def test_deltas_alone_are_stored_after_the_interval_without_an_emit(make_thread):
     [(thread, run)] = await database_sync_to_async(_threads_and_runs)(make_thread, 1)
     sink = EventSink(thread_id=thread.pk, run_id=run.pk, interval=0.01)
+    await sink.emit("run-start", resumed=False)
     sink.delta(sink.base("text-delta", textDelta="streamed"))
     for _ in range(500):
-        if sink.published:
+        if sink.stored == 2:
             break
         await asyncio.sleep(0.01)
     rows = await database_sync_to_async(_stored)(thread)
-    assert [(seq, kind, payload["textDelta"]) for seq, kind, payload in rows] == [
-        (1, "text-delta", "streamed")
-    ]
-
-
-async def _until_published(sink: EventSink, count: int) -> None:
-    for _ in range(500):
-        if sink.published >= count:
-            return
-        await asyncio.sleep(0.01)
-
-
-async def test_an_idle_writer_writes_a_delta_at_once_and_holds_the_next_for_the_interval(
-    make_thread,
-):
-    """A lone delta does not wait for a window nobody shares; what follows it within the
-    interval coalesces (the interval is a minute here: "at once" cannot be the timer)."""
-    [(thread, run)] = await database_sync_to_async(_threads_and_runs)(make_thread, 1)
-    sink = EventSink(thread_id=thread.pk, run_id=run.pk, interval=60)
-    sink.delta(sink.base("text-delta", textDelta="first"))
-    await _until_published(sink, 1)
-    assert sink.published == 1
-    sink.delta(sink.base("text-delta", textDelta=" second"))
-    sink.delta(sink.base("text-delta", textDelta=" third"))
-    await asyncio.sleep(0.2)
-    assert sink.published == 1  # held: the last batch started less than a minute ago
-    await sink.emit("step-finish", step=1)  # an emit does not wait
-    rows = await database_sync_to_async(_stored)(thread)
-    assert [(seq, kind, payload.get("textDelta")) for seq, kind, payload in rows] == [
-        (1, "text-delta", "first"),
-        (2, "text-delta", " second third"),
-        (3, "step-finish", None),
-    ]
+    assert [(seq, kind) for seq, kind, _ in rows] == [(1, "run-start"), (2, "text-delta")]
+    assert sink.tail == []  # nothing left that is not stored
 
 
 def test_the_orm_store_numbers_and_writes_like_the_postgresql_one(make_thread):
@@ -202,20 +228,30 @@ def _pubsub_layer(url: str) -> Any:
     return RedisPubSubChannelLayer(hosts=[url], prefix=f"test-writer-{uuid.uuid4().hex[:8]}")
 
 
-async def test_on_the_pubsub_layer_the_writer_thread_publishes_what_it_stored(
+async def test_on_the_pubsub_layer_events_are_published_from_a_thread_once_per_loop_pass(
     make_thread, monkeypatch
 ):
-    """Stored and published in the writer's own thread: the event loop is not asked for the
-    publish (group_send_many, the loop's way, is not called)."""
-    from agents_core.runtime import events
+    """The loop is not asked for the publish (group_send_many, the loop's way, is not
+    called), and what the sinks sent in one pass of the loop leaves in one pipeline."""
+    from agents_core.runtime import live
+    from studio import layers
 
     layer = _pubsub_layer(settings.REDIS_URL)
-    monkeypatch.setattr(events, "_layer", lambda: layer)
+    monkeypatch.setattr("channels.layers.get_channel_layer", lambda *args: layer)
+    monkeypatch.setattr(live.Broadcaster, "_by_loop", {})
 
     async def on_the_loop(*args: Any) -> None:
         raise AssertionError("published on the loop")
 
-    monkeypatch.setattr(events, "group_send_many", on_the_loop)
+    monkeypatch.setattr(layers, "group_send_many", on_the_loop)
+    publishes: list[int] = []
+    original = layers.SyncPublisher.publish_many
+
+    def counting(self: Any, messages: list) -> None:
+        publishes.append(len(messages))
+        original(self, messages)
+
+    monkeypatch.setattr(layers.SyncPublisher, "publish_many", counting)
     pairs = await database_sync_to_async(_threads_and_runs)(make_thread, 2)
     try:
         channels = []
@@ -223,48 +259,62 @@ async def test_on_the_pubsub_layer_the_writer_thread_publishes_what_it_stored(
             channels.append(await layer.new_channel())
             await layer.group_add(thread_group(thread.pk), channels[-1])
         sinks = [
-            EventSink(thread_id=thread.pk, run_id=run.pk, interval=0.05) for thread, run in pairs
+            EventSink(thread_id=thread.pk, run_id=run.pk, interval=60) for thread, run in pairs
         ]
-
-        async def one(sink: EventSink, number: int) -> None:
+        for sink in sinks:
+            await sink.emit("run-start", resumed=False)
+        for number, sink in enumerate(sinks):
             sink.delta(sink.base("text-delta", textDelta=f"run {number}"))
-            await sink.emit("step-finish", step=1)
-
-        await asyncio.gather(*(one(sink, number) for number, sink in enumerate(sinks)))
-        await sinks[0].emit("run-finish", status="completed")
+            sink.delta(sink.base("text-delta", textDelta="!"))
         for number, channel in enumerate(channels):
-            message = await asyncio.wait_for(layer.receive(channel), 5)
-            assert [(e["seq"], e["type"]) for e in group_message_events(message)] == [
-                (1, "text-delta"),
-                (2, "step-finish"),
+            events: list[dict] = []
+            while len(events) < 3:
+                message = await asyncio.wait_for(layer.receive(channel), 5)
+                events += group_message_events(message)
+            assert [(e["seq"], e["type"]) for e in events] == [
+                (1, "run-start"),
+                (2, "text-delta"),
+                (3, "text-delta"),
             ]
-            assert group_message_events(message)[0]["textDelta"] == f"run {number}"
-        message = await asyncio.wait_for(layer.receive(channels[0]), 5)
-        assert [(e["seq"], e["type"]) for e in group_message_events(message)] == [(3, "run-finish")]
-        assert [sink.published for sink in sinks] == [3, 2]
+            assert events[1]["textDelta"] == f"run {number}"
+        # Four deltas of two threads, sent in one pass: one pipeline of two messages.
+        assert publishes[-1] == 2
+        assert [sink.published for sink in sinks] == [3, 3]
+        assert [sink.stored for sink in sinks] == [0, 0]  # delivered before being stored
+        for sink in sinks:
+            await sink.release()
     finally:
         await layer.flush()
 
 
-async def test_when_redis_is_down_the_events_are_stored_and_the_run_learns_at_emit(
+async def test_when_redis_is_down_the_events_are_stored_and_the_run_goes_on(
     make_thread, monkeypatch
 ):
-    from agents_core.runtime import events
+    """Subscribers of other processes miss the live events (they replay them once
+    reconnected); this process's subscribers and the store do not."""
+    from agents_core.runtime import live
 
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     layer = _pubsub_layer(f"redis://127.0.0.1:{port}/0")
-    monkeypatch.setattr(events, "_layer", lambda: layer)
+    monkeypatch.setattr("channels.layers.get_channel_layer", lambda *args: layer)
+    monkeypatch.setattr(live.Broadcaster, "_by_loop", {})
     [(thread, run)] = await database_sync_to_async(_threads_and_runs)(make_thread, 1)
-    sink = EventSink(thread_id=thread.pk, run_id=run.pk, interval=0.01)
-    with pytest.raises(Exception, match="[Cc]onnect"):
+    collector = Collector()
+    live.subscribe(thread.pk, collector)
+    try:
+        sink = EventSink(thread_id=thread.pk, run_id=run.pk, interval=0.01)
         await sink.emit("run-start", resumed=False)
-    # Stored (a client that reconnects replays it), not counted as published.
+        sink.delta(sink.base("text-delta", textDelta="still here"))
+        await sink.release()
+    finally:
+        live.unsubscribe(thread.pk, collector)
     assert [(seq, kind) for seq, kind, _ in await database_sync_to_async(_stored)(thread)] == [
-        (1, "run-start")
+        (1, "run-start"),
+        (2, "text-delta"),
     ]
-    assert sink.published == 0
+    assert [seq for seq, _ in collector.items] == [1, 2]
 
 
 def test_writers_of_the_same_threads_at_once_number_every_event_exactly_once(make_thread):
@@ -398,3 +448,60 @@ def test_the_writer_stores_again_on_a_new_connection_when_its_own_died(make_thre
         (1, "before"),
         (2, "after"),
     ]
+
+
+async def test_a_thread_whose_only_subscribers_are_told_directly_is_not_published(
+    make_thread, monkeypatch
+):
+    """The inline executor's usual case (the chat's socket is in the process that runs
+    its run): nothing goes through Redis until another process subscribes."""
+    from channels_redis.pubsub import RedisPubSubChannelLayer
+
+    from agents_core.runtime import live
+    from studio import layers
+
+    prefix = f"test-alone-{uuid.uuid4().hex[:8]}"
+    layer = RedisPubSubChannelLayer(hosts=[settings.REDIS_URL], prefix=prefix)
+    other = RedisPubSubChannelLayer(hosts=[settings.REDIS_URL], prefix=prefix)  # a process
+    monkeypatch.setattr("channels.layers.get_channel_layer", lambda *args: layer)
+    monkeypatch.setattr(live.Broadcaster, "_by_loop", {})
+    monkeypatch.setattr(live.Broadcaster, "ALONE_SECONDS", 0.0)  # count at every publish
+    published: list[str] = []
+    original = layers.SyncPublisher.publish_many
+
+    def counting(self: Any, messages: list) -> None:
+        published.extend(group for group, _ in messages)
+        original(self, messages)
+
+    monkeypatch.setattr(layers.SyncPublisher, "publish_many", counting)
+    [(thread, run)] = await database_sync_to_async(_threads_and_runs)(make_thread, 1)
+    group = thread_group(thread.pk)
+    collector = Collector()
+    live.subscribe(thread.pk, collector)
+    sink = EventSink(thread_id=thread.pk, run_id=run.pk, interval=60)
+
+    async def send(text: str) -> None:
+        sink.delta(sink.base("text-delta", textDelta=text))
+        await asyncio.sleep(0)
+        while sink.broadcaster.busy or sink.broadcaster.scheduled:
+            await asyncio.sleep(0.01)
+
+    try:
+        await sink.emit("run-start", resumed=False)
+        await send("a")  # the first publish counts the group's subscribers: none
+        before = len(published)
+        await send("b")
+        await send("c")
+        assert published[before:] == []  # told directly, not published
+        channel = await other.new_channel()
+        await other.group_add(group, channel)  # a socket of another process
+        await send("d")  # not published yet; the count now sees the other process
+        await send("e")
+        message = await asyncio.wait_for(other.receive(channel), 5)
+        assert [e["textDelta"] for e in group_message_events(message)] == ["e"]
+        assert [seq for seq, _ in collector.items] == [1, 2, 3, 4, 5, 6]
+        await sink.release()
+    finally:
+        live.unsubscribe(thread.pk, collector)
+        await layer.flush()
+        await other.flush()

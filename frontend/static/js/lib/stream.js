@@ -37,6 +37,8 @@ function eventsOf(data) {
 export class ThreadStream {
   constructor({
     wsUrl, eventsUrl, onEvent, onState = () => {}, onGap = () => {}, after = 0,
+    // Default: reload the page, which rebuilds the conversation from what is stored.
+    onReset = () => { if (typeof location !== "undefined") location.reload(); },
     fetchImpl = (...args) => fetch(...args), WebSocketImpl = WebSocket,
     minDelay = 400, maxDelay = 8000,
   }) {
@@ -45,6 +47,7 @@ export class ThreadStream {
     this.onEvent = onEvent;
     this.onState = onState;
     this.onGap = onGap;
+    this.onReset = onReset;
     this.fetchImpl = fetchImpl;
     this.WebSocketImpl = WebSocketImpl;
     this.minDelay = minDelay;
@@ -72,6 +75,14 @@ export class ThreadStream {
   ingest(raw) {
     const event = normalizeEvent(raw);
     if (!event || typeof event !== "object") return;
+    if (event.type === "reset") {
+      // The server lost events it had sent (their run's process died before storing them):
+      // what follows `lastSeq` is what is stored now.
+      this.lastSeq = Number(event.lastSeq);
+      this.pending.clear();
+      this.onReset(event);
+      return;
+    }
     if (event.seq === undefined || event.seq === null) {
       this.onEvent(event);
       return;
