@@ -36,6 +36,7 @@ from agents_core.models import (
 )
 from agents_core.runtime import active as active_runs
 from agents_core.runtime.events import events_emit_sync
+from agents_core.runtime.handoff import encoded_message, events_store, thread_group
 from agents_core.runtime.processes import QUEUED, process_is_dead, queue_marker
 from agents_core.runtime.setup import load_setup
 from agents_core.runtime.suspend_payloads import payload_from_text, resume_schema_for
@@ -44,6 +45,7 @@ from agents_core.services.thread_titles import TITLE_TASK, title_wanted
 from agents_core.services.threads import title_summary
 from studio.celery import app as celery_app
 from studio.exceptions import ApplicationError, Conflict, NotFound
+from studio.layers import group_send_sync
 from tools_app.validation import schema_errors
 
 CHAT, SIGNAL, SUBAGENT = "chat", "signal", "subagent"
@@ -121,13 +123,15 @@ def run_start(
             title = signal.title if signal else title_summary(text)
             Thread.objects.filter(pk=thread.pk).update(title=title, title_auto=True)
         # The run's first event is stored with its row and published once committed: the
-        # page sees the message taken at once, however many runs wait for their loop.
+        # page sees the message taken at once, however many runs wait for their loop. No
+        # process owns the thread yet (the run launches after commit): the database
+        # numbers it, without events_emit_sync's look for an owner.
         started = {"type": "run-start", "runId": str(run.pk), "agent": thread.agent.slug}
-        events_emit_sync(
-            thread_id=thread.pk,
-            run_id=run.pk,
-            events=[{**started, "resumed": False, "step": 0, "message": run.state["message"]}],
+        events = [{**started, "resumed": False, "step": 0, "message": run.state["message"]}]
+        stored = encoded_message(
+            events, events_store(thread_id=thread.pk, run_id=run.pk, events=events)
         )
+        transaction.on_commit(lambda: group_send_sync(thread_group(thread.pk), stored))
     if origin != SUBAGENT:
         active_runs.remember_hooks(run.id, hooks)
         transaction.on_commit(lambda: active_runs.launch(run.id))
