@@ -18,5 +18,6 @@ urlpatterns = [
     path("tools/<str:tool_name>/", views.tools, {"view": "detail"}, name="tool-detail"),
     path("tools/<str:tool_name>/edit/", views.tools, {"view": "edit"}, name="tool-edit"),
     path("sources/", views.sources, name="sources"),
+    path("connectors/", views.connectors, name="connectors"),
     path("settings/", views.settings_page, name="settings"),
 ]

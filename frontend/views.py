@@ -129,6 +129,13 @@ def sources(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+def connectors(request: HttpRequest) -> HttpResponse:
+    """The connector catalogue: pick a connector, connect it, add its operations as tools
+    (connectors.js drives /api/connectors/)."""
+    return render(request, "frontend/connectors.html")
+
+
+@login_required
 def settings_page(request: HttpRequest) -> HttpResponse:
     """Settings → Web search; settings.js renders it from /api/settings/web-search/."""
     return render(request, "frontend/settings.html")

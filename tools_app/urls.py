@@ -67,6 +67,17 @@ urlpatterns += [
     path("tools/<str:name>/network", net_api.ToolNetworkApi.as_view(), name="tool-network"),
 ]
 
+# The connector catalogue: ready-made OpenAPI tool sets (tools_app/connectors).
+from tools_app.api import connectors  # noqa: E402
+
+urlpatterns += [
+    path("connectors/", connectors.ConnectorListApi.as_view(), name="connector-list"),
+    path(
+        "connectors/<slug:slug>/", connectors.ConnectorDetailApi.as_view(), name="connector-detail"
+    ),
+    path("connectors/<slug:slug>/add", connectors.ConnectorAddApi.as_view(), name="connector-add"),
+]
+
 # The user's web search setting (the web_search system tool).
 from tools_app.api import websearch  # noqa: E402
 

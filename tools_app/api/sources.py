@@ -19,9 +19,10 @@ from rest_framework.views import APIView
 
 from studio.exceptions import ApplicationError, NotFound
 from studio.parsers import StudioJSONParser
+from tools_app.connectors.selectors import connector_document
 from tools_app.models import Tool, ToolSource
 from tools_app.models_sources import SourceKind
-from tools_app.sources import a2a, mcp, openapi
+from tools_app.sources import a2a, mcp, openapi, openapi_reimport
 
 TAG = ["sources"]
 # A spec comes as JSON text, or as a file upload (multipart) or a form.
@@ -146,6 +147,15 @@ def _spec_args(data: dict[str, Any]) -> dict[str, Any]:
     return {"text": data.get("text"), "url": data.get("url")}
 
 
+def _new_spec_args(source: ToolSource, data: dict[str, Any]) -> dict[str, Any]:
+    """A re-import's new spec: the one given, else a connector's shipped spec, else the
+    source's own URL fetched again."""
+    args = _spec_args(data)
+    if not args["text"] and not args["url"]:
+        args["document"] = connector_document(source)
+    return args
+
+
 # --- views -------------------------------------------------------------------------------
 @extend_schema(tags=TAG)
 class SourceListApi(APIView):
@@ -213,9 +223,8 @@ class OpenApiDiffApi(APIView):
     @extend_schema(request=ReimportInputSerializer)
     def post(self, request: Request, source_id: int) -> Response:
         source = _source(request, source_id, SourceKind.OPENAPI)
-        diff = openapi.openapi_diff(
-            source=source, **_spec_args(_valid(ReimportInputSerializer, request))
-        )
+        data = _valid(ReimportInputSerializer, request)
+        diff = openapi_reimport.openapi_diff(source=source, **_new_spec_args(source, data))
         diff.pop("document")
         return Response(diff)
 
@@ -229,7 +238,9 @@ class OpenApiReimportApi(APIView):
     def post(self, request: Request, source_id: int) -> Response:
         source = _source(request, source_id, SourceKind.OPENAPI)
         data = _valid(ReimportInputSerializer, request)
-        result = openapi.openapi_reimport(source=source, add=data.get("add"), **_spec_args(data))
+        result = openapi_reimport.openapi_reimport(
+            source=source, add=data.get("add"), **_new_spec_args(source, data)
+        )
         return Response(result)
 
 

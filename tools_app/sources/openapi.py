@@ -3,6 +3,7 @@ per-operation diff. The spec reading itself is tools_app.sources.openapi_spec.""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -14,7 +15,7 @@ from tools_app.auth import TLS_FIELDS, credentials_errors
 from tools_app.auth.pem import ssl_context
 from tools_app.models import Tool, ToolKind, ToolSource
 from tools_app.models_sources import SourceKind
-from tools_app.sources.common import fetch_text, get_credentials, names_check, set_credentials
+from tools_app.sources.common import fetch_text, names_check, set_credentials
 from tools_app.sources.openapi_load import SpecError, spec_load
 from tools_app.sources.openapi_security import openid_completed
 from tools_app.sources.openapi_spec import (
@@ -48,10 +49,17 @@ def _tls(credentials: dict[str, Any] | None) -> dict[str, str]:
 
 
 def _document(
-    *, text: str | bytes | None, url: str | None, tls: dict[str, str] | None = None
+    *,
+    text: str | bytes | None,
+    url: str | None,
+    tls: dict[str, str] | None = None,
+    document: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], str]:
-    """The parsed and validated document, and the URL it came from ("" if pasted); a spec
-    fetched by URL uses the TLS material given (a private CA, a client certificate)."""
+    """The parsed and validated document, and the URL it came from ("" if pasted or given
+    as a document, like a connector's); a spec fetched by URL uses the TLS material given
+    (a private CA, a client certificate)."""
+    if document is not None:
+        return _validated(document), ""
     if url:
         context = ssl_context(tls) if tls else None
         text = async_to_sync(fetch_text)(url, max_bytes=MAX_SPEC_BYTES, ssl_context=context)
@@ -60,13 +68,17 @@ def _document(
     if len(text) > MAX_SPEC_BYTES:
         raise ApplicationError("The spec is larger than 5 MB.", code="spec_too_large")
     try:
-        document = spec_load(text)
+        loaded = spec_load(text)
     except SpecError as exc:
         raise ApplicationError(
             str(exc),
             code="invalid_spec",
             extra={"errors": exc.errors or [{"path": "$", "message": str(exc)}]},
         ) from None
+    return _validated(loaded), url or ""
+
+
+def _validated(document: dict[str, Any]) -> dict[str, Any]:
     errors = spec_validate(document)
     if errors:
         raise ApplicationError(
@@ -75,7 +87,7 @@ def _document(
             code="invalid_spec",
             extra={"errors": errors},
         )
-    return document, url or ""
+    return document
 
 
 def _operations(document: dict[str, Any], url: str) -> list[Operation]:
@@ -117,12 +129,49 @@ def openapi_preview(
 
 
 def _tool_fields(op: Operation, source: ToolSource) -> dict[str, Any]:
+    config = {**op.config, "source_id": source.id, "operation_key": op.key}
+    input_schema = op.input_schema
+    fixed = _fixed_for(op, source.config.get("fixed") or [])
+    if fixed:
+        config["fixed"] = fixed
+        input_schema = _without_fixed(input_schema, fixed)
     return {
         "description": op.tool_description,
-        "input_schema": op.input_schema,
+        "input_schema": input_schema,
         "output_schema": op.output_schema,
-        "config": {**op.config, "source_id": source.id, "operation_key": op.key},
+        "config": config,
     }
+
+
+def _fixed_for(op: Operation, fixed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The source's fixed parameter values (source.config["fixed"]: [{in, name, value,
+    operations}]) that apply to this operation: it declares the parameter, and the entry
+    names no operations or names this one."""
+    declared = {(p["in"], p["name"]) for p in op.config.get("parameters", [])}
+    return [
+        {"in": f["in"], "name": f["name"], "value": f["value"]}
+        for f in fixed
+        if (f["in"], f["name"]) in declared and op.key in (f.get("operations") or [op.key])
+    ]
+
+
+def _without_fixed(schema: dict[str, Any], fixed: list[dict[str, Any]]) -> dict[str, Any]:
+    """The input schema less the fixed parameters: the model never sees nor sets them."""
+    schema = copy.deepcopy(schema)
+    props = schema["properties"]
+    for param in fixed:
+        group = props.get(param["in"]) or {}
+        group.get("properties", {}).pop(param["name"], None)
+        if param["name"] in group.get("required", []):
+            group["required"].remove(param["name"])
+            if not group["required"]:
+                group.pop("required")
+                schema["required"] = [r for r in schema.get("required", []) if r != param["in"]]
+        if group and not group.get("properties"):
+            props.pop(param["in"])
+    if not schema.get("required"):
+        schema.pop("required", None)
+    return schema
 
 
 @transaction.atomic
@@ -134,13 +183,18 @@ def openapi_import(
     url: str | None = None,
     credentials: dict[str, str] | None = None,
     base_url: str | None = None,
+    document: dict[str, Any] | None = None,
+    name: str | None = None,
+    config: dict[str, Any] | None = None,
 ) -> ToolSource:
     """Store the spec as a ToolSource and make one tool per picked operation.
 
     `picks`: [{"key": "GET /pets/{id}", "name": "get_pet"}]; names must be unique.
+    The spec comes as `text`, `url` or an already parsed `document` (a connector's);
+    `name` and `config` (e.g. fixed parameter values) are the source's own.
     """
     tls = _tls(credentials)
-    document, url = _document(text=text, url=url, tls=tls)
+    document, url = _document(text=text, url=url, tls=tls, document=document)
     by_key = {op.key: op for op in _operations(document, url)}
     if not picks:
         raise ApplicationError("Pick at least one operation.", code="no_operations")
@@ -164,21 +218,21 @@ def openapi_import(
     _check_credentials(auths, credentials)
     source = ToolSource.objects.create(
         kind=SourceKind.OPENAPI,
-        name=spec_title(document),
+        name=name or spec_title(document),
         owner=user,
         url=url,
         document=document,
-        config={"base_url": base_url or ""},
+        config={**(config or {}), "base_url": base_url or ""},
         imported_at=timezone.now(),
     )
     if tls and url:  # kept for re-imports from the same URL
         set_credentials(source, tls)
-    for pick, name in zip(picks, names, strict=True):
+    for pick, tool_name in zip(picks, names, strict=True):
         fields = _tool_fields(by_key[pick["key"]], source)
         fields["config"]["auth"] = auths.get(pick["key"])
         if base_url:
             fields["config"]["base_url"] = base_url.rstrip("/")
-        tool = Tool.objects.create(name=name, kind=ToolKind.OPENAPI, owner=user, **fields)
+        tool = Tool.objects.create(name=tool_name, kind=ToolKind.OPENAPI, owner=user, **fields)
         if credentials:
             set_credentials(tool, credentials)
     return source
@@ -210,160 +264,3 @@ def _check_credentials(
     for auth in auths.values():
         errors.update(credentials_errors(auth, credentials, path="$.credentials"))
     _refuse(errors)
-
-
-# --- re-import ---------------------------------------------------------------------------
-def _group_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    changes = []
-    old_props, new_props = old.get("properties", {}), new.get("properties", {})
-    for group in ("path", "query", "header", "cookie"):
-        before = (old_props.get(group) or {}).get("properties", {})
-        after = (new_props.get(group) or {}).get("properties", {})
-        changes += [f"{group} parameter added: {n}" for n in after if n not in before]
-        changes += [f"{group} parameter removed: {n}" for n in before if n not in after]
-        changes += [
-            f"{group} parameter changed: {n}"
-            for n in after
-            if n in before and before[n] != after[n]
-        ]
-        if set((old_props.get(group) or {}).get("required", [])) != set(
-            (new_props.get(group) or {}).get("required", [])
-        ):
-            changes.append(f"{group} parameters: required list changed")
-    if old_props.get("body") != new_props.get("body") or ("body" in old.get("required", [])) != (
-        "body" in new.get("required", [])
-    ):
-        changes.append("request body changed")
-    if old.get("$defs") != new.get("$defs") and not changes:
-        changes.append("referenced schemas changed")
-    return changes
-
-
-def operation_changes(old: Operation, new: Operation) -> list[str]:
-    changes = []
-    if old.operation_id != new.operation_id:
-        changes.append(f"operationId: {old.operation_id or '-'} -> {new.operation_id or '-'}")
-    if old.tool_description != new.tool_description:
-        changes.append("summary/description changed")
-    changes += _group_changes(old.input_schema, new.input_schema)
-    if old.output_schema != new.output_schema:
-        changes.append("response schema changed")
-    for key, label in (("base_url", "server URL"), ("auth", "authentication")):
-        if old.config.get(key) != new.config.get(key):
-            changes.append(f"{label} changed")
-    return changes
-
-
-def _source_tools(source: ToolSource) -> dict[str, Tool]:
-    tools = Tool.objects.live().filter(owner=source.owner, config__source_id=source.id)
-    return {tool.config.get("operation_key"): tool for tool in tools}
-
-
-def openapi_diff(
-    *, source: ToolSource, text: str | bytes | None = None, url: str | None = None
-) -> dict[str, Any]:
-    """What re-importing would change, per operation (nothing is stored)."""
-    document, url = _document(
-        text=text,
-        url=url or (source.url if text is None else None),
-        tls=get_credentials(source) if source.credentials_encrypted else None,
-    )
-    old = {op.key: op for op in _operations(source.document, source.url)}
-    new = {op.key: op for op in _operations(document, url)}
-    tools = _source_tools(source)
-    entries = []
-    for key in sorted(set(old) | set(new)):
-        tool = tools.get(key)
-        if key not in old:
-            status, changes = "added", []
-        elif key not in new:
-            status, changes = "removed", []
-        else:
-            changes = operation_changes(old[key], new[key])
-            status = "changed" if changes else "unchanged"
-        op = new.get(key) or old[key]
-        entries.append(
-            {
-                "key": key,
-                "status": status,
-                "changes": changes,
-                "tool": tool.name if tool else None,
-                "suggested_name": op.suggested_name,
-                "description": op.tool_description,
-            }
-        )
-    return {
-        "source": source.id,
-        "title": spec_title(document),
-        "operations": entries,
-        "document": document,
-        "url": url,
-    }
-
-
-@transaction.atomic
-def openapi_reimport(
-    *,
-    source: ToolSource,
-    text: str | bytes | None = None,
-    url: str | None = None,
-    add: list[dict[str, str]] | None = None,
-) -> dict[str, Any]:
-    """Apply a re-import: update the tools of changed operations, retire the tools of
-    removed ones (gone_at, like code tools removed from code), optionally add new picks."""
-    source = ToolSource.objects.select_for_update().get(pk=source.pk)
-    document, url = _document(
-        text=text,
-        url=url or (source.url if text is None else None),
-        tls=get_credentials(source) if source.credentials_encrypted else None,
-    )
-    new = {op.key: op for op in _operations(document, url)}
-    updated, retired = [], []
-    for key, tool in _source_tools(source).items():
-        if key not in new:
-            tool.gone_at = timezone.now()
-            tool.save(update_fields=["gone_at", "updated_at"])
-            retired.append(tool.name)
-            continue
-        fields = _tool_fields(new[key], source)
-        if source.config.get("base_url"):
-            fields["config"]["base_url"] = source.config["base_url"].rstrip("/")
-        fields["config"] = {**tool.config, **fields["config"]}  # keep follow_redirects etc.
-        kept = (tool.config.get("auth") or {}).get("openid_url")
-        if kept and kept == (fields["config"].get("auth") or {}).get("openid_url"):
-            fields["config"]["auth"] = tool.config["auth"]  # completed by discovery at import
-        if any(getattr(tool, k) != v for k, v in fields.items()):
-            for k, v in fields.items():
-                setattr(tool, k, v)
-            tool.save()
-            updated.append(tool.name)
-    source.document, source.imported_at = document, timezone.now()
-    source.url = url or source.url
-    source.save()
-    added = []
-    if add:
-        names = [
-            p.get("name") or (new[p["key"]].suggested_name if p.get("key") in new else "")
-            for p in add
-        ]
-        errors = [
-            {"path": f"$.add[{i}].key", "message": f"no operation {p.get('key')!r}"}
-            for i, p in enumerate(add)
-            if p.get("key") not in new
-        ]
-        errors += names_check(names, path="$.add[{i}].name")
-        if errors:
-            raise ApplicationError(
-                f"{errors[0]['path']}: {errors[0]['message']}",
-                code="invalid_picks",
-                extra={"errors": errors},
-            )
-        for pick, name in zip(add, names, strict=True):
-            Tool.objects.create(
-                name=name,
-                kind=ToolKind.OPENAPI,
-                owner=source.owner,
-                **_tool_fields(new[pick["key"]], source),
-            )
-            added.append(name)
-    return {"updated": updated, "retired": retired, "added": added}

@@ -260,6 +260,8 @@ def _operation(document, version, path, method, path_item, op, spec_url) -> Oper
         "body": body_recipe,
         "auth": security_auth(document, op, version, base),
     }
+    if isinstance(op.get("x-error-status"), dict):  # errors in a 2xx body (see the type)
+        config["error_status"] = op["x-error-status"]
     return Operation(
         key=f"{method.upper()} {path}",
         method=method,

@@ -64,7 +64,9 @@ async function loadSources() {
 function sourceCard(source) {
   const actions = h("div", { class: "card-actions" });
   if (source.kind === "openapi") {
-    actions.append(h("button", { class: "link-button", onclick: () => startReimport(source) }, "Re-import"));
+    // A connector's source updates from the spec the studio ships; others take a new spec.
+    const label = source.config.connector ? "Update" : "Re-import";
+    actions.append(h("button", { class: "link-button", onclick: () => startReimport(source) }, label));
   }
   if (source.kind === "mcp") {
     actions.append(
@@ -79,7 +81,8 @@ function sourceCard(source) {
       h("span", { class: `kind kind-${source.kind}` }, KIND_LABEL[source.kind] || source.kind)),
     source.url ? h("div", { class: "source-url", title: source.url }, source.url) : null,
     h("div", { class: "muted small" }, when ? `Imported ${when}` : "",
-      source.has_credentials ? " · credentials set" : ""),
+      source.has_credentials ? " · credentials set" : "",
+      source.config.connector ? h("span", {}, " · from the ", h("a", { href: `/connectors/#${source.config.connector}` }, "connector")) : null),
     source.tools.length
       ? h("div", { class: "chips" }, source.tools.map((t) => toolLink(t.name)))
       : h("div", { class: "muted small" }, "No tools exposed yet."),
@@ -108,6 +111,7 @@ let reimportSource = null;
 function specMode() { return $("input[name=spec-mode]:checked").value; }
 
 async function specPayload() {
+  if (reimportSource && reimportSource.config.connector) return {};  // the shipped spec
   const mode = specMode();
   if (mode === "url") return { url: $("#spec-url").value.trim() };
   if (mode === "file") {
@@ -131,6 +135,12 @@ function startReimport(source) {
   }
   $("#spec-preview").textContent = "Show changes";
   $("#spec-preview-box").hidden = true;
+  if (source.config.connector) {
+    $("#openapi-title").textContent = `Update "${source.name}"`;
+    $("#openapi-hint").textContent = "The connector's spec as this studio ships it: see what changed per operation before anything is updated.";
+    for (const box of $$("[data-mode], .segmented")) box.hidden = true;
+    busy($("#spec-preview"), previewSpec);
+  }
 }
 
 function endReimport() {
@@ -139,6 +149,8 @@ function endReimport() {
   $("#openapi-hint").textContent = "OpenAPI 3.0, 3.1 or Swagger 2.0, as JSON or YAML. Each operation you pick becomes a tool.";
   $("#reimport-cancel").hidden = true;
   $("#spec-preview").textContent = "Validate & preview";
+  $(".segmented").hidden = false;
+  syncSpecMode();
 }
 
 function syncSpecMode() {

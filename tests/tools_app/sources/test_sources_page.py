@@ -4,12 +4,12 @@ one of the new tools in the tool panel's console."""
 from __future__ import annotations
 
 import json
-import os
 from urllib.parse import urlsplit
 
 import pytest
 
 from tests.conftest import browser_login, daphne_process
+from tests.pages import console_run, shot
 from tests.tools_app.sources.servers import (
     A2A_TOKEN,
     API_KEY,
@@ -22,12 +22,6 @@ from tests.tools_app.sources.servers import (
 from tools_app.models import Tool
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-SHOTS = os.environ.get("STUDIO_SCREENSHOTS", "")
-
-
-def shot(page, name: str) -> None:
-    if SHOTS:
-        page.screenshot(path=os.path.join(SHOTS, f"{name}.png"), full_page=True)
 
 
 def studio_reaching(*urls: str):
@@ -98,15 +92,7 @@ def test_import_a_spec_pick_two_operations_and_test_one_in_the_console(
     assert Tool.objects.filter(owner=owner, kind="openapi").count() == 2
 
     page.click(".success .tool-chip:text('fetch_pet')")
-    page.wait_for_url(f"{pets_studio}/tools/fetch_pet/")
-    page.wait_for_selector("#tools-app[data-ready='1']")
-    page.click("#test-tool")
-    page.wait_for_selector("#test-console")
-    page.click("#console-tab-json")
-    page.fill("#console-json", json.dumps({"path": {"petId": "1"}}))
-    page.click("#console-send")
-    page.wait_for_selector("#console-status[data-status='completed']", timeout=30000)
-    output = json.loads(page.locator("#console-output").inner_text())
+    output = console_run(page, pets_studio, "fetch_pet", {"path": {"petId": "1"}})
     assert output["status"] == 200
     assert output["body"]["name"] == "Rex"
     shot(page, "sources-console")

@@ -47,6 +47,30 @@ class OpenApiToolType(AuthenticatedType):
             "body": {"type": ["object", "null"]},
             "auth": {**AUTH_SCHEMA, "type": ["object", "null"]},  # null: no security
             "follow_redirects": {"type": "boolean"},
+            # An API that answers errors with HTTP 200 and a status in the body (Google's
+            # Geocoding API): the spec's `x-error-status` on the operation.
+            "error_status": {
+                "type": "object",
+                "required": ["field", "ok"],
+                "properties": {
+                    "field": {"type": "string"},
+                    "ok": {"type": "array", "items": {"type": "string"}},
+                    "message": {"type": "string"},
+                },
+            },
+            # Parameter values set once for the tool (a connector's settings), not input.
+            "fixed": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["in", "name", "value"],
+                    "properties": {
+                        "in": {"enum": ["path", "query", "header", "cookie"]},
+                        "name": {"type": "string"},
+                        "value": {"type": "string"},
+                    },
+                },
+            },
         },
     }
 
@@ -90,7 +114,24 @@ class OpenApiToolType(AuthenticatedType):
         output = {"status": result.status, "headers": result.headers, "body": body}
         if not 200 <= result.status < 300:
             raise ToolError(f"HTTP {result.status} {result.reason}: {_short(text)}", output=output)
+        _check_error_status(config.get("error_status"), body, output)
         return output
+
+
+def _check_error_status(check: dict[str, Any] | None, body: Any, output: dict) -> None:
+    """A 2xx answer whose body says it failed (config.error_status: the status field, the
+    values that mean success, the field with the message) is a tool error."""
+    from tools_app.errors import ToolError
+
+    if not check or not isinstance(body, dict) or check["field"] not in body:
+        return
+    value = body[check["field"]]
+    if value in check.get("ok", []):
+        return
+    message = body.get(check.get("message") or "", "")
+    raise ToolError(
+        f"The API answered {check['field']} {value}: {message}".rstrip(": "), output=output
+    )
 
 
 def _short(text: str, limit: int = 500) -> str:

@@ -6,7 +6,7 @@ Serialization follows the OpenAPI parameter styles (3.x `style`/`explode`; Swagg
   with no safe characters, so a value can never add a path segment (`../`, `/`, `?`);
 - query `form` (explode: repeated keys; else comma-joined), `spaceDelimited`,
   `pipeDelimited`, `tabDelimited`, `deepObject` (`key[prop]=v`);
-- header `simple`; cookie `form`.
+- header `simple`, not percent-escaped (control characters refused); cookie `form`.
 """
 
 from __future__ import annotations
@@ -49,6 +49,21 @@ def _path_value(name: str, value: Any, style: str, explode: bool) -> str:
     return {"label": f".{text}", "matrix": f";{name}={text}"}.get(style, text)
 
 
+def _header_value(name: str, value: Any, explode: bool) -> str:
+    """`simple` style without percent-escaping (a header is not a URL: "a,b" stays
+    "a,b"); a control character, which could end the header, is refused."""
+    if isinstance(value, list):
+        text = ",".join(_scalar(v) for v in value)
+    elif isinstance(value, dict):
+        pairs = [(str(k), _scalar(v)) for k, v in value.items()]
+        text = ",".join(f"{k}={v}" if explode else f"{k},{v}" for k, v in pairs)
+    else:
+        text = _scalar(value)
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise ToolError(f"The header {name} may not contain control characters.")
+    return text
+
+
 def _query_pairs(name: str, value: Any, style: str, explode: bool) -> list[tuple[str, str]]:
     if isinstance(value, list):
         if style == "form" and explode:
@@ -66,8 +81,20 @@ def _query_pairs(name: str, value: Any, style: str, explode: bool) -> list[tuple
     return [(name, _scalar(value))]
 
 
+def with_fixed(input: dict[str, Any], fixed: list[dict[str, Any]] | None) -> dict[str, Any]:  # noqa: A002
+    """The input with the tool's fixed parameter values (config.fixed, [{in, name, value}]:
+    what the user gave once when connecting, not asked of the model) filled in."""
+    if not fixed:
+        return input
+    merged = {**input}
+    for param in fixed:
+        merged[param["in"]] = {**(merged.get(param["in"]) or {}), param["name"]: param["value"]}
+    return merged
+
+
 def build_request(config: dict[str, Any], input: dict[str, Any]) -> dict[str, Any]:  # noqa: A002
     """{method, url, headers, content} for net.fetch, before auth is applied."""
+    input = with_fixed(input, config.get("fixed"))  # noqa: A001
     path = config["path"]
     query: list[tuple[str, str]] = []
     headers: dict[str, str] = {}
@@ -84,7 +111,7 @@ def build_request(config: dict[str, Any], input: dict[str, Any]) -> dict[str, An
         elif where == "query":
             query.extend(_query_pairs(name, value, style, explode))
         elif where == "header":
-            headers[name] = _path_value(name, value, "simple", explode)
+            headers[name] = _header_value(name, value, explode)
         elif where == "cookie":
             cookies.append(f"{name}={_escape(_scalar(value))}")
     missing = [part for part in path.split("/") if part.startswith("{") and part.endswith("}")]
