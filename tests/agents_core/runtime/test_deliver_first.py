@@ -261,7 +261,7 @@ def test_a_killed_worker_loses_what_it_had_not_stored_and_its_clients_start_over
         with run_worker_process(name="rescuer", **env):
             receive_until(ws, {"run-error"}, received, time.monotonic() + 60)
         reset = received[-2]
-        assert reset == {"type": "reset", "lastSeq": 0}
+        assert reset == {"type": "reset", "lastSeq": 1}  # the run-start, stored with the run
         assert received[-1]["seq"] == 1 and received[-1]["code"] == "interrupted"
         assert [e["type"] for e in events_of(thread)] == ["run-error"]
         with _socket(url, thread, cookie, after=seen) as again:
