@@ -86,9 +86,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def wait_listening(proc: subprocess.Popen, port: int, log: str) -> None:
+def wait_listening(proc: subprocess.Popen, port: int, log: str, seconds: float = 180) -> None:
     # A loaded machine (or a baseline tree compiling its .pyc files) starts slowly.
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"{_name(proc)} exited; see {log}")
@@ -106,10 +106,17 @@ def _name(proc: subprocess.Popen) -> str:
 
 
 def start_studio(
-    executor: str, port: int, stats_file: str, workers: int, root: Path = ROOT
+    executor: str,
+    port: int,
+    stats_file: str,
+    workers: int,
+    root: Path = ROOT,
+    seconds: float = 180,
 ) -> list[subprocess.Popen]:
     """Daphne, and with the worker executor its run workers: [daphne, worker...], from the
-    studio's code at `root` (this checkout, or another commit's tree: `baseline_tree`)."""
+    studio's code at `root` (this checkout, or another commit's tree: `baseline_tree`).
+    When Daphne is not listening within `seconds`, every process started is stopped (a
+    run worker left running would claim the next bench's runs)."""
     env = {
         **os.environ,
         "STUDIO_RUNTIME_STATS_FILE": stats_file,
@@ -143,7 +150,11 @@ def start_studio(
                     command, cwd=root, env=env, stdout=handle, stderr=subprocess.STDOUT
                 )
             )
-    wait_listening(procs[0], port, str(log))
+    try:
+        wait_listening(procs[0], port, str(log), seconds)
+    except BaseException:
+        stop_processes(procs)
+        raise
     return procs
 
 

@@ -1,9 +1,11 @@
 """The run observer that records spans as a run goes (agents_core/runtime/observers.py).
 
-Spans open and close at the run's boundaries and live in memory per run; the rows are
-written in one statement per flush (the loop flushes at step boundaries and at the run's
-end), as inserts that update the open spans already stored. Nothing is recorded per
-streamed delta: time to first token is a timestamp on the model span.
+Spans open and close at the run's boundaries and live in memory per run; they are handed
+to the process's span writer (traces/writer.py), which stores what many runs handed over
+in one statement, as inserts that update the open spans already stored: at the run's
+end, suspension and async tool calls (the run waits for them to be stored), and at step
+boundaries at most every STEP_FLUSH_SECONDS (written behind the run). Nothing is recorded
+per streamed delta: time to first token is a timestamp on the model span.
 
 Ids: the trace is the root run's id; a span's id is 16 hex digits, derived from the run
 and the call where another process must find the span again (the run's own span, an
@@ -17,23 +19,22 @@ import hashlib
 import json
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from agents_core.runtime.db import db
 from traces.models import Span, SpanKind
+from traces.writer import Batch, spans_write_many, writer_for
 
+# A running run's spans are stored at a step boundary at most this often (and always at
+# its end, its suspension, and before an async tool call is handed to a worker).
+STEP_FLUSH_SECONDS = 1.0
 # litellm arguments that are not a model parameter worth showing, or a secret.
 NOT_PARAMS = {"messages", "tools", "tool_choice", "stream", "api_key", "model", "extra_headers"}
 
 
 def span_id_for(*parts: str) -> str:
     return hashlib.sha256("/".join(parts).encode()).hexdigest()[:16]
-
-
-def _when(stamp: float | None) -> datetime | None:
-    return None if stamp is None else datetime.fromtimestamp(stamp, tz=UTC)
 
 
 def _snapshot(value: Any) -> Any:
@@ -64,6 +65,8 @@ class RunTrace:
     model: OpenSpan | None = None
     tools: dict[str, OpenSpan] = field(default_factory=dict)
     done: bool = False
+    # When the run's spans were last handed to the writer (its start, at first).
+    handed: float = field(default_factory=time.monotonic)
 
     def open(self, kind: str, name: str, parent: OpenSpan | None = None, **attrs: Any) -> OpenSpan:
         span = OpenSpan(
@@ -269,18 +272,26 @@ class Recorder:
         return trace.tools.get(call_id) if trace is not None else None
 
     # --- writing -----------------------------------------------------------------------
-    async def flush(self, run_id: str) -> None:
+    async def flush(self, run_id: str, *, wait: bool = True) -> None:
+        """Hand the run's new and changed spans to the process's span writer (writer.py);
+        with `wait`, return once they are stored. Without it (a step boundary) only every
+        STEP_FLUSH_SECONDS: a short run's spans are written once, at its end, and a long
+        run's trace fills in as it goes."""
         trace = self.runs.get(run_id)
-        if trace is None:
+        if trace is None or (not wait and time.monotonic() - trace.handed < STEP_FLUSH_SECONDS):
             return
-        spans, trace.dirty = list(trace.dirty.values()), {}
+        trace.handed = time.monotonic()
+        # Copies: the run goes on changing its open spans while the writer stores these.
+        spans = [replace(span, attributes=dict(span.attributes)) for span in trace.dirty.values()]
+        trace.dirty = {}
         closes, trace.closes = trace.closes, []
         if trace.done:
             self.runs.pop(run_id, None)
         if spans or closes:
-            await db(
-                spans_write, run_id=run_id, trace_id=trace.trace_id, spans=spans, closes=closes
-            )
+            batch = Batch(run_id=run_id, trace_id=trace.trace_id, spans=spans, closes=closes)
+            done = writer_for(spans_write_many).put(batch, wait=wait)
+            if done is not None:
+                await done
 
     def async_tool_finished(self, run_id: str, **fields: Any) -> None:
         """A Celery worker finished an async call: its span, stored open, closes now."""
@@ -296,64 +307,6 @@ def usage_tokens(usage: Any) -> dict[str, Any]:
         "output_tokens": getattr(usage, "completion_tokens", None),
         "cached_tokens": getattr(details, "cached_tokens", None) if details else None,
     }
-
-
-def model_cost(attributes: dict[str, Any]) -> float | None:
-    """The call's cost in USD from litellm's local cost map; None for a model it does not
-    price. Computed when the span is written, off the run's event loop."""
-    import litellm
-
-    model, answered = attributes.get("model") or "", attributes.get("response_model") or ""
-    if answered and "/" not in answered and "/" in model:
-        answered = f"{model.split('/')[0]}/{answered}"  # the provider's name for its model
-    for name in dict.fromkeys(filter(None, (answered, model))):
-        try:
-            prompt, completion = litellm.cost_per_token(
-                model=name,
-                prompt_tokens=attributes.get("input_tokens") or 0,
-                completion_tokens=attributes.get("output_tokens") or 0,
-            )
-        except Exception:  # noqa: BLE001, S112 - litellm raises for a model it does not price
-            continue
-        return prompt + completion
-    return None
-
-
-def _row(span: OpenSpan, *, run_id: str, trace_id: str) -> Span:
-    attributes = dict(span.attributes)
-    if attributes.pop("cost_pending", False):
-        attributes["cost_usd"] = model_cost(attributes)
-    return Span(
-        span_id=span.span_id,
-        trace_id=trace_id,
-        parent_id=span.parent_id,
-        run_id=run_id,
-        kind=span.kind,
-        name=span.name[:200],
-        start=_when(span.start),
-        end=_when(span.end),
-        status=span.status,
-        error=span.error,
-        attributes=attributes,
-    )
-
-
-def spans_write(
-    *, run_id: str, trace_id: str, spans: list[OpenSpan], closes: list[tuple[str, float]]
-) -> None:
-    """One statement for the spans (an open span stored before is updated, its start
-    kept), one per suspension a resume closes."""
-    rows = [_row(span, run_id=run_id, trace_id=trace_id) for span in spans]
-    if rows:
-        Span.objects.bulk_create(
-            rows,
-            update_conflicts=True,
-            unique_fields=["span_id"],
-            # A span sent over OTLP before (a resumed run's own) goes out again, updated.
-            update_fields=["end", "status", "error", "attributes", "exported_at"],
-        )
-    for span_id, end in closes:
-        Span.objects.filter(span_id=span_id, end__isnull=True).update(end=_when(end))
 
 
 def async_span_close(

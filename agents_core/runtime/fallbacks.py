@@ -18,7 +18,6 @@ from typing import Any
 
 from django.conf import settings
 
-from agents_core.models import Run
 from agents_core.runtime.errors import ModelError, model_error
 from providers.resolve import ModelCall
 
@@ -55,8 +54,3 @@ async def open_stream(
         tried = ", ".join(call.requested for call in calls)
         raise ModelError(f"Every model failed ({tried}); the last: {last.message}", last.code)
     raise last
-
-
-def run_model_record(run_id: Any, model: str) -> None:
-    """Keep on the run the model that answered its last model call."""
-    Run.objects.filter(pk=run_id).update(model=model)

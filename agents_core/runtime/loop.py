@@ -71,7 +71,7 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
                 if await self._execute_calls(calls):
                     return RunResult(RunStatus.SUSPENDED)
                 await self._step_finish("tool-calls")
-                await observers.flush(self.run_id)
+                await observers.flush(self.run_id, wait=False)
             return await self._finish("max-steps")
         except Aborted:
             return await self._end(
@@ -96,8 +96,8 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
             )
 
     async def _start(self) -> bool:
-        """`run-start`; a resumed run first finishes its suspended step (True: it suspended
-        again)."""
+        """A resumed run's `run-start` (a new run's is stored with its row by `run_start`),
+        then it first finishes its suspended step (True: it suspended again)."""
         state = self.setup.run.state or {}
         agent, resume = self.setup.agent.slug, state.get("resume")
         observers.notify(
@@ -109,13 +109,6 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
             step=self.step,
         )
         if not resume:
-            await self.sink.emit(
-                "run-start",
-                agent=agent,
-                resumed=False,
-                step=self.step,
-                message=state.get("message"),
-            )
             return False
         await self.sink.emit("run-start", agent=agent, resumed=True, step=self.step)
         if await self._resume(resume):
@@ -141,6 +134,9 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
             status=RunStatus.COMPLETED,
             usage=self.usage,
             text=self.last_text,
+            # Every call of the run's steps has its result: none is left open.
+            calls_open=False,
+            title=self.setup.run.thread.title_auto,
         )
         await self.sink.emit(
             "run-finish",
@@ -174,6 +170,7 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
                 thread_id=self.setup.thread_id,
                 partial_text=self.partial_text,
                 message_id=self.step_message,
+                model=self.answered,
             )
             self.sink.failed = None
             await self.sink.emit(event, usage=self.usage, steps=self.step, **fields)
@@ -210,5 +207,5 @@ async def execute_run(run_id: Any, *, abort: asyncio.Event | None = None) -> Run
         await observers.flush(run_id)
         active_runs.unregister(run_id)
         stats.dump()
-    await db(plugins.after_run, setup.run)
+    await db(plugins.after_run, setup.run, result.status)
     return result

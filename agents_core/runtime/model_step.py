@@ -11,11 +11,11 @@ import sys
 import time
 from typing import Any
 
-from agents_core.runtime import fast_stream, heap, model_stream, observers, plugins, stats, store
+from agents_core.runtime import fast_stream, heap, model_stream, observers, stats, store
 from agents_core.runtime.db import db
 from agents_core.runtime.errors import Aborted, model_error
-from agents_core.runtime.fallbacks import open_stream, run_model_record
-from agents_core.runtime.messages import memory_messages, thread_memory
+from agents_core.runtime.fallbacks import open_stream
+from agents_core.runtime.messages import memory_messages
 from agents_core.runtime.processes import uses_workers
 from agents_core.runtime.setup import ToolSpec
 from agents_core.runtime.tool_input import CallState
@@ -47,18 +47,16 @@ class ModelStep:
         litellm = await litellm_module(offline=offline)
         # Signals delivered into this run are written to the thread's memory by the drain,
         # so reading the memory after it gives each of them to the model exactly once.
-        drained = await db(plugins.before_model_call, setup.run)
+        drained, rows, calls, self.step_message = await db(
+            store.step_begin, run=setup.run, limit=setup.options.get("lastMessages")
+        )
         if drained:
             observers.notify("signals_drained", self.run_id, signals=drained)
-        rows, calls = await db(thread_memory, setup.thread_id, setup.options.get("lastMessages"))
         self.memory_upto = rows[-1].pk if rows else 0
         memory = memory_messages(rows, calls)
         specs = setup.active_specs()
         choice = setup.tool_choice()
         self._check_abort()
-        self.step_message = await db(
-            store.step_message_start, run_id=self.run_id, thread_id=setup.thread_id
-        )
 
         sent: dict[str, Any] = {}
 
@@ -72,9 +70,8 @@ class ModelStep:
         response, call = await open_stream(litellm, setup.model_calls, request)
         # The provider's stream read without litellm's wrapper where it may be (fast_stream).
         response = fast_stream.reader(response, litellm, sent["messages"])
-        if call.requested != self.answered:
-            self.answered = call.requested
-            await db(run_model_record, self.run_id, call.requested)
+        # Kept on the run with the step (store.step_save), or by run_finish if it fails.
+        self.answered = call.requested
         allowed = {spec.name: spec for spec in specs} if choice != "none" else {}
         return await self._consume(response, allowed, litellm)
 
@@ -192,6 +189,7 @@ class ModelStep:
             text=text,
             message_id=message_id,
             memory_upto=self.memory_upto,
+            model=self.answered,
             calls=[
                 {
                     "id": c.id,

@@ -6,7 +6,7 @@ suspends or resumes, signals are drained, a sub-agent run starts) and awaits `fl
 at step boundaries and at the run's end. Nothing is called per streamed delta.
 
 An observer is an object with methods named like the events (any it lacks are skipped)
-and an optional `async flush(run_id)`. The studio's tracing registers one (`traces`);
+and an optional `async flush(run_id, *, wait)`. The studio's tracing registers one (`traces`);
 agents_core never imports its observers. With none registered, `notify` is one test of
 an empty list.
 
@@ -49,13 +49,15 @@ def notify(event: str, run_id: str, **fields: Any) -> None:
             logger.exception("Run observer %r failed on %s", observer, event)
 
 
-async def flush(run_id: str) -> None:
-    """Let observers write what they buffered for the run (step boundaries, run end)."""
+async def flush(run_id: str, *, wait: bool = True) -> None:
+    """Let observers write what they buffered for the run (step boundaries, run end).
+    Without `wait` they may write it behind the run (a step boundary): `flush(wait=True)`
+    returns once everything handed over before it is written."""
     for observer in _observers:
         method = getattr(observer, "flush", None)
         if method is None:
             continue
         try:
-            await method(run_id)
+            await method(run_id, wait=wait)
         except Exception:  # noqa: BLE001
             logger.exception("Run observer %r failed to flush run %s", observer, run_id)

@@ -34,10 +34,11 @@ def before_model_call(run: Run) -> list[Any]:
     return drained
 
 
-def after_run(run: Run) -> None:
-    """The run's final status is saved; a failure here is logged: the run itself is over."""
+def after_run(run: Run, status: str) -> None:
+    """The run's final `status` is saved (and set on `run`, which is not read again); a
+    failure here is logged: the run itself is over."""
+    run.status = status
     try:
-        run.refresh_from_db()
         for fn in _after_run:
             fn(run)
     except Exception:  # noqa: BLE001

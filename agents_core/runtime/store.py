@@ -10,6 +10,20 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agents_core.models import Message, MessageRole, Run, RunStatus, ToolCall, ToolCallStatus
+from agents_core.runtime import plugins
+from agents_core.runtime.messages import thread_memory
+
+
+def step_begin(
+    *, run: Run, limit: int | None
+) -> tuple[list[Any], list[Message], dict[tuple[Any, str], ToolCall], int]:
+    """What a model step reads and writes before its call, in one trip to the database
+    thread: the signals drained into the run (plugins), then the thread's memory (after
+    the drain, so the model sees each signal once), then the step's message. Returns
+    (drained, memory rows, their tool calls, the step's message id)."""
+    drained = plugins.before_model_call(run)
+    rows, calls = thread_memory(run.thread_id, limit)
+    return drained, rows, calls, step_message_start(run_id=run.pk, thread_id=run.thread_id)
 
 
 def step_message_start(*, run_id: Any, thread_id: Any) -> int:
@@ -51,10 +65,12 @@ def step_save(
     calls: list[dict[str, Any]],
     message_id: int | None = None,
     memory_upto: int | None = None,
+    model: str | None = None,
 ) -> dict[str, int]:
     """The assistant message of a step and its tool calls; returns {toolCallId: ToolCall pk}.
 
-    `memory_upto` is the last message the model call read (see `_renumber_unseen`)."""
+    `memory_upto` is the last message the model call read (see `_renumber_unseen`);
+    `model`, when given, is the model that answered, kept on the run with its step."""
     parts: list[dict[str, Any]] = []
     if text:
         parts.append({"type": "text", "text": text})
@@ -95,7 +111,7 @@ def step_save(
                 for call in calls
             ]
         )
-        Run.objects.filter(id=run_id).update(step=step)
+        Run.objects.filter(id=run_id).update(step=step, **({"model": model} if model else {}))
     return {row.call_id: row.pk for row in rows}
 
 

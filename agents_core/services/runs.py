@@ -15,6 +15,7 @@ run loop through runtime.db, Celery tasks). A run that is to execute is launched
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -35,6 +36,7 @@ from agents_core.models import (
 )
 from agents_core.runtime import active as active_runs
 from agents_core.runtime.events import events_emit_sync
+from agents_core.runtime.handoff import encoded_message, events_store, thread_group
 from agents_core.runtime.processes import QUEUED, process_is_dead, queue_marker
 from agents_core.runtime.setup import load_setup
 from agents_core.runtime.suspend_payloads import payload_from_text, resume_schema_for
@@ -43,6 +45,7 @@ from agents_core.services.thread_titles import TITLE_TASK, title_wanted
 from agents_core.services.threads import title_summary
 from studio.celery import app as celery_app
 from studio.exceptions import ApplicationError, Conflict, NotFound
+from studio.layers import group_send_sync
 from tools_app.validation import schema_errors
 
 CHAT, SIGNAL, SUBAGENT = "chat", "signal", "subagent"
@@ -119,6 +122,16 @@ def run_start(
         if not thread.title and (thread.agent.default_options or {}).get("generateTitle", True):
             title = signal.title if signal else title_summary(text)
             Thread.objects.filter(pk=thread.pk).update(title=title, title_auto=True)
+        # The run's first event is stored with its row and published once committed: the
+        # page sees the message taken at once, however many runs wait for their loop. No
+        # process owns the thread yet (the run launches after commit): the database
+        # numbers it, without events_emit_sync's look for an owner.
+        started = {"type": "run-start", "runId": str(run.pk), "agent": thread.agent.slug}
+        events = [{**started, "resumed": False, "step": 0, "message": run.state["message"]}]
+        stored = encoded_message(
+            events, events_store(thread_id=thread.pk, run_id=run.pk, events=events)
+        )
+        transaction.on_commit(lambda: group_send_sync(thread_group(thread.pk), stored))
     if origin != SUBAGENT:
         active_runs.remember_hooks(run.id, hooks)
         transaction.on_commit(lambda: active_runs.launch(run.id))
@@ -181,11 +194,19 @@ def run_finish(
     thread_id: Any = None,
     partial_text: str = "",
     message_id: int | None = None,
+    model: str = "",
+    calls_open: bool = True,
+    title: bool | None = None,
 ) -> None:
     """The loop ends its run as completed, failed or aborted. What the streaming step
-    produced is kept (`message_id`, its row; `partial_text`, what it streamed) and calls
-    still open fail."""
-    with transaction.atomic():
+    produced is kept (`message_id`, its row; `partial_text`, what it streamed), calls
+    still open fail (`calls_open=False`: the loop knows none is), and `model` (when given)
+    is kept as the one that answered last. `title`: whether the thread waited for its
+    summarised title when the run loaded it (None: read now); the title task writes only
+    while it still waits."""
+    # One statement alone (a run that completed) needs no transaction of its own.
+    several = message_id is not None or bool(partial_text) or calls_open
+    with transaction.atomic() if several else contextlib.nullcontext():
         if message_id is not None:
             if partial_text:
                 Message.objects.filter(pk=message_id, parts=[]).update(
@@ -199,19 +220,21 @@ def run_finish(
                 role=MessageRole.ASSISTANT,
                 parts=[{"type": "text", "text": partial_text}],
             )
-        ToolCall.objects.filter(run_id=run_id, status__in=OPEN_CALLS).update(
-            status=ToolCallStatus.FAILED,
-            error="The run ended before this call finished.",
-            finished_at=timezone.now(),
-        )
+        if calls_open:
+            ToolCall.objects.filter(run_id=run_id, status__in=OPEN_CALLS).update(
+                status=ToolCallStatus.FAILED,
+                error="The run ended before this call finished.",
+                finished_at=timezone.now(),
+            )
         Run.objects.filter(id=run_id).update(
             status=status,
             error=error,
             usage=usage or {},
             finished_at=timezone.now(),
             state={"finalText": text} if text else {},
+            **({"model": model} if model else {}),
         )
-        if status == RunStatus.COMPLETED and title_wanted(run_id):
+        if status == RunStatus.COMPLETED and (title_wanted(run_id) if title is None else title):
             # The model's title for the thread, off the run's path (services/thread_titles.py);
             # a broker that cannot take it is logged (robust), the run still ends.
             transaction.on_commit(

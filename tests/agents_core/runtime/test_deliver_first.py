@@ -210,8 +210,9 @@ def test_a_worker_s_events_reach_another_process_at_once_and_a_reconnect_misses_
             while sum(e["type"] == "text-delta" for e in first) < 3:
                 receive_until(ws, {"text-delta"}, first, deadline)
             # Delivered and not stored: the window outlasts the test, and the run is
-            # still streaming (it stores everything when it ends).
-            assert events_of(thread) == []
+            # still streaming (it stores everything when it ends). Only the run-start
+            # is stored, with the run's row (run_start).
+            assert [e["type"] for e in events_of(thread)] == ["run-start"]
             with override_settings(CHANNEL_LAYERS=_redis_layer()):
                 events_emit_sync(
                     thread_id=thread.pk,
@@ -255,11 +256,12 @@ def test_a_killed_worker_loses_what_it_had_not_stored_and_its_clients_start_over
             os.kill(victim.pid, signal.SIGKILL)
             victim.wait()
         seen = received[-1]["seq"]
-        assert events_of(thread) == []  # delivered, never stored
+        # delivered, never stored (but the run-start, stored with the run's row)
+        assert [e["type"] for e in events_of(thread)] == ["run-start"]
         with run_worker_process(name="rescuer", **env):
             receive_until(ws, {"run-error"}, received, time.monotonic() + 60)
         reset = received[-2]
-        assert reset == {"type": "reset", "lastSeq": 0}
+        assert reset == {"type": "reset", "lastSeq": 1}  # the run-start, stored with the run
         assert received[-1]["seq"] == 1 and received[-1]["code"] == "interrupted"
         assert [e["type"] for e in events_of(thread)] == ["run-error"]
         with _socket(url, thread, cookie, after=seen) as again:

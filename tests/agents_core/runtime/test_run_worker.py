@@ -42,10 +42,11 @@ async def test_a_queued_run_waits_for_a_worker_which_claims_and_executes_it(
     thread = await database_sync_to_async(make_thread)()
     run = await start(thread, "use weather_lookup for Paris", owner)
     await asyncio.sleep(0.3)
-    # The web process did not execute it: queued, nothing streamed.
+    # The web process did not execute it: queued, nothing streamed but the run-start
+    # stored with the run's row.
     await database_sync_to_async(run.refresh_from_db)()
     assert (run.status, run.worker) == (RunStatus.RUNNING, QUEUED)
-    assert await database_sync_to_async(events_of)(thread) == []
+    assert types(await database_sync_to_async(events_of)(thread)) == ["run-start"]
 
     worker = RunWorker(name="worker-a", poll_seconds=0.1)
     serving = asyncio.ensure_future(worker.serve())
