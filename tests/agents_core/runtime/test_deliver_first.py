@@ -262,10 +262,10 @@ def test_a_killed_worker_loses_what_it_had_not_stored_and_its_clients_start_over
             receive_until(ws, {"run-error"}, received, time.monotonic() + 60)
         reset = received[-2]
         assert reset == {"type": "reset", "lastSeq": 1}  # the run-start, stored with the run
-        assert received[-1]["seq"] == 1 and received[-1]["code"] == "interrupted"
-        assert [e["type"] for e in events_of(thread)] == ["run-error"]
+        assert received[-1]["seq"] == 2 and received[-1]["code"] == "interrupted"
+        assert [e["type"] for e in events_of(thread)] == ["run-start", "run-error"]
         with _socket(url, thread, cookie, after=seen) as again:
-            assert json.loads(again.recv(timeout=30)) == {"type": "reset", "lastSeq": 1}
+            assert json.loads(again.recv(timeout=30)) == {"type": "reset", "lastSeq": 2}
     run = Run.objects.get(thread=thread)
     assert run.status == RunStatus.FAILED
 
