@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
 from studio.admin_forms import StudioModelAdmin
-from tools_app.models import Source, Tool, ToolRun, ToolSource
+from tools_app.models import OAuthToken, Source, Tool, ToolRun, ToolSource, WebSearchSetting
 from tools_app.serializers import TOOL_NAME, TOOL_NAME_MESSAGE, json_schema_problem
 from tools_app.types import ConfigError, all_types, get_type
 
@@ -179,3 +179,32 @@ class ToolSourceAdmin(StudioModelAdmin):
     @admin.display(description="credentials", boolean=True)
     def has_credentials(self, obj: ToolSource) -> bool:
         return bool(obj.credentials_encrypted)
+
+
+class SecretRecordAdmin(admin.ModelAdmin):
+    """A record that holds an encrypted secret: listed for support and deletable (a token a
+    user should connect again), never added or edited here, its secret never shown."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(OAuthToken)
+class OAuthTokenAdmin(SecretRecordAdmin):
+    list_display = ("user", "tool", "source", "expires_at", "updated_at")
+    list_filter = ("expires_at", "updated_at")
+    search_fields = ("user__username", "tool__name", "source__name")
+    list_select_related = ("user", "tool", "source")
+    exclude = ("token_encrypted", "digest")
+
+
+@admin.register(WebSearchSetting)
+class WebSearchSettingAdmin(SecretRecordAdmin):
+    list_display = ("owner", "provider", "base_url", "model", "key_hint", "updated_at")
+    list_filter = ("provider", "updated_at")
+    search_fields = ("owner__username", "base_url", "model")
+    list_select_related = ("owner",)
+    exclude = ("secret_encrypted",)

@@ -272,6 +272,21 @@ ROUTES: dict[tuple[str, str, str], Route] = {
         lambda w: "/api/sources/mcp/",
         {"url": "http://127.0.0.1:9/mcp", "headers": {"X-Token": "t"}, "name": "m"},
     ),
+    ("connector-add", "post", ""): Route(
+        lambda w: "/api/connectors/jira/add",
+        {
+            "instance_url": "https://example.atlassian.net",
+            "auth": "api_token",
+            "credentials": {"username": "me@example.com", "password": "token"},
+            "picks": [{"key": "GET /rest/api/3/search/jql"}],
+        },
+    ),
+    ("web-search", "put", ""): Route(
+        lambda w: "/api/settings/web-search/", {"provider": "brave", "api_key": "BSA-key-123456"}
+    ),
+    ("web-search-test", "post", ""): Route(
+        lambda w: "/api/settings/web-search/test", {"query": "weather"}
+    ),
     ("mcp-refresh", "post", ""): Route(lambda w: f"/api/sources/{w.mcp.pk}/mcp/refresh", NO_BODY),
     ("mcp-pick", "post", ""): Route(
         lambda w: f"/api/sources/{w.mcp.pk}/mcp/pick",
