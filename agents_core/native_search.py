@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import litellm
 from asgiref.sync import sync_to_async
 
 from agents_core.runtime.errors import model_error
+from agents_core.runtime.model_step import litellm_module
 from providers.resolve import model_call
 from tools_app.websearch.backends import SearchError
 
@@ -65,6 +65,8 @@ async def model_search(query: str, count: int, model: str, context: Any) -> list
     )
     if call.refusal:
         raise SearchError(f"The model {model} cannot be called: {call.refusal}")
+    # Imported here, in a thread, the first time: importing the project never loads litellm.
+    litellm = await litellm_module(offline=False)
     if not litellm.supports_web_search(model=call.model):
         raise SearchError(
             f"{model} has no native web search in litellm's model map; pick a model that "
