@@ -15,26 +15,11 @@ from __future__ import annotations
 
 import os
 import ssl
-import tempfile
 from typing import Any
 
 from bench.tool_overhead import median_seconds, table
 
 REPEAT = int(os.environ.get("BENCH_REPEAT", "200"))
-
-
-def _server_tls(pki: Any) -> ssl.SSLContext:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    with tempfile.TemporaryDirectory() as folder:
-        cert, key = os.path.join(folder, "c.pem"), os.path.join(folder, "k.pem")
-        with open(cert, "w") as handle:
-            handle.write(pki.server.cert)
-        with open(key, "w") as handle:
-            handle.write(pki.server.key)
-        context.load_cert_chain(cert, key)
-    context.verify_mode = ssl.CERT_OPTIONAL  # asks for a certificate, checks it if sent
-    context.load_verify_locations(cadata=pki.ca.cert)
-    return context
 
 
 def _rows(servers: dict[str, Any], tool: Any) -> tuple[list[tuple[str, float]], list]:
@@ -95,7 +80,7 @@ def main() -> None:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from tests.tools_app.auth.pki import make_pki
+    from tests.tools_app.auth.pki import make_pki, server_tls
     from tests.tools_app.auth.servers import OAuthServer
     from tools_app.crypto import credentials_set
     from tools_app.models import Source, Tool
@@ -104,7 +89,11 @@ def main() -> None:
     for name in ("httpx", "httpx2"):  # one INFO line per request otherwise
         logging.getLogger(name).setLevel(logging.WARNING)
     pki = make_pki()
-    servers = {"plain": OAuthServer(), "tls": OAuthServer(tls=_server_tls(pki)), "pki": pki}
+    servers = {
+        "plain": OAuthServer(),
+        "tls": OAuthServer(tls=server_tls(pki, ssl.CERT_OPTIONAL)),
+        "pki": pki,
+    }
     settings.STUDIO_PRIVATE_NETWORKS = [
         *settings.STUDIO_PRIVATE_NETWORKS,
         *(s.url.split("//")[1] for s in (servers["plain"], servers["tls"])),

@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-import os
 import ssl
-import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-from tests.tools_app.auth.pki import Pki, make_pki
+from tests.tools_app.auth.pki import Pki, make_pki, server_tls
 from tests.tools_app.auth.servers import OAuthServer
 from tools_app.crypto import credentials_set
 from tools_app.models import Source, Tool
@@ -20,21 +18,6 @@ from tools_app.models import Source, Tool
 @pytest.fixture(scope="session")
 def pki() -> Pki:
     return make_pki()
-
-
-def server_tls(pki: Pki, *, require_client_cert: bool) -> ssl.SSLContext:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    with tempfile.TemporaryDirectory() as folder:
-        cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
-        with open(cert, "w") as handle:
-            handle.write(pki.server.cert)
-        with open(key, "w") as handle:
-            handle.write(pki.server.key)
-        context.load_cert_chain(cert, key)
-    if require_client_cert:
-        context.verify_mode = ssl.CERT_REQUIRED
-        context.load_verify_locations(cadata=pki.ca.cert)
-    return context
 
 
 @pytest.fixture
@@ -48,7 +31,7 @@ def oauth_server(private_network) -> Iterator[OAuthServer]:
 @pytest.fixture
 def mtls_server(private_network, pki) -> Iterator[OAuthServer]:
     """The same server over HTTPS, asking every client for a certificate of the test CA."""
-    server = OAuthServer(tls=server_tls(pki, require_client_cert=True))
+    server = OAuthServer(tls=server_tls(pki, ssl.CERT_REQUIRED))
     private_network(server.url)
     yield server
     server.stop()

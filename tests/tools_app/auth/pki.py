@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
+import os
+import ssl
+import tempfile
 from dataclasses import dataclass
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -113,3 +117,21 @@ def make_pki() -> Pki:
         client=_leaf("studio client", ca_key, ca_cert, ExtendedKeyUsageOID.CLIENT_AUTH),
         other_ca=other,
     )
+
+
+def server_tls(pki: Any, verify_mode: ssl.VerifyMode) -> ssl.SSLContext:
+    """A TLS server context with the PKI's server certificate; `verify_mode` says whether a
+    client certificate of the PKI's CA is required (CERT_REQUIRED), checked if sent
+    (CERT_OPTIONAL) or not asked for (CERT_NONE)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    with tempfile.TemporaryDirectory() as folder:
+        cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+        with open(cert, "w") as handle:
+            handle.write(pki.server.cert)
+        with open(key, "w") as handle:
+            handle.write(pki.server.key)
+        context.load_cert_chain(cert, key)
+    context.verify_mode = verify_mode
+    if verify_mode != ssl.CERT_NONE:
+        context.load_verify_locations(cadata=pki.ca.cert)
+    return context
