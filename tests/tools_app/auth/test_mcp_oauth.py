@@ -16,7 +16,7 @@ from tests.conftest import free_port
 from tests.tools_app.auth.mcp_server import PRM_PATH, RequireOAuth, mcp_oauth_app
 from tests.tools_app.auth.servers import approve
 from tests.tools_app.sources.servers import serve
-from tools_app.models import OAuthToken, Tool
+from tools_app.models import OAuthToken, Tool, ToolSource
 from tools_app.services.execute import tool_execute
 
 CALLBACK = "http://testserver/oauth/callback"
@@ -266,3 +266,29 @@ def test_an_unreachable_or_private_authorization_server_is_a_clear_error(api, mc
     assert blocked.status_code == 400
     assert blocked.json()["code"] == "blocked_url"
     assert blocked.json()["errors"][0]["path"] == "$.url"
+
+
+def test_a_token_about_to_expire_is_refreshed_before_the_call(api, owner, mcp, oauth_server):
+    oauth_server.expires_in = 30  # inside the minute before expiry the studio renews in
+    source = add_source(api, mcp.url).json()
+    connect(browser(owner), source["id"])
+    before = len(oauth_server.token_requests)
+
+    response = api.post(f"/api/sources/{source['id']}/mcp/refresh")
+
+    assert response.status_code == 200, response.json()
+    assert [r["grant_type"] for r in oauth_server.token_requests[before:]] == ["refresh_token"]
+
+
+def test_refreshing_a_source_whose_server_now_asks_for_oauth_sets_up_its_sign_in(api, owner, mcp):
+    plain = ToolSource.objects.create(
+        kind="mcp", name="Plain", owner=owner, url=mcp.url, config={"transport": "streamable_http"}
+    )
+
+    response = api.post(f"/api/sources/{plain.pk}/mcp/refresh")
+
+    assert response.status_code == 200, response.json()
+    assert response.json()["changes"]["signin"] == ["oauth"]
+    plain.refresh_from_db()
+    assert plain.config["auth"]["resource"] == mcp.url
+    assert api.get(f"/api/sources/{plain.pk}/connection").json()["connectable"] is True
