@@ -10,12 +10,13 @@ final value and on sampled intermediate values. One line per size on stdout:
     size=<bytes> studio_s=<s> jiter_s=<s> pjp_s=<s|skipped> speedup_vs_jiter=<x> ws_bytes=<bytes>
 
 `ws_bytes` is what the page would receive for the argument: the `tool-input-delta` events
-(JSON, with their ids and seq), one per delta as the run sends them. partial-json-parser is skipped where its quadratic time, extrapolated
-from the smaller sizes, would pass a minute; the jiter re-parse where it would pass
-`--jiter-limit` seconds (then `jiter_s=est<seconds>` and `speedup_vs_jiter=est<x>` are
-quadratic extrapolations from the largest measured size). Targets: 10x the
-size costs at most 12x the time; at 1 MB at least 200x faster than jiter; ws_bytes at most
-3x the size.
+(JSON, with their ids and seq), one per delta as the run sends them. partial-json-parser
+is skipped where its quadratic time, extrapolated from the smaller sizes, would pass a
+minute; the jiter re-parse where it would pass `--jiter-limit` seconds (then
+`jiter_s=est<seconds>` and `speedup_vs_jiter=est<x>` are quadratic extrapolations from the
+largest measured size). Targets: 10x the size costs at most 12x the time; at 1 MB at
+least 200x faster than jiter; ws_bytes at most 3x the size (held before deliver-first,
+when a batch window joined deltas).
 """
 
 from __future__ import annotations
