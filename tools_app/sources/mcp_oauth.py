@@ -103,12 +103,25 @@ def _url_field(document: dict[str, Any], key: str, where: str, *, required: bool
     return value
 
 
+def _covers(resource: str, url: str) -> bool:
+    """RFC 9728: the metadata's `resource` is the server's URL or a parent of it (same
+    origin, a path prefix at a segment boundary), never another server's."""
+    have, want = urlsplit(resource), urlsplit(url)
+    if (have.scheme, have.netloc) != (want.scheme, want.netloc):
+        return False
+    prefix = have.path.rstrip("/")
+    return want.path.rstrip("/") == prefix or want.path.startswith(prefix + "/")
+
+
 async def resource_metadata(url: str, challenge: dict[str, str]) -> tuple[str, dict[str, Any]]:
     """(where it was found, RFC 9728 metadata) of the MCP server at `url`."""
     what = "protected resource metadata"
     named = challenge.get("resource_metadata")
     urls = [named] if named else _well_known(url, "oauth-protected-resource")
     found, document = await _first_document(urls, what)
+    resource = document.get("resource")
+    if resource is not None and not _covers(str(resource), url):
+        raise _error(f"The {what} at {found} describes {resource!r}, not this server ($.resource).")
     servers = document.get("authorization_servers")
     if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
         raise _error(

@@ -231,6 +231,12 @@ def test_openid_discovery_is_the_fallback(api, mcp, oauth_server):
             "names no authorization server ($.authorization_servers)",
         ),
         (
+            lambda mcp, oauth: mcp.app.documents.update(
+                {PRM_PATH: {"resource": "http://127.0.0.1:1/mcp", "authorization_servers": []}}
+            ),
+            "not this server ($.resource)",
+        ),
+        (
             lambda mcp, oauth: oauth.documents.pop("/.well-known/oauth-authorization-server"),
             "publishes no authorization server metadata",
         ),
