@@ -49,12 +49,25 @@ def test_a_uid_is_held_until_it_is_given_back(tmp_path: Path):
     again.release()
 
 
-def test_a_uid_given_back_clean_is_handed_out_without_a_search(tmp_path: Path, monkeypatch):
-    uid_claim(base=BASE, count=1, lock_dir=str(tmp_path)).release()  # type: ignore[union-attr]
-    lock = tmp_path / f"uid-{BASE}.lock"
-    assert lock.read_bytes() == CLEAN
+def test_one_process_hands_out_the_uids_of_its_range_in_turn(tmp_path: Path):
+    claimed = []
+    for _ in range(4):
+        lease = uid_claim(base=BASE, count=4, lock_dir=str(tmp_path))
+        assert lease is not None
+        claimed.append(lease.uid)
+        lease.release()
+
+    assert sorted(claimed) == [BASE, BASE + 1, BASE + 2, BASE + 3]
+
+
+def test_a_uid_new_or_given_back_clean_is_handed_out_without_a_search(tmp_path, monkeypatch):
     searched: list[int] = []
     monkeypatch.setattr(pool, "uid_processes", lambda uid: searched.append(uid) or [])
+    (tmp_path / f"uid-{BASE + 2}.lock").write_bytes(b"")  # a server of before: unknown
+
+    uid_claim(base=BASE, count=1, lock_dir=str(tmp_path)).release()  # type: ignore[union-attr]
+    lock = tmp_path / f"uid-{BASE}.lock"
+    assert lock.read_bytes() == CLEAN and searched == []
 
     lease = uid_claim(base=BASE, count=1, lock_dir=str(tmp_path))
 
@@ -63,6 +76,8 @@ def test_a_uid_given_back_clean_is_handed_out_without_a_search(tmp_path: Path, m
     lease.release(clean=False)  # a tree that could not be killed: the next one searches
     uid_claim(base=BASE, count=1, lock_dir=str(tmp_path)).release()  # type: ignore[union-attr]
     assert searched == [BASE]
+    uid_claim(base=BASE + 2, count=1, lock_dir=str(tmp_path)).release()  # type: ignore[union-attr]
+    assert searched == [BASE, BASE + 2]
 
 
 def test_a_uid_whose_holder_died_is_searched_and_its_processes_killed(tmp_path: Path):

@@ -15,7 +15,8 @@
   drops the flock of a holder that dies, but not what it wrote. So only a uid whose file
   does not say `clean` (a holder died, or a server of before this file) is searched for
   leftover processes (a scan of /proc, tens of ms on a busy host) before it is handed
-  out; a clean one is handed out at once.
+  out; a clean one, or one whose file the claim made (never held), is handed out at
+  once. A process hands out the uids of its range in turn, not the same one each time.
 - `uid_processes` / `uid_kill`: every live process of a uid, from /proc, and killing
   them until none is left (the net under the pid namespace and the cgroup).
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import itertools
 import os
 import signal
 import threading
@@ -134,6 +136,7 @@ def pool_for(size: int) -> SlotPool:
 
 # --- uids ---------------------------------------------------------------------------------
 CLEAN = b"clean\n"  # a uid lock file's content once its last holder gave it back clean
+_claims = itertools.count()
 
 
 @dataclass
@@ -152,13 +155,21 @@ class UidLease:
 
 
 def uid_claim(*, base: int, count: int, lock_dir: str) -> UidLease | None:
-    """A uid of [base, base + count) no other run of this host holds, or None."""
+    """A uid of [base, base + count) no other run of this host holds, or None. Each
+    claim starts its search one uid further than the last one of this process: the kernel
+    gives back a uid's process count (RLIMIT_NPROC) some time after its run's namespaces
+    are gone, so one uid reused run after run, faster than that, ends with `bwrap: Can't
+    fork` (docs/benchmarks.md, "Python sandbox")."""
     directory = Path(lock_dir)
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    start = (os.getpid() * 7 + threading.get_ident()) % count  # spread the processes
+    start = os.getpid() * 7 + next(_claims)  # spread the processes, then rotate
     for offset in range(count):
         uid = base + (start + offset) % count
-        fd = os.open(directory / f"uid-{uid}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        path = directory / f"uid-{uid}.lock"
+        try:  # a file made now: the uid was never held, nothing of it can be left
+            fd, fresh = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600), True
+        except FileExistsError:
+            fd, fresh = os.open(path, os.O_RDWR), False
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -166,7 +177,7 @@ def uid_claim(*, base: int, count: int, lock_dir: str) -> UidLease | None:
             continue
         # A holder that died without releasing the uid left its pid in the file, and
         # maybe processes of its run: those are killed before the uid is handed out.
-        if os.pread(fd, len(CLEAN) + 1, 0) == CLEAN or uid_kill(uid):
+        if fresh or os.pread(fd, len(CLEAN) + 1, 0) == CLEAN or uid_kill(uid):
             _state_write(fd, f"{os.getpid()}\n".encode())
             return UidLease(uid, fd)
         os.close(fd)
