@@ -6,6 +6,9 @@ Every round measures each variant once, in turn, so that the load of a shared ma
 falls on all of them alike; the tables give medians of the rounds and ratios to the
 bare spawn of the same rounds:
 
+Before each row the bench waits until the spare is started, so that no start in the
+background competes with the row measured.
+
 1. The target: `return input` run by `sandbox_run` in one event loop (as the studio's
    server runs it) with a spare started ahead (the default, one per process; the
    bench waits `BENCH_SANDBOX_PAUSE` seconds between runs, untimed, as a chat leaves
@@ -81,10 +84,13 @@ def sandbox_starts() -> dict[str, float]:
 
         return one
 
-    async def spare_ready() -> None:
-        await asyncio.sleep(PAUSE)
+    async def spare_started() -> None:
         while not spares.idle_pids():
             await asyncio.sleep(0.01)
+
+    async def spare_ready() -> None:
+        await asyncio.sleep(PAUSE)
+        await spare_started()
 
     bare: Callable[[], Awaitable[None]] = spawn(*python, "pass")
     # bubblewrap as runs get it, and without one part, to see what each part costs.
@@ -128,8 +134,8 @@ def sandbox_starts() -> dict[str, float]:
             await one()
         for _ in range(ROUNDS):
             for label, one in variants:
-                if one is target[1][1]:
-                    await spare_ready()
+                # No spare start in flight during any row (the target's run asks for one).
+                await (spare_ready() if one is target[1][1] else spare_started())
                 started = time.perf_counter()
                 await one()
                 samples[label].append(time.perf_counter() - started)
