@@ -288,3 +288,16 @@ def test_an_observer_whose_rows_fail_does_not_lose_the_run(client, key):
     assert status == 200 and client.django.calls == 0
     run = ToolRun.objects.get(id=body["id"])
     assert not Span.objects.filter(trace_id=run.id).exists()
+
+
+@pytest.mark.parametrize(("prepare", "threshold"), [(True, 0), (False, None)])
+def test_its_connections_prepare_statements_unless_turned_off(
+    client, key, settings, prepare, threshold
+):
+    settings.STUDIO_DB_PREPARE = prepare
+
+    status, _, _ = client.post(EXECUTE, {"input": INPUT}, key=key)
+    pool = client.loop.run_until_complete(async_db.pool())
+
+    assert status == 200 and client.django.calls == 0
+    assert pool.kwargs["prepare_threshold"] == threshold
