@@ -201,6 +201,7 @@ def tool_paths(baseline: Path | None = None) -> None:
         http = http_paths(token, baseline=baseline)
         labels = [
             ("ping", "bare round trip: minimal ASGI endpoint"),
+            ("ping_post", "the same, POST with execute's body"),
             ("execute", "REST execute, fast path (token, row, span)"),
             ("execute_django", "REST execute through Django + DRF"),
         ]
@@ -217,7 +218,7 @@ def tool_paths(baseline: Path | None = None) -> None:
             http["ping_cpu"] or 1e-9,
             column="per call",
         )
-        for name, _ in labels[2:]:
+        for name, _ in labels[3:]:
             print(
                 f"  ratio fast path / {name}: wall {http['execute'] / http[name]:.3f}, "
                 f"Daphne CPU {http['execute_cpu'] / (http[name + '_cpu'] or 1e-9):.3f}"
@@ -244,9 +245,10 @@ def over_http(token: str, repeat: int = REPEAT) -> float:
 
 def http_paths(token: str, repeat: int = REPEAT, baseline: Path | None = None) -> dict[str, float]:
     """Per call over HTTP to Daphne servers this starts on 127.0.0.1 (DEBUG off) and
-    stops: `ping`, a minimal ASGI endpoint, and `execute`, the REST execute with token
-    auth (the fast path), on one; `execute_django`, the same route through Django and DRF
-    (STUDIO_FAST_EXECUTE=0), on another; with `baseline` (another commit's tree),
+    stops: `ping`, a minimal ASGI endpoint (`ping_post`: POSTing execute's body to it),
+    and `execute`, the REST execute with token auth (the fast path), on one;
+    `execute_django`, the same route through Django and DRF (STUDIO_FAST_EXECUTE=0), on
+    another; with `baseline` (another commit's tree),
     `execute_baseline` on a third running that code. Medians of wall time, the calls
     alternating so that all see the same load; then each Daphne's CPU per call
     (`<name>_cpu`) over a block of its calls (PostgreSQL's share is not in it)."""
@@ -276,13 +278,16 @@ def http_paths(token: str, repeat: int = REPEAT, baseline: Path | None = None) -
                 timeout=30,
                 headers={"Authorization": f"Token {token}"},
             )
-        procs["ping"], clients["ping"] = procs["execute"], clients["execute"]
-        names = ["ping", *servers]
+        for ping in ("ping", "ping_post"):
+            procs[ping], clients[ping] = procs["execute"], clients["execute"]
+        names = ["ping", "ping_post", *servers]
         samples: dict[str, list[float]] = {name: [] for name in names}
 
         def call(name: str) -> None:
             if name == "ping":
                 response = clients[name].get(PING_PATH)
+            elif name == "ping_post":  # the same request as execute's, body included
+                response = clients[name].post(PING_PATH, json={"input": INPUT})
             else:
                 response = clients[name].post(
                     "/api/tools/unit_convert/execute", json={"input": INPUT}
