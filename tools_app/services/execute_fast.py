@@ -77,8 +77,8 @@ async def tool_execute_fast(
     *,
     key: str,
     name: str,
-    input: Any,
-    mode: str | None = None,  # noqa: A002
+    input: Any,  # noqa: A002
+    mode: str | None = None,
 ) -> Answer | None:
     """The REST execute answer (200, or 400 for an input the schema refuses, each with
     its recorded run), or None to leave the request to Django."""
