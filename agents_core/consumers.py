@@ -7,7 +7,7 @@ ones, then those this process's owner delivered and has not stored yet. From the
 forwards live events with a higher seq than the last one sent (no duplicates). An event
 that skips ahead waits until the missing ones are found: stored (replayed from the
 database), in this process's owner's tail, or, when their owner is another process, once
-that process says it stored them (`stream.stored`).
+that process says it stored them (runtime/relay.py, or `stream.stored` on the layer).
 """
 
 from __future__ import annotations

@@ -186,7 +186,7 @@ class StreamWriter:
     a sink waits in `flush()`). A batch that fails is retried run by run, so one run's
     failure (its thread deleted) is that run's alone; a run learns of it at its next
     `emit()`. Each stored batch tells the threads' subscribers in other processes how far
-    the store has come (`stream.stored`; a consumer waiting for a gap replays then).
+    the store has come (runtime/relay.py; a consumer waiting for a gap replays then).
 
     Many runs streaming at once cost one database round trip per interval, and the
     batches grow with the load instead of the queue."""
