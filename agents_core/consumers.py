@@ -1,12 +1,13 @@
 """The websocket of a thread: `/ws/threads/<id>/?after=<seq>` (docs/protocol.md).
 
-On connect it subscribes first (to the run owner of this process, runtime/live.py, and to
-the thread's channel-layer group) and then replays the events after `after`: the stored
+On connect it subscribes first (to the run owner of this process, runtime/live.py, to the
+thread's live events from other processes, runtime/relay.py, and to the thread's
+channel-layer group) and then replays the events after `after`: the stored
 ones, then those this process's owner delivered and has not stored yet. From then on it
 forwards live events with a higher seq than the last one sent (no duplicates). An event
 that skips ahead waits until the missing ones are found: stored (replayed from the
 database), in this process's owner's tail, or, when their owner is another process, once
-that process says it stored them (`stream.stored`).
+that process says it stored them (runtime/relay.py, or `stream.stored` on the layer).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from rest_framework import serializers
 
-from agents_core.runtime import live
+from agents_core.runtime import live, relay
 from agents_core.runtime.events import thread_group
 from agents_core.selectors import thread_for, threads_for
 from agents_core.services import runs as run_services
@@ -87,6 +88,7 @@ class ThreadConsumer(JsonFrameConsumer):
         self.incoming: deque[tuple[int, str]] = deque()  # from this process's owner
         self.draining = False
         live.subscribe(self.thread_id, self)
+        await relay.follow(self.thread_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         async with self.sending:
             local = live.owner(self.thread_id)
@@ -103,6 +105,8 @@ class ThreadConsumer(JsonFrameConsumer):
     async def disconnect(self, code: int) -> None:
         if getattr(self, "group", None):
             live.unsubscribe(self.thread_id, self)
+            if not any(s.loop is self.loop for s in live.subscribers(self.thread_id)):
+                relay.unfollow(self.thread_id)
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def _replay(self, *, after: int, before: int | None = None) -> None:
@@ -164,7 +168,8 @@ class ThreadConsumer(JsonFrameConsumer):
             await self.send_json(event)
 
     def live_events(self, items: list[tuple[int, str]]) -> None:
-        """From this process's owner of the thread, on this consumer's loop (live.py)."""
+        """From the thread's run, on this consumer's loop: told by this process's owner
+        (live.py) or received from another process (relay.py)."""
         self.incoming.extend(items)
         if not self.draining:
             self.draining = True
@@ -178,6 +183,11 @@ class ThreadConsumer(JsonFrameConsumer):
                     await self._forward(text, seq)
         finally:
             self.draining = False
+
+    def live_stored(self, seq: int) -> None:
+        """The run's process (another one) stored the thread's events up to `seq`."""
+        if seq > self.last_seq:
+            self.loop.create_task(self.stream_stored({"upTo": seq}))
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels checks the database connection (a hop to the one sync thread) before

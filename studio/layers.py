@@ -5,11 +5,10 @@ pub/sub layer (the studio's default) every shard gets one Redis pipeline: one ro
 for all of them, where `group_send` takes one round trip each, one at a time (the shard
 connection is behind a lock). On any other layer it falls back to `group_send` for each.
 
-`sync_publisher(layer)` does the same from a thread, with a blocking Redis client: the
-stream writer publishes from its database thread, right after the batch is stored, so
-that an event loop busy with many streams is not asked for the handful of wake-ups a
-publish takes there (at 100 streams each one cost tens of milliseconds). It exists for the
-pub/sub layer only (None otherwise: in-memory and core layers are published on the loop).
+`sync_publisher(layer)` does the same from a thread, with a blocking Redis client (a run's
+live events do not come this way: agents_core/runtime/relay.py speaks to Redis on the
+loop itself). It exists for the pub/sub layer only (None otherwise: in-memory and core
+layers are published on the loop).
 `group_send_sync(group, message)` is what synchronous code (services, Celery tasks, the
 websocket consumer's handlers) calls: the blocking publisher where there is one, else
 `async_to_sync(group_send)`, which in a web process waits for its event loop.
@@ -103,21 +102,6 @@ class SyncPublisher:
             for channel, data in items:
                 pipe.publish(channel, data)
             pipe.execute()
-
-    def subscribers(self, groups: list[str]) -> dict[str, int]:
-        """How many connections (processes) subscribe to each group (PUBSUB NUMSUB)."""
-        by_shard: dict[int, list[tuple[str, str]]] = defaultdict(list)
-        for group in groups:
-            channel = self.naming._get_group_channel_name(group)
-            by_shard[self.naming._shards.index(self.naming._get_shard(channel))].append(
-                (group, channel)
-            )
-        counts = {}
-        for index, items in by_shard.items():
-            found = dict(self.clients[index].pubsub_numsub(*(channel for _, channel in items)))
-            for group, channel in items:
-                counts[group] = int(found.get(channel.encode(), found.get(channel, 0)))
-        return counts
 
     def send_counted(self, channel: str, message: dict[str, Any]) -> int:
         """Publish a message to one channel; returns how many subscribers received it

@@ -23,7 +23,7 @@ from typing import Any
 
 from django.conf import settings
 
-from agents_core.runtime import live, stats
+from agents_core.runtime import live, relay, stats
 from agents_core.runtime.db import db, db_stream, with_reconnect
 from agents_core.runtime.event_store import events_store_numbered, thread_seed
 from agents_core.runtime.handoff import (
@@ -79,7 +79,7 @@ class EventSink:
         self.released = False
         self.owner = owner
         self.writer = StreamWriter.for_loop(interval)
-        self.broadcaster = live.Broadcaster.for_loop()
+        self.broadcaster = relay.Broadcaster.for_loop()
         self._seeding: asyncio.Task | None = None
         live.own(self, owner)
 
@@ -118,7 +118,7 @@ class EventSink:
         self.unstored.append((run_id, text))
         self.published += 1
         live.deliver(self.thread_id, [(self.seq, text)])
-        self.broadcaster.add(self.group, self.seq, text)
+        self.broadcaster.add(self.thread_id, self.seq, text)
         self.writer.mark(self)
 
     def _seed_soon(self) -> None:
@@ -147,7 +147,7 @@ class EventSink:
         if texts is not None:
             self.published += 1
             live.deliver(self.thread_id, [(event["seq"], texts[0])])
-            self.broadcaster.add(self.group, event["seq"], texts[0])
+            self.broadcaster.add(self.thread_id, event["seq"], texts[0])
 
     async def flush(self) -> None:
         """Wait until everything sent so far is stored."""
@@ -186,7 +186,7 @@ class StreamWriter:
     a sink waits in `flush()`). A batch that fails is retried run by run, so one run's
     failure (its thread deleted) is that run's alone; a run learns of it at its next
     `emit()`. Each stored batch tells the threads' subscribers in other processes how far
-    the store has come (`stream.stored`; a consumer waiting for a gap replays then).
+    the store has come (runtime/relay.py; a consumer waiting for a gap replays then).
 
     Many runs streaming at once cost one database round trip per interval, and the
     batches grow with the load instead of the queue."""
@@ -273,7 +273,7 @@ class StreamWriter:
             sink.stored = max(sink.stored, top)
             while sink.tail and sink.tail[0][0] <= sink.stored:
                 sink.tail.pop(0)
-            sink.broadcaster.stored(sink.group, sink.stored)
+            sink.broadcaster.stored(sink.thread_id, sink.stored)
         stats.add("flushes")
         stats.add("events", sum(len(items) for _, items in batch))
         stats.add("store_s", time.perf_counter() - started)

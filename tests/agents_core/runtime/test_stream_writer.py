@@ -47,6 +47,9 @@ class Collector:
     def live_events(self, items: list[tuple[int, str]]) -> None:
         self.items.extend(items)
 
+    def live_stored(self, seq: int) -> None:
+        pass
+
 
 async def test_the_events_of_many_runs_are_delivered_at_once_and_stored_in_one_batch(
     make_thread,
@@ -228,63 +231,99 @@ def _pubsub_layer(url: str) -> Any:
     return RedisPubSubChannelLayer(hosts=[url], prefix=f"test-writer-{uuid.uuid4().hex[:8]}")
 
 
-async def test_on_the_pubsub_layer_events_are_published_from_a_thread_once_per_loop_pass(
+class OtherProcess:
+    """What another process's relay gets: its own connections to Redis."""
+
+    def __init__(self) -> None:
+        from studio.redis_link import Link
+
+        self.frames: list[tuple[bytes, bytes]] = []
+        self.arrived = asyncio.Event()
+        self.link = Link(settings.REDIS_URL, self.received)
+
+    def received(self, channel: bytes, data: bytes) -> None:
+        self.frames.append((channel, data))
+        self.arrived.set()
+
+    async def events(self, thread_id: Any, count: int) -> list[dict]:
+        from agents_core.runtime import relay
+
+        name = relay.channel(str(thread_id))
+        while True:
+            found = [
+                json.loads(line.partition(" ")[2])
+                for channel, data in self.frames
+                if channel == name and data[:1] == b"E"
+                for line in data[1:].decode().split("\n")
+            ]
+            if len(found) >= count:
+                return found
+            self.arrived.clear()
+            await asyncio.wait_for(self.arrived.wait(), 5)
+
+
+def _on_redis(monkeypatch, url: str) -> None:
+    """This process's channel layer is the pub/sub one at `url` (the relay follows it)."""
+    from agents_core.runtime import relay
+
+    layer = _pubsub_layer(url)
+    monkeypatch.setattr("channels.layers.get_channel_layer", lambda *args: layer)
+    monkeypatch.setattr(relay.Broadcaster, "_by_loop", {})
+    monkeypatch.setattr(relay, "_links", {})
+
+
+async def test_with_redis_the_events_of_one_loop_pass_leave_in_one_write_in_order(
     make_thread, monkeypatch
 ):
-    """The loop is not asked for the publish (group_send_many, the loop's way, is not
-    called), and what the sinks sent in one pass of the loop leaves in one pipeline."""
-    from agents_core.runtime import live
-    from studio import layers
+    """Another process's relay gets each thread's events in order; what the sinks sent in
+    one pass of the loop leaves in one write (one message per thread), from the loop."""
+    from studio.redis_link import Link
 
-    layer = _pubsub_layer(settings.REDIS_URL)
-    monkeypatch.setattr("channels.layers.get_channel_layer", lambda *args: layer)
-    monkeypatch.setattr(live.Broadcaster, "_by_loop", {})
+    _on_redis(monkeypatch, settings.REDIS_URL)
+    writes: list[int] = []
+    original = Link.publish
 
-    async def on_the_loop(*args: Any) -> None:
-        raise AssertionError("published on the loop")
+    def counting(self: Any, messages: list, counted: Any) -> None:
+        writes.append(len(messages))
+        original(self, messages, counted)
 
-    monkeypatch.setattr(layers, "group_send_many", on_the_loop)
-    publishes: list[int] = []
-    original = layers.SyncPublisher.publish_many
-
-    def counting(self: Any, messages: list) -> None:
-        publishes.append(len(messages))
-        original(self, messages)
-
-    monkeypatch.setattr(layers.SyncPublisher, "publish_many", counting)
+    monkeypatch.setattr(Link, "publish", counting)
     pairs = await database_sync_to_async(_threads_and_runs)(make_thread, 2)
+    other = OtherProcess()
+    from agents_core.runtime import relay
+
     try:
-        channels = []
         for thread, _ in pairs:
-            channels.append(await layer.new_channel())
-            await layer.group_add(thread_group(thread.pk), channels[-1])
+            await other.link.subscribe(relay.channel(str(thread.pk)))
         sinks = [
             EventSink(thread_id=thread.pk, run_id=run.pk, interval=60) for thread, run in pairs
         ]
         for sink in sinks:
             await sink.emit("run-start", resumed=False)
+        await asyncio.sleep(0.05)
+        before = len(writes)
         for number, sink in enumerate(sinks):
             sink.delta(sink.base("text-delta", textDelta=f"run {number}"))
             sink.delta(sink.base("text-delta", textDelta="!"))
-        for number, channel in enumerate(channels):
-            events: list[dict] = []
-            while len(events) < 3:
-                message = await asyncio.wait_for(layer.receive(channel), 5)
-                events += group_message_events(message)
+        for number, (thread, _) in enumerate(pairs):
+            events = await other.events(thread.pk, 3)
             assert [(e["seq"], e["type"]) for e in events] == [
                 (1, "run-start"),
                 (2, "text-delta"),
                 (3, "text-delta"),
             ]
             assert events[1]["textDelta"] == f"run {number}"
-        # Four deltas of two threads, sent in one pass: one pipeline of two messages.
-        assert publishes[-1] == 2
+        # Four deltas of two threads, sent in one pass: one write of two messages.
+        assert writes[before:] == [2]
         assert [sink.published for sink in sinks] == [3, 3]
         assert [sink.stored for sink in sinks] == [0, 0]  # delivered before being stored
         for sink in sinks:
             await sink.release()
+        # The store's progress follows: a socket that waits for a gap replays then.
+        await asyncio.sleep(0.1)
+        assert (relay.channel(str(pairs[0][0].pk)), b"S3") in other.frames
     finally:
-        await layer.flush()
+        other.link.close()
 
 
 async def test_when_redis_is_down_the_events_are_stored_and_the_run_goes_on(
@@ -297,9 +336,7 @@ async def test_when_redis_is_down_the_events_are_stored_and_the_run_goes_on(
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    layer = _pubsub_layer(f"redis://127.0.0.1:{port}/0")
-    monkeypatch.setattr("channels.layers.get_channel_layer", lambda *args: layer)
-    monkeypatch.setattr(live.Broadcaster, "_by_loop", {})
+    _on_redis(monkeypatch, f"redis://127.0.0.1:{port}/0")
     [(thread, run)] = await database_sync_to_async(_threads_and_runs)(make_thread, 1)
     collector = Collector()
     live.subscribe(thread.pk, collector)
@@ -454,54 +491,47 @@ async def test_a_thread_whose_only_subscribers_are_told_directly_is_not_publishe
     make_thread, monkeypatch
 ):
     """The inline executor's usual case (the chat's socket is in the process that runs
-    its run): nothing goes through Redis until another process subscribes."""
-    from channels_redis.pubsub import RedisPubSubChannelLayer
+    its run): nothing goes through Redis until another process follows the thread."""
+    from agents_core.runtime import live, relay
+    from studio.redis_link import Link
 
-    from agents_core.runtime import live
-    from studio import layers
+    _on_redis(monkeypatch, settings.REDIS_URL)
+    monkeypatch.setattr(relay.Broadcaster, "ALONE_SECONDS", 0.3)
+    published: list[bytes] = []
+    original = Link.publish
 
-    prefix = f"test-alone-{uuid.uuid4().hex[:8]}"
-    layer = RedisPubSubChannelLayer(hosts=[settings.REDIS_URL], prefix=prefix)
-    other = RedisPubSubChannelLayer(hosts=[settings.REDIS_URL], prefix=prefix)  # a process
-    monkeypatch.setattr("channels.layers.get_channel_layer", lambda *args: layer)
-    monkeypatch.setattr(live.Broadcaster, "_by_loop", {})
-    monkeypatch.setattr(live.Broadcaster, "ALONE_SECONDS", 0.0)  # count at every publish
-    published: list[str] = []
-    original = layers.SyncPublisher.publish_many
+    def counting(self: Any, messages: list, counted: Any) -> None:
+        published.extend(data for _, data, _ in messages if data[:1] == b"E")
+        original(self, messages, counted)
 
-    def counting(self: Any, messages: list) -> None:
-        published.extend(group for group, _ in messages)
-        original(self, messages)
-
-    monkeypatch.setattr(layers.SyncPublisher, "publish_many", counting)
+    monkeypatch.setattr(Link, "publish", counting)
     [(thread, run)] = await database_sync_to_async(_threads_and_runs)(make_thread, 1)
-    group = thread_group(thread.pk)
     collector = Collector()
     live.subscribe(thread.pk, collector)
+    await relay.follow(str(thread.pk))  # this process follows it, as its socket does
     sink = EventSink(thread_id=thread.pk, run_id=run.pk, interval=60)
+    other = OtherProcess()
 
     async def send(text: str) -> None:
         sink.delta(sink.base("text-delta", textDelta=text))
-        await asyncio.sleep(0)
-        while sink.broadcaster.busy or sink.broadcaster.scheduled:
-            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)  # the publish and its count
 
     try:
         await sink.emit("run-start", resumed=False)
-        await send("a")  # the first publish counts the group's subscribers: none
+        await send("a")  # the first publish counts the thread's followers: this process
         before = len(published)
         await send("b")
         await send("c")
         assert published[before:] == []  # told directly, not published
-        channel = await other.new_channel()
-        await other.group_add(group, channel)  # a socket of another process
-        await send("d")  # not published yet; the count now sees the other process
+        await other.link.subscribe(relay.channel(str(thread.pk)))  # another process
+        await asyncio.sleep(0.3)
+        await send("d")  # published again after ALONE_SECONDS, and counted: followed
         await send("e")
-        message = await asyncio.wait_for(other.receive(channel), 5)
-        assert [e["textDelta"] for e in group_message_events(message)] == ["e"]
+        events = await other.events(thread.pk, 2)
+        assert [e["textDelta"] for e in events] == ["d", "e"]
         assert [seq for seq, _ in collector.items] == [1, 2, 3, 4, 5, 6]
         await sink.release()
     finally:
         live.unsubscribe(thread.pk, collector)
-        await layer.flush()
-        await other.flush()
+        relay.unfollow(str(thread.pk))
+        other.link.close()
