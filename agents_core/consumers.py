@@ -20,7 +20,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from rest_framework import serializers
 
-from agents_core.runtime import live
+from agents_core.runtime import active, live
 from agents_core.runtime.events import thread_group
 from agents_core.selectors import thread_for, threads_for
 from agents_core.services import runs as run_services
@@ -237,7 +237,8 @@ class ThreadConsumer(JsonFrameConsumer):
 
     # --- client messages (a bad frame gets an error event: studio.websocket) ----------------
     async def _chat(self, frame: dict[str, Any]) -> None:
-        await _in_thread(_chat)(self.user, self.thread_id, frame["text"], frame["options"])
+        async with active.taking_message():
+            await _in_thread(_chat)(self.user, self.thread_id, frame["text"], frame["options"])
 
     async def _resume(self, frame: dict[str, Any]) -> None:
         await _in_thread(_resume)(

@@ -197,15 +197,24 @@ def run_finish(
     model: str = "",
     calls_open: bool = True,
     title: bool | None = None,
-) -> None:
+    events: list[dict[str, Any]] | None = None,
+) -> list[str]:
     """The loop ends its run as completed, failed or aborted. What the streaming step
     produced is kept (`message_id`, its row; `partial_text`, what it streamed), calls
     still open fail (`calls_open=False`: the loop knows none is), and `model` (when given)
     is kept as the one that answered last. `title`: whether the thread waited for its
     summarised title when the run loaded it (None: read now); the title task writes only
-    while it still waits."""
-    # One statement alone (a run that completed) needs no transaction of its own.
-    several = message_id is not None or bool(partial_text) or calls_open
+    while it still waits.
+
+    `events` (the run's last, `run-finish` or `run-error`, on `thread_id`) are numbered by
+    the database and stored in the same transaction as the run's end; returns them as
+    JSON text, for the loop to deliver once committed. No process numbers the thread's
+    events then: the run's sink has released the thread, and no other run can be running
+    on it while this one is (what another writer hands over meanwhile is stored by the
+    database too, after these)."""
+    # One statement alone (a run that completed, with no event) needs no transaction.
+    several = message_id is not None or bool(partial_text) or calls_open or bool(events)
+    texts: list[str] = []
     with transaction.atomic() if several else contextlib.nullcontext():
         if message_id is not None:
             if partial_text:
@@ -234,12 +243,16 @@ def run_finish(
             state={"finalText": text} if text else {},
             **({"model": model} if model else {}),
         )
+        if events:
+            # After the run's row, as run_end_interrupted locks them: never a deadlock.
+            texts = events_store(thread_id=thread_id, run_id=run_id, events=events)
         if status == RunStatus.COMPLETED and (title_wanted(run_id) if title is None else title):
             # The model's title for the thread, off the run's path (services/thread_titles.py);
             # a broker that cannot take it is logged (robust), the run still ends.
             transaction.on_commit(
                 lambda: celery_app.send_task(TITLE_TASK, args=[str(run_id)]), robust=True
             )
+    return texts
 
 
 def run_recover_stale(*, thread: Thread) -> bool:

@@ -1,0 +1,45 @@
+"""A run launched while messages are being taken on its event loop waits for them before its
+set-up (runtime/active.py), so that a burst of chats gets its `run-start` answers first; the
+wait is bounded."""
+
+from __future__ import annotations
+
+import asyncio
+
+
+async def test_a_run_launched_while_a_message_is_taken_starts_after_it():
+    from agents_core.runtime import active
+
+    order: list[str] = []
+
+    async def run() -> None:
+        await active.messages_taken()
+        order.append("run")
+
+    async with active.taking_message():
+        task = asyncio.ensure_future(run())
+        async with active.taking_message():
+            await asyncio.sleep(0.02)
+            order.append("first taken")
+        await asyncio.sleep(0.02)
+        assert order == ["first taken"]  # one message is still being taken
+        order.append("second taken")
+    await task
+    assert order == ["first taken", "second taken", "run"]
+
+
+async def test_with_no_message_being_taken_a_run_does_not_wait():
+    from agents_core.runtime import active
+
+    waiter = asyncio.ensure_future(active.messages_taken(timeout=3600))
+    await asyncio.sleep(0)
+    assert waiter.done()
+
+
+async def test_the_wait_ends_after_its_timeout_while_a_message_is_still_taken():
+    from agents_core.runtime import active
+
+    async with active.taking_message():
+        await active.messages_taken(timeout=0.01)
+        assert active._taking[asyncio.get_running_loop()] == 1
+    assert asyncio.get_running_loop() not in active._taking
