@@ -36,7 +36,7 @@ from agents_core.models import (
 )
 from agents_core.runtime import active as active_runs
 from agents_core.runtime.events import events_emit_sync
-from agents_core.runtime.handoff import encoded_message, events_store, thread_group
+from agents_core.runtime.handoff import encoded_message, events_store, publish_stored
 from agents_core.runtime.processes import QUEUED, process_is_dead, queue_marker
 from agents_core.runtime.setup import load_setup
 from agents_core.runtime.suspend_payloads import payload_from_text, resume_schema_for
@@ -45,7 +45,6 @@ from agents_core.services.thread_titles import TITLE_TASK, title_wanted
 from agents_core.services.threads import title_summary
 from studio.celery import app as celery_app
 from studio.exceptions import ApplicationError, Conflict, NotFound
-from studio.layers import group_send_sync
 from tools_app.validation import schema_errors
 
 CHAT, SIGNAL, SUBAGENT = "chat", "signal", "subagent"
@@ -128,10 +127,9 @@ def run_start(
         # numbers it, without events_emit_sync's look for an owner.
         started = {"type": "run-start", "runId": str(run.pk), "agent": thread.agent.slug}
         events = [{**started, "resumed": False, "step": 0, "message": run.state["message"]}]
-        stored = encoded_message(
-            events, events_store(thread_id=thread.pk, run_id=run.pk, events=events)
-        )
-        transaction.on_commit(lambda: group_send_sync(thread_group(thread.pk), stored))
+        texts = events_store(thread_id=thread.pk, run_id=run.pk, events=events)
+        message = encoded_message(events, texts)
+        transaction.on_commit(lambda: publish_stored(thread.pk, message))
     if origin != SUBAGENT:
         active_runs.remember_hooks(run.id, hooks)
         transaction.on_commit(lambda: active_runs.launch(run.id))
@@ -206,12 +204,10 @@ def run_finish(
     summarised title when the run loaded it (None: read now); the title task writes only
     while it still waits.
 
-    `events` (the run's last, `run-finish` or `run-error`, on `thread_id`) are numbered by
-    the database and stored in the same transaction as the run's end; returns them as
-    JSON text, for the loop to deliver once committed. No process numbers the thread's
-    events then: the run's sink has released the thread, and no other run can be running
-    on it while this one is (what another writer hands over meanwhile is stored by the
-    database too, after these)."""
+    `events` (its `run-finish` or `run-error`, on `thread_id`) are numbered by the database
+    and stored in the same transaction; returned as JSON text, for the loop to deliver.
+    No process numbers the thread's events then: the run's sink has released it, and no
+    other run runs on the thread while this one does."""
     # One statement alone (a run that completed, with no event) needs no transaction.
     several = message_id is not None or bool(partial_text) or calls_open or bool(events)
     texts: list[str] = []

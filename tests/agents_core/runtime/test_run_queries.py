@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # result, the end, its spans, the signals' checks, the stream sink's seed of the thread's
 # numbering and the look for an owner after the run; BEGIN and COMMIT count). Measured.
 START_QUERIES = 6
-RUN_QUERIES = 33
+RUN_QUERIES = 21
 
 
 @pytest.fixture
