@@ -128,8 +128,8 @@ def run_start(
         started = {"type": "run-start", "runId": str(run.pk), "agent": thread.agent.slug}
         events = [{**started, "resumed": False, "step": 0, "message": run.state["message"]}]
         texts = events_store(thread_id=thread.pk, run_id=run.pk, events=events)
-        message = encoded_message(events, texts)
-        transaction.on_commit(lambda: publish_stored(thread.pk, message))
+        published = encoded_message(events, texts)
+        transaction.on_commit(lambda: publish_stored(thread.pk, published))
     if origin != SUBAGENT:
         active_runs.remember_hooks(run.id, hooks)
         transaction.on_commit(lambda: active_runs.launch(run.id))
