@@ -13,12 +13,13 @@ these on PostgreSQL and keeps the ORM for other databases (SQLite: the embedded 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
 from django.utils import timezone
 
-from agents_core.models import Message, MessageRole, Run, ToolCall, ToolCallStatus
+from agents_core.models import Message, MessageRole, Run, Thread, ToolCall, ToolCallStatus
 from studio.fields import NulFreeJSONEncoder
 from studio.json_input import NUL, REPLACEMENT
 
@@ -36,10 +37,58 @@ def _text(value: str) -> str:
     return value.replace(NUL, REPLACEMENT) if NUL in value else value
 
 
-def _rows(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+def _rows(sql: str, params: dict[str, Any] | list[Any]) -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall() if cursor.description else []
+
+
+_RUN_CREATE = """
+WITH run AS (
+    INSERT INTO {run} (id, thread_id, agent_id, status, options, step, state, error, usage,
+        model, started_by_id, worker, created_at, finished_at)
+    VALUES (%(id)s::uuid, %(thread)s::uuid, %(agent)s, %(status)s, %(options)s::jsonb, 0,
+        %(state)s::jsonb, '', '{{}}'::jsonb, '', %(user)s, %(worker)s, %(now)s, NULL)
+), message AS (
+    INSERT INTO {message} (thread_id, run_id, role, parts, created_at)
+    VALUES (%(thread)s::uuid, %(id)s::uuid, %(role)s, %(parts)s::jsonb, %(now)s)
+)
+UPDATE {thread} SET title = %(title)s, title_auto = true
+WHERE id = %(thread)s::uuid AND %(title)s::text IS NOT NULL
+"""
+
+
+def run_create(*, run: Run, role: str, part: dict[str, Any], title: str | None) -> None:
+    """Insert a new run (an unsaved instance: its fields as run_start set them), its first
+    message (`part`, as `role`) and, when given, the thread's placeholder `title`. One
+    statement on PostgreSQL; a running run on the thread fails it (IntegrityError)."""
+    if not enabled():
+        run.save(force_insert=True)
+        Message.objects.create(thread_id=run.thread_id, run=run, role=role, parts=[part])
+        if title is not None:
+            Thread.objects.filter(pk=run.thread_id).update(title=title, title_auto=True)
+        return
+    run.created_at = timezone.now()
+    sql = _RUN_CREATE.format(
+        run=Run._meta.db_table, message=Message._meta.db_table, thread=Thread._meta.db_table
+    )
+    params = {
+        "id": str(run.pk),
+        "thread": str(run.thread_id),
+        "agent": run.agent_id,
+        "status": run.status,
+        "options": json.dumps(run.options),
+        "state": _json(run.state),
+        "user": run.started_by_id,
+        "worker": run.worker,
+        "now": run.created_at,
+        "role": role,
+        "parts": _json([part]),
+        "title": title,
+    }
+    _rows(sql, params)
+    run._state.adding = False
+    run._state.db = connection.alias
 
 
 _MESSAGE_START = """
@@ -179,3 +228,53 @@ def tool_result_save(
         "now": timezone.now(),
     }
     _rows(sql, params)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRow:
+    """A message as the memory reads it (runtime/messages.memory_messages)."""
+
+    pk: int
+    role: str
+    parts: list[dict[str, Any]]
+    run_id: Any
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCall:
+    """A tool call as the memory reads it: what the model saw and was answered."""
+
+    run_id: Any
+    call_id: str
+    input: Any
+    input_text: str
+    model_output: Any
+
+
+def _loaded(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def memory_rows(thread_id: Any, limit: int) -> list[MemoryRow]:
+    """The thread's last `limit` messages, oldest first."""
+    sql = (
+        f"SELECT id, role, parts, run_id FROM {Message._meta.db_table} "  # noqa: S608
+        "WHERE thread_id = %s::uuid ORDER BY id DESC LIMIT %s"
+    )
+    rows = _rows(sql, [str(thread_id), limit])
+    return [MemoryRow(pk, role, _loaded(parts), run) for pk, role, parts, run in reversed(rows)]
+
+
+def memory_calls(run_ids: set[Any]) -> list[MemoryCall]:
+    """The tool calls of these runs, as the memory reads them."""
+    if not run_ids:
+        return []
+    sql = (
+        "SELECT run_id, call_id, input, input_text, model_output "  # noqa: S608
+        f"FROM {ToolCall._meta.db_table} WHERE run_id = ANY(%s::uuid[])"
+    )
+    rows = _rows(sql, [[str(run) for run in run_ids]])
+    return [
+        MemoryCall(run, call_id, _loaded(given), text, _loaded(answer))
+        for run, call_id, given, text, answer in rows
+    ]

@@ -39,6 +39,7 @@ from agents_core.runtime.events import events_emit_sync
 from agents_core.runtime.handoff import encoded_message, events_store, publish_stored
 from agents_core.runtime.processes import QUEUED, process_is_dead, queue_marker
 from agents_core.runtime.setup import load_setup
+from agents_core.runtime.store_sql import run_create
 from agents_core.runtime.suspend_payloads import payload_from_text, resume_schema_for
 from agents_core.services.run_options import run_options_check
 from agents_core.services.thread_titles import TITLE_TASK, title_wanted
@@ -104,8 +105,9 @@ def run_start(
             payload = payload_from_text(call.suspend_payload or {}, text)
             return run_resume(run=waiting, tool_call_id=call.call_id, payload=payload, user=user)
         run_supersede(waiting)
-    with transaction.atomic():
-        run = Run.objects.create(
+    # No savepoint inside a caller's transaction: a failure rolls the caller's block back.
+    with transaction.atomic(savepoint=False):
+        run = Run(
             thread=thread,
             agent=thread.agent,
             status=RunStatus.RUNNING,
@@ -117,10 +119,11 @@ def run_start(
         role, part = MessageRole.USER, {"type": "text", "text": text}
         if signal is not None:
             role, part = MessageRole.SIGNAL, signal.part
-        Message.objects.create(thread=thread, run=run, role=role, parts=[part])
+        title = None
         if not thread.title and (thread.agent.default_options or {}).get("generateTitle", True):
             title = signal.title if signal else title_summary(text)
-            Thread.objects.filter(pk=thread.pk).update(title=title, title_auto=True)
+        # The run, its message and the thread's placeholder title: one statement.
+        run_create(run=run, role=role, part=part, title=title)
         # The run's first event is stored with its row and published once committed: the
         # page sees the message taken at once, however many runs wait for their loop. No
         # process owns the thread yet (the run launches after commit): the database

@@ -19,8 +19,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # counted), then the run (its setup, two steps with their memory and saves, the tool
 # result, the end, its spans, the signals' checks, the stream sink's seed of the thread's
 # numbering and the look for an owner after the run; BEGIN and COMMIT count). Measured.
-START_QUERIES = 6
-RUN_QUERIES = 21
+START_QUERIES = 4
+RUN_QUERIES = 20
 
 
 @pytest.fixture
