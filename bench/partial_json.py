@@ -10,14 +10,13 @@ final value and on sampled intermediate values. One line per size on stdout:
     size=<bytes> studio_s=<s> jiter_s=<s> pjp_s=<s|skipped> speedup_vs_jiter=<x> ws_bytes=<bytes>
 
 `ws_bytes` is what the page would receive for the argument: the `tool-input-delta` events
-(JSON, with their ids and seq) after the studio's coalescing, for deltas arriving at
-`--rate` per second with a `--window` ms batch window (stderr also gives the figure at a
-slow 50 deltas/s). partial-json-parser is skipped where its quadratic time, extrapolated
-from the smaller sizes, would pass a minute; the jiter re-parse where it would pass
-`--jiter-limit` seconds (then `jiter_s=est<seconds>` and `speedup_vs_jiter=est<x>` are
-quadratic extrapolations from the largest measured size). Targets: 10x the
-size costs at most 12x the time; at 1 MB at least 200x faster than jiter; ws_bytes at most
-3x the size.
+(JSON, with their ids and seq), one per delta as the run sends them. partial-json-parser
+is skipped where its quadratic time, extrapolated from the smaller sizes, would pass a
+minute; the jiter re-parse where it would pass `--jiter-limit` seconds (then
+`jiter_s=est<seconds>` and `speedup_vs_jiter=est<x>` are quadratic extrapolations from the
+largest measured size). Targets: 10x the size costs at most 12x the time; at 1 MB at
+least 200x faster than jiter; ws_bytes at most 3x the size (held before deliver-first,
+when a batch window joined deltas).
 """
 
 from __future__ import annotations
@@ -42,9 +41,7 @@ def _django() -> None:
 
 _django()
 
-from agents_core.runtime.events import coalesce  # noqa: E402
 from agents_core.runtime.partial_json import IncrementalJSONParser  # noqa: E402
-from agents_core.runtime.patches import compact_patches  # noqa: E402
 
 SKIP_AFTER_S = 60.0
 SAMPLES = 40
@@ -144,32 +141,21 @@ def comparable(deltas: list[str], index: int) -> bool:
     return prefix[-1:] not in "0123456789.eE+-truefalsn"
 
 
-def ws_bytes(deltas: list[str], rate: float, window_ms: float) -> int:
-    """Bytes of the tool-input-delta events the page receives after coalescing."""
+def ws_bytes(deltas: list[str]) -> int:
+    """Bytes of the tool-input-delta events the page receives: one event per delta, as
+    the run sends them (agents_core/runtime/tool_input.py), with its patches and seq."""
     parser = IncrementalJSONParser()
-    per_window = max(1, int(rate * window_ms / 1000))
     total, seq = 0, 1000
     base = {
+        "type": "tool-input-delta",
         "runId": "3f2b8c1e-6a4d-4f7a-9c0e-2d5b7a9e1f30",
         "toolCallId": "call_8d3f1a2b9c4e_0",
         "toolName": "write_report",
     }
-    for start in range(0, len(deltas), per_window):
-        batch: list[dict[str, Any]] = []
-        for delta in deltas[start : start + per_window]:
-            coalesce(
-                batch,
-                {
-                    "type": "tool-input-delta",
-                    **base,
-                    "argsTextDelta": delta,
-                    "patches": parser.feed(delta),
-                },
-            )
-        for event in batch:
-            event["patches"] = compact_patches(event["patches"])
-            seq += 1
-            total += len(json.dumps({**event, "seq": seq}, ensure_ascii=False).encode())
+    for delta in deltas:
+        seq += 1
+        event = {**base, "argsTextDelta": delta, "patches": parser.feed(delta), "seq": seq}
+        total += len(json.dumps(event, ensure_ascii=False).encode())
     return total
 
 
@@ -177,13 +163,6 @@ def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     options.add_argument("--sizes", default="1000,10000,100000,1000000")
     options.add_argument("--delta", type=int, default=16)
-    options.add_argument(
-        "--rate",
-        type=float,
-        default=1000.0,
-        help="deltas per second arriving from the model (for ws_bytes)",
-    )
-    options.add_argument("--window", type=float, default=30.0, help="batch window in ms")
     options.add_argument(
         "--jiter-limit",
         type=float,
@@ -201,11 +180,7 @@ def main() -> None:
     rng = random.Random(4)
     pjp_rate: float | None = None  # seconds per delta per character, from measured sizes
     jiter_rate: float | None = None
-    print(
-        f"# deltas of {args.delta} characters; ws_bytes at {args.rate:g} deltas/s with a "
-        f"{args.window:g} ms window",
-        file=sys.stderr,
-    )
+    print(f"# deltas of {args.delta} characters; ws_bytes: one event per delta", file=sys.stderr)
     previous: tuple[int, float] | None = None
     for size in [int(s) for s in args.sizes.split(",")]:
         text = argument(size, rng)
@@ -243,7 +218,7 @@ def main() -> None:
             pjp_mismatches = sum(1 for i in samples if _trimmed(mine[i]) != _trimmed(pjp_seen[i]))
             pjp = f"{pjp_s:.3f}"
         size_bytes = len(text.encode())
-        wire = ws_bytes(deltas, args.rate, args.window)
+        wire = ws_bytes(deltas)
         speedup = (
             f"{jiter_s / studio_s:.1f}"
             if not jiter_shown.startswith("est")
@@ -254,7 +229,6 @@ def main() -> None:
             f"speedup_vs_jiter={speedup} ws_bytes={wire}",
             flush=True,
         )
-        slow_wire = ws_bytes(deltas, 50.0, args.window)
         growth = ""
         if previous is not None:
             growth = (
@@ -264,7 +238,7 @@ def main() -> None:
             f"#  {len(deltas)} deltas;{growth} sampled intermediate values compared: "
             f"{len(samples)}, disagreements with jiter: {mismatches}, with "
             f"partial-json-parser: {pjp_mismatches}; ws_bytes/size "
-            f"{wire / size_bytes:.2f} (at 50 deltas/s: {slow_wire / size_bytes:.2f})",
+            f"{wire / size_bytes:.2f}",
             file=sys.stderr,
             flush=True,
         )

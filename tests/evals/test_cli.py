@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from evals.models import Suite, SuiteRun
-from tests.conftest import ROOT, child_process_env
+from tests.conftest import ROOT, celery_worker_process, child_process_env
 from tests.evals.conftest import DEMO
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -122,6 +122,35 @@ def test_export_and_import_round_trip(demo, owner, teammate):
     code, out, _ = agent_cmd("--owner", teammate.username, "tests-import", "travel-desk", str(DEMO))
     assert code == 0 and "Imported 7 case(s), 1 suite(s)" in out
     assert Suite.objects.get(owner=teammate).cases.count() == 7
+
+
+def test_without_a_worker_it_says_so_and_queues_nothing(demo, owner):
+    code, _, err = agent_cmd("--owner", owner.username, "test", "travel-desk-demo")
+    assert code == 3
+    assert "No Celery worker answered" in err and "--in-process" in err
+    assert not SuiteRun.objects.exists()
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_gone_while_following_ends_the_wait(demo, owner, monkeypatch):
+    from evals.management.commands import agent
+
+    monkeypatch.setattr(agent, "STALL_SECONDS", 1.0)
+    start = agent.suite_run_start
+    with celery_worker_process() as worker:
+
+        def start_after_the_worker_died(**kwargs):
+            # The ping before queueing found the worker; it dies before taking the run.
+            worker.kill()
+            worker.wait()
+            return start(**kwargs)
+
+        monkeypatch.setattr(agent, "suite_run_start", start_after_the_worker_died)
+        code, _, err = agent_cmd("--owner", owner.username, "test", "travel-desk-demo")
+    run = SuiteRun.objects.get()
+    assert code == 3
+    assert f"Suite run {run.pk} stays queued until a worker takes it." in err
+    assert run.status == "queued"
 
 
 @pytest.mark.timeout(300)

@@ -219,6 +219,18 @@ def test_a_multi_select_question_sends_every_checked_option(page):
     assert result["shown"] == "You answered: basil, thyme"
 
 
+def test_an_answer_reads_as_the_labels_of_the_options_chosen(page):
+    payload = {
+        "kind": "ask-user",
+        "question": "Which cities?",
+        "mode": "multi",
+        "options": [{"value": "ber", "label": "Berlin"}, {"id": "osl", "label": "Oslo"}, "Rome"],
+    }
+    result = page.evaluate(WIDGET_HARNESS, {"payload": payload, "pick": ["osl", "Rome"]})
+    assert result["sent"] == [{"answer": ["osl", "Rome"]}]
+    assert result["shown"] == "You answered: Oslo, Rome"
+
+
 def test_a_question_without_an_answer_is_not_sent(page):
     payload = {"kind": "ask-user", "question": "Anything else?", "mode": "free-text"}
     result = page.evaluate(WIDGET_HARNESS, {"payload": payload, "text": "   "})

@@ -163,10 +163,13 @@ def test_a_choice_is_answered_in_place_and_the_run_goes_on(studio_server, browse
     form.locator("button[type=submit]").click()
 
     card = card_when(page, "pick_city", "completed")
-    assert "You answered: lyon" in card.inner_text()
+    # The answered line names the option by its label; the tool's result keeps the value.
+    assert "You answered: Lyon" in card.inner_text()
     assert json.loads(card.locator(".tool-result pre").inner_text()) == {"answer": "lyon"}
     wait_idle(page)
     assert Run.objects.get().status == "completed"
+    page.reload()
+    assert "You answered: Lyon" in card_when(page, "pick_city", "completed").inner_text()
     page.context.close()
 
 

@@ -35,9 +35,10 @@ def _auth(tool: Tool) -> dict[str, Any]:
     return auth
 
 
-def connect_start(*, session: Any, tool: Tool, redirect_uri: str) -> str:
+def connect_start(*, session: Any, tool: Tool, redirect_uri: str, return_to: str = "") -> str:
     """The authorization URL to redirect the browser to; the state and the PKCE verifier
-    stay in the server-side session."""
+    stay in the server-side session, with the studio page to come back to (`return_to`,
+    a path the view checked; the tool's page when empty)."""
     auth = _auth(tool)
     secrets = credentials_get(tool)
     if not secrets.get("client_id"):
@@ -51,13 +52,20 @@ def connect_start(*, session: Any, tool: Tool, redirect_uri: str) -> str:
         for key, entry in (session.get(SESSION_KEY) or {}).items()
         if entry["at"] > now - PENDING_SECONDS
     }
-    pending[state] = {"tool": tool.name, "verifier": verifier, "redirect": redirect_uri, "at": now}
+    pending[state] = {
+        "tool": tool.name,
+        "verifier": verifier,
+        "redirect": redirect_uri,
+        "return_to": return_to,
+        "at": now,
+    }
     session[SESSION_KEY] = dict(list(pending.items())[-MAX_PENDING:])
     return url
 
 
-def connect_finish(*, session: Any, user: Any, params: dict[str, str]) -> Tool:
-    """Check the callback's state against the session, exchange the code, store the token."""
+def connect_finish(*, session: Any, user: Any, params: dict[str, str]) -> tuple[Tool, str]:
+    """Check the callback's state against the session, exchange the code, store the token.
+    Returns the tool and the page the connection was started from ("" for the tool's)."""
     pending = dict(session.get(SESSION_KEY) or {})
     entry = pending.pop(params.get("state") or "", None)
     session[SESSION_KEY] = pending
@@ -92,7 +100,7 @@ def connect_finish(*, session: Any, user: Any, params: dict[str, str]) -> Tool:
     except AuthError as exc:
         raise ApplicationError(exc.message, status_code=502, code="oauth_exchange") from None
     store.token_put(store.holder_for(tool, user.pk), store.digest(auth), token)
-    return tool
+    return tool, entry.get("return_to") or ""
 
 
 def connection_get(*, user: Any, tool: Tool) -> dict[str, Any]:

@@ -1,15 +1,18 @@
 """The browser's side of the connect flow: /oauth/tools/<name>/connect redirects to the
-authorization server, /oauth/callback comes back with the code (tools_app.auth.connect).
-The status and disconnect are on the REST API (tools_app.api.connection)."""
+authorization server, /oauth/callback comes back with the code (tools_app.auth.connect)
+and then to the tool's page, or to the studio page named by `?next=` (a path of this
+site only, e.g. the connectors page). The status and disconnect are on the REST API
+(tools_app.api.connection)."""
 
 from __future__ import annotations
 
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET
 
 from studio.exceptions import ApplicationError
@@ -29,8 +32,14 @@ def connect(request: HttpRequest, name: str) -> HttpResponse:
     if tool is None:
         return _problem(request, ApplicationError(f"No tool named {name!r}.", status_code=404))
     redirect_uri = request.build_absolute_uri(reverse("oauth-callback"))
+    return_to = request.GET.get("next", "")
+    # Only a path of this site: never send the user elsewhere after the authorization.
+    if not (return_to.startswith("/") and url_has_allowed_host_and_scheme(return_to, None)):
+        return_to = ""
     try:
-        url = connect_start(session=request.session, tool=tool, redirect_uri=redirect_uri)
+        url = connect_start(
+            session=request.session, tool=tool, redirect_uri=redirect_uri, return_to=return_to
+        )
     except ApplicationError as exc:
         return _problem(request, exc)
     return HttpResponseRedirect(url)
@@ -40,7 +49,13 @@ def connect(request: HttpRequest, name: str) -> HttpResponse:
 @login_required
 def callback(request: HttpRequest) -> HttpResponse:
     try:
-        tool = connect_finish(session=request.session, user=request.user, params=request.GET.dict())
+        tool, return_to = connect_finish(
+            session=request.session, user=request.user, params=request.GET.dict()
+        )
     except ApplicationError as exc:
         return _problem(request, exc)
-    return HttpResponseRedirect(f"/tools/{quote(tool.name)}/?connected=1")
+    if not return_to:
+        return HttpResponseRedirect(f"/tools/{quote(tool.name)}/?connected=1")
+    parts = urlsplit(return_to)
+    query = f"{parts.query}&connected=1" if parts.query else "connected=1"
+    return HttpResponseRedirect(urlunsplit(("", "", parts.path, query, parts.fragment)))

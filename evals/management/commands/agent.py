@@ -8,8 +8,9 @@
 
 `test` runs in this process in the embedded mode (or with --in-process) and through the
 Celery workers otherwise, prints a summary, and exits 0 when every case passed, 1 when a
-case failed and 2 on bad input. Cases and suites are those of --owner (default: the only
-superuser).
+case failed, 2 on bad input and 3 when no Celery worker answers (before the suite run is
+queued, or while it waits: it then stays queued for the next worker). Cases and suites
+are those of --owner (default: the only superuser).
 """
 
 from __future__ import annotations
@@ -33,6 +34,20 @@ from evals.services.suite_runs import suite_run_execute, suite_run_start
 from studio.exceptions import ApplicationError
 
 BAD_INPUT = 2
+NO_WORKER = 3
+PING_SECONDS = 2.0  # how long a ping waits for the workers' answers
+STALL_SECONDS = 30.0  # no progress for this long: are the workers still there?
+NO_WORKER_MESSAGE = (
+    "No Celery worker answered: start one (`celery -A studio worker`) or run the suite "
+    "in this process with --in-process."
+)
+
+
+def workers_answer() -> bool:
+    """Whether at least one Celery worker answers a ping on the broker."""
+    from studio.celery import app
+
+    return bool(app.control.ping(timeout=PING_SECONDS))
 
 
 class Command(BaseCommand):
@@ -80,6 +95,8 @@ class Command(BaseCommand):
                 self.stdout.write(json.dumps(cases_export(agent=agent, owner=owner), indent=2))
                 return
             suite = self._suite(owner, options["target"])
+            if not _here(options) and not workers_answer():
+                raise CommandError(NO_WORKER_MESSAGE, returncode=NO_WORKER)
             suite_run = suite_run_start(
                 suite=suite, user=owner, repeat=options["repeat"], enqueue=not _here(options)
             )
@@ -101,11 +118,21 @@ class Command(BaseCommand):
 
     def _follow(self, suite_run: SuiteRun) -> None:
         shown = -1
+        moved = time.monotonic()
         while suite_run.status not in (SuiteRunStatus.PASSED, SuiteRunStatus.FAILED):
             done = (suite_run.summary or {}).get("done", 0)
             if done != shown:
                 self.stderr.write(f"{done}/{suite_run.summary.get('total', 0)} done")
-                shown = done
+                shown, moved = done, time.monotonic()
+            elif time.monotonic() - moved > STALL_SECONDS:
+                # A long case is fine while a worker is there; with none, stop waiting.
+                if not workers_answer():
+                    raise CommandError(
+                        f"{NO_WORKER_MESSAGE} Suite run {suite_run.pk} stays "
+                        f"{suite_run.status} until a worker takes it.",
+                        returncode=NO_WORKER,
+                    )
+                moved = time.monotonic()
             time.sleep(0.5)
             suite_run.refresh_from_db()
 

@@ -98,12 +98,26 @@ function renderDetail(connector) {
   form.addEventListener("submit", (event) => { event.preventDefault(); connect(connector, form, add); });
 }
 
-// The user's sources made from this connector, with their tools.
+// The user's sources made from this connector, with their tools; a source whose sign-in is
+// the user's own account (OAuth authorization code) shows whether it is connected and a
+// Connect link that comes back here. One connection serves every tool of the source.
 async function showConnected(connector) {
   const sources = (await api("/api/sources/?kind=openapi")).filter((s) => s.config.connector === connector.slug);
-  $("#connected").replaceChildren(...(sources.length ? [h("h3", {}, "Connected"), h("ul", { class: "connected-list" },
-    sources.map((s) => h("li", { "data-source": s.id }, h("strong", {}, s.name), " ",
-      h("span", { class: "chips" }, s.tools.map((t) => toolLink(t.name))))))] : []));
+  const items = await Promise.all(sources.map(async (s) => h("li", { "data-source": s.id }, h("strong", {}, s.name), " ",
+    h("span", { class: "chips" }, s.tools.map((t) => toolLink(t.name))), await accountLine(connector, s))));
+  $("#connected").replaceChildren(...(sources.length ? [h("h3", {}, `Your ${connector.name} tools`), h("ul", { class: "connected-list" }, items)] : []));
+}
+
+async function accountLine(connector, source) {
+  const tool = source.tools[0];
+  if (!tool) return null;
+  const status = await api(`/api/tools/${encodeURIComponent(tool.name)}/connection`).catch(() => null);
+  if (!status || !status.connectable) return null;
+  const next = `/connectors/#${connector.slug}`;
+  const href = `/oauth/tools/${encodeURIComponent(tool.name)}/connect?next=${encodeURIComponent(next)}`;
+  return h("div", { class: "account-line", "data-connected": String(Boolean(status.connected)) },
+    h("span", { class: status.connected ? "ok" : "muted" }, status.connected ? "Your account is connected." : "Not connected: these tools call the API as you."),
+    " ", h("a", { class: "button secondary", href, "data-connect": source.id }, status.connected ? "Connect again" : "Connect your account"));
 }
 
 function clearErrors(form) {

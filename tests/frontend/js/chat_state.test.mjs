@@ -198,7 +198,10 @@ describe("suspended calls", () => {
 
   test("the widget knows the question and the answer given elsewhere", () => {
     const { state } = play(ASK.slice(0, 5));
-    assert.deepEqual(state.calls.get("q1").widget, { kind: "answered", suspendKind: "ask", payload: { answer: "Lisbon" } });
+    assert.deepEqual(state.calls.get("q1").widget, {
+      kind: "answered", suspendKind: "ask", payload: { answer: "Lisbon" },
+      question: { kind: "ask-user", question: "Which city?" },
+    });
     assert.equal(state.calls.get("q1").note, "resumed");
   });
 

@@ -3,7 +3,7 @@ with Django's test client acting as the browser and the local OAuth server appro
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
 import pytest
@@ -44,9 +44,9 @@ def browser(user) -> Client:
     return client
 
 
-def connect(client: Client, tool, user_name: str = "alice") -> str:
+def connect(client: Client, tool, user_name: str = "alice", query: str = "") -> str:
     """Press Connect, approve as `user_name` on the server; returns the callback URL."""
-    start = client.get(f"/oauth/tools/{tool.name}/connect")
+    start = client.get(f"/oauth/tools/{tool.name}/connect{query}")
     assert start.status_code == 302, start.content
     query = {k: v[0] for k, v in parse_qs(urlsplit(start["Location"]).query).items()}
     approved = httpx.post(
@@ -96,6 +96,28 @@ def test_the_callback_stores_the_token_and_a_call_acts_as_that_user(code_tool, o
     status = client.get(f"/api/tools/{tool.name}/connection").json()
     assert status["connected"] is True and status["refreshable"] is True
     assert "access_token" not in str(status)
+
+
+@pytest.mark.parametrize(
+    ("next_url", "back_to"),
+    [
+        ("/connectors/#salesforce", "/connectors/?connected=1#salesforce"),
+        ("/connectors/?tab=a", "/connectors/?tab=a&connected=1"),
+        ("https://evil.example/", None),
+        ("//evil.example/x", None),
+        ("/\\evil.example", None),
+    ],
+)
+def test_the_callback_comes_back_to_a_studio_page_named_by_next(
+    code_tool, oauth_server, owner, next_url, back_to
+):
+    tool = code_tool()
+    client = browser(owner)
+
+    done = finish(client, connect(client, tool, "alice", f"?next={quote(next_url)}"))
+
+    assert done.status_code == 302
+    assert done["Location"] == (back_to or f"/tools/{tool.name}/?connected=1")
 
 
 def test_a_callback_with_a_state_from_another_session_is_refused(code_tool, owner, teammate):

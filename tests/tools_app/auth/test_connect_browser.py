@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import browser_login, daphne_process
 from tests.tools_app.auth.servers import OAuthServer
+from tools_app.connectors.services import connector_add
 from tools_app.crypto import credentials_set
 from tools_app.models import OAuthToken, Source, Tool
 from tools_app.services.execute import tool_execute
@@ -128,4 +129,41 @@ def test_importing_an_oauth_spec_asks_for_the_client_and_tls_secrets(
         run = pool.submit(tool_execute, tool=tool, input={}, user=owner).result()
     assert run.status == "completed", run.error
     assert run.output["body"]["sub"] == "client:importer"
+    page.context.close()
+
+
+def test_a_connector_source_is_connected_from_the_connectors_page(oauth_and_studio, browser, owner):
+    server, studio = oauth_and_studio
+    source = connector_add(
+        user=owner,
+        slug="salesforce",
+        data={
+            "instance_url": server.url,
+            "auth": "oauth",
+            "credentials": {"client_id": "studio-web", "client_secret": "web-secret"},
+            "picks": [{"key": "GET /services/data/v62.0/query"}],
+        },
+    )
+    # Salesforce's own sign-in pages stand in as the local authorization server's.
+    for tool in Tool.objects.filter(owner=owner):
+        auth = tool.config["auth"]
+        auth.update(authorization_url=f"{server.url}/authorize", token_url=f"{server.url}/token")
+        tool.save(update_fields=["config"])
+    page = browser_login(browser, studio, "owner")
+    page.goto(f"{studio}/connectors/#salesforce")
+    line = page.locator(f'li[data-source="{source.pk}"] .account-line')
+    line.wait_for()
+    assert line.get_attribute("data-connected") == "false"
+    assert "Not connected" in line.inner_text()
+
+    line.locator("a[data-connect]").click()
+    page.wait_for_selector("#approve")
+    page.fill("input[name=user]", "bob")
+    page.click("#approve")
+    page.wait_for_url(f"{studio}/connectors/?connected=1#salesforce")
+    page.wait_for_selector(f'li[data-source="{source.pk}"] .account-line[data-connected="true"]')
+    assert "Your account is connected." in line.inner_text()
+    # One connection for the source, held for this user, serves each of its tools.
+    token = OAuthToken.objects.get(user=owner)
+    assert token.source_id == source.pk and token.tool_id is None
     page.context.close()

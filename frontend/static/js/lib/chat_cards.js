@@ -256,7 +256,7 @@ export class ToolCard {
         autoResume: widget.autoResume, submit: (answer) => this.onAnswer(this.call.id, answer),
       });
     } else if (widget.kind === "answered") {
-      node = answeredNode(widget.suspendKind, widget.payload);
+      node = answeredNode(widget.suspendKind, widget.payload, widget.question);
     } else {
       node = h("div", { class: `answered${widget.tone ? ` answered-${widget.tone}` : ""}` }, widget.text);
     }

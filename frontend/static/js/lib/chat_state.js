@@ -285,7 +285,7 @@ const HANDLERS = {
     const payload = event.resumePayload ?? event.payload;
     // An answer given elsewhere (another tab, REST, the history) replaces the open widget.
     if (call.widget?.kind === "form" || (payload !== undefined && !call.widget)) {
-      this.emit(...calls.setWidget(call, { kind: "answered", suspendKind: info?.kind || "", payload }));
+      this.emit(...calls.setWidget(call, { kind: "answered", suspendKind: info?.kind || "", payload, question: info?.payload }));
     }
     this.emit(...calls.setStatus(call, "running", "resumed"));
     this.markSending("sent");
@@ -371,7 +371,7 @@ const HANDLERS = {
     const call = this.calls.get(event.toolCallId);
     if (!call) return;
     if (call.widget?.kind === "form") {
-      this.emit(...calls.setWidget(call, { kind: "answered", suspendKind: call.widget.suspendKind, payload: event.payload }));
+      this.emit(...calls.setWidget(call, { kind: "answered", suspendKind: call.widget.suspendKind, payload: event.payload, question: call.widget.payload }));
     }
     this.emit(...calls.setStatus(call, "resuming"));
   },

@@ -11,17 +11,9 @@ import { suspendKind } from "./chat_calls.js";
 import { valueNode } from "./chat_render.js";
 import { h } from "./dom.js";
 import { formatJson } from "./format.js";
-import { answerText, choiceControls, formControls } from "./widget_kinds.js";
+import { answerText, choiceControls, formControls, optionOf } from "./widget_kinds.js";
 
 export { suspendKind };
-
-function optionOf(option) {
-  if (option && typeof option === "object") {
-    const value = option.value ?? option.id ?? option.label;
-    return { value: String(value), label: String(option.label ?? value), description: option.description || "" };
-  }
-  return { value: String(option), label: String(option), description: "" };
-}
 
 export function askMode(payload) {
   const p = payload || {};
@@ -54,7 +46,7 @@ function widgetForm(kindClass, title, controls, actions, onSubmit) {
     for (const control of form.elements) control.disabled = true;
     try {
       await form.submitAnswer(result.payload);
-      form.replaceWith(answeredNode(kindClass, result.payload));
+      form.replaceWith(answeredNode(kindClass, result.payload, form.question));
     } catch (err) {
       form.classList.remove("sending");
       for (const control of form.elements) control.disabled = false;
@@ -173,12 +165,22 @@ export function buildWidget({ kind, toolName, payload, input, autoResume = false
       shown === undefined ? h("span") : valueNode(shown), "Approve", "Decline");
   } else form = genericWidget(p);
   form.submitAnswer = submit;
+  form.question = p;
   if (autoResume) form.append(h("div", { class: "muted widget-hint" }, "Auto-resume is on: your next chat message answers this call."));
   return form;
 }
 
-// How an answer reads once given (also for answers found in the history).
-export function answeredNode(kindClass, payload) {
+// The labels of a question's options by value: a chosen option reads as its label.
+function optionLabels(question) {
+  const q = question && typeof question === "object" ? question : {};
+  const widget = q.widget && typeof q.widget === "object" ? q.widget : q;
+  const options = widget.options || widget.choices || [];
+  return new Map((Array.isArray(options) ? options : []).map(optionOf).map((option) => [option.value, option.label]));
+}
+
+// How an answer reads once given (also for answers found in the history); `question` is
+// the suspension's payload, whose options name the values chosen.
+export function answeredNode(kindClass, payload, question = null) {
   const kind = String(kindClass || "").replace(/^widget-/, "");
   const p = payload && typeof payload === "object" ? payload : { answer: payload };
   let text;
@@ -190,7 +192,9 @@ export function answeredNode(kindClass, payload) {
   } else if (answerText(p)) {
     text = answerText(p);
   } else if ("answer" in p) {
-    text = `You answered: ${Array.isArray(p.answer) ? p.answer.join(", ") : p.answer}`;
+    const labels = optionLabels(question);
+    const label = (value) => labels.get(String(value)) ?? value;
+    text = `You answered: ${Array.isArray(p.answer) ? p.answer.map(label).join(", ") : label(p.answer)}`;
   } else {
     text = `Resumed with ${formatJson(p)}`;
   }

@@ -141,8 +141,12 @@ export function renderWidgetResult(output) {
 }
 
 // --- the controls of an interactive widget (the run waits for them) -------------------
-function optionOf(option) {
-  if (option && typeof option === "object") return { value: String(option.value), label: String(option.label ?? option.value), description: option.description || "" };
+// An option as {value, label, description}: a plain value, or an object naming them.
+export function optionOf(option) {
+  if (option && typeof option === "object") {
+    const value = option.value ?? option.id ?? option.label;
+    return { value: String(value), label: String(option.label ?? value), description: option.description || "" };
+  }
   return { value: String(option), label: String(option), description: "" };
 }
 
