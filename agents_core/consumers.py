@@ -279,7 +279,7 @@ def _stored_if_lost(thread_id: Any, after: int, owner_seq: int | None) -> int | 
 
 
 def _chat(user: Any, thread_id: Any, text: str, options: dict[str, Any]) -> None:
-    thread = thread_for(user, thread_id)
+    thread = thread_for(user, thread_id, for_message=True)
     run_services.run_start_safe(thread=thread, message=text, user=user, options=options)
 
 

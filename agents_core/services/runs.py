@@ -97,7 +97,9 @@ def run_start(
     hooks: dict[str, Any] = {}
     if origin != SUBAGENT:  # a sub-agent's model is checked when its run loads
         stored, hooks = run_options_check(agent=thread.agent, options=options)
-    waiting = thread.runs.filter(status=RunStatus.SUSPENDED).order_by("-created_at").first()
+    waiting = None
+    if getattr(thread, "has_suspended", True):  # read with the thread (thread_for) or now
+        waiting = thread.runs.filter(status=RunStatus.SUSPENDED).order_by("-created_at").first()
     if waiting is not None:
         merged = {**(thread.agent.default_options or {}), **(waiting.options or {}), **stored}
         call = waiting.tool_calls.filter(status=ToolCallStatus.SUSPENDED).first()
@@ -208,10 +210,9 @@ def run_finish(
     while it still waits.
 
     `events` (its `run-finish` or `run-error`, on `thread_id`) are numbered by the database
-    and stored in the same transaction; returned as JSON text, for the loop to deliver.
-    No process numbers the thread's events then: the run's sink has released it, and no
-    other run runs on the thread while this one does."""
-    # One statement alone (a run that completed, with no event) needs no transaction.
+    and stored in the same transaction (returned as JSON text, for the loop to deliver): no
+    process numbers the thread's events, its run's sink released them and no other run
+    runs on the thread while this one does."""
     several = message_id is not None or bool(partial_text) or calls_open or bool(events)
     texts: list[str] = []
     with transaction.atomic() if several else contextlib.nullcontext():

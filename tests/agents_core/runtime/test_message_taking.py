@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 
 async def test_a_run_launched_while_a_message_is_taken_starts_after_it():
     from agents_core.runtime import active
@@ -43,3 +45,29 @@ async def test_the_wait_ends_after_its_timeout_while_a_message_is_still_taken():
         await active.messages_taken(timeout=0.01)
         assert active._taking[asyncio.get_running_loop()] == 1
     assert asyncio.get_running_loop() not in active._taking
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_chat_on_a_thread_with_a_waiting_run_closes_it_first(make_thread, owner, monkeypatch):
+    """The socket's chat reads whether a run waits with the thread (one query less per
+    message), and run_start still closes that run before it starts the new one."""
+    from agents_core import consumers
+    from agents_core.models import Run, RunStatus
+    from agents_core.runtime import active
+    from agents_core.selectors import thread_for
+
+    launched: list = []
+    monkeypatch.setattr(active, "launch", launched.append)
+    thread = make_thread()
+    assert thread_for(owner, thread.pk, for_message=True).has_suspended is False
+    waiting = Run.objects.create(
+        thread=thread, agent=thread.agent, status=RunStatus.SUSPENDED, started_by=owner
+    )
+    assert thread_for(owner, thread.pk, for_message=True).has_suspended is True
+
+    consumers._chat(owner, thread.pk, "something else", {})
+
+    waiting.refresh_from_db()
+    assert waiting.status == RunStatus.ABORTED
+    new = Run.objects.get(pk=launched[0])
+    assert (new.status, new.state["message"]) == (RunStatus.RUNNING, "something else")
