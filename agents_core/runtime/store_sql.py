@@ -1,13 +1,15 @@
-"""The run loop's most frequent writes as single SQL statements (PostgreSQL).
+"""A run's most frequent statements written without the ORM (PostgreSQL).
 
-Every model step of every run creates its message, then saves it with its tool calls and
-the run's step; every tool call saves its result and the transcript's message. Through
-the ORM these were transactions of two to six statements, and most of their CPU was
-Django building the statements and model instances (docs/benchmarks.md, "Run start and
-end"). Here each is one statement, atomic alone (its parts are data-modifying CTEs),
-through Django's cursor (so they are counted as any other). Values are encoded as the
-models' fields encode them: JSON with NUL written as U+FFFD, NUL-free text. store.py calls
-these on PostgreSQL and keeps the ORM for other databases (SQLite: the embedded studio).
+Every run starts with its row, its first message and maybe the thread's title; every model
+step creates its message, reads the thread's memory, then saves the message with its tool
+calls and the run's step; every tool call saves its result and the transcript's message.
+Through the ORM these were transactions of two to six statements, and most of their CPU
+was Django building the statements and model instances (docs/benchmarks.md, "Run start
+and end"). Here each write is one statement, atomic alone (its parts are data-modifying
+CTEs), and the memory is read as plain rows, through Django's cursor (so they are counted
+as any other statement). Values are encoded as the models' fields encode them: JSON with
+NUL written as U+FFFD, NUL-free text. Callers keep the ORM for other databases (SQLite:
+the embedded studio).
 """
 
 from __future__ import annotations
