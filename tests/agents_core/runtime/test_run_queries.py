@@ -18,11 +18,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # message and the thread's title in one statement, COMMIT; its run-start event goes through
 # the stream's own psycopg cursor, not counted), then the run: its setup (2), the stream
 # sink's seed of the thread's numbering (1), two steps' memory, message and signals check
-# (7) and their saves (one statement each), the tool result (1), the end with its
-# run-finish (BEGIN, the run, the event, COMMIT), the spans (1) and the signals' check
-# after the run (1). Measured: 37 before the writes without the ORM (docs/runs.md).
+# (7) and their saves (one statement each), the tool result (1), the end (BEGIN, the
+# run, COMMIT; its run-finish goes through the stream's own cursor, not counted), the
+# spans (1) and the signals' check after the run (1). Measured: 37 before the writes
+# without the ORM (docs/runs.md).
 START_QUERIES = 4
-RUN_QUERIES = 20
+RUN_QUERIES = 18
 
 
 @pytest.fixture
