@@ -21,7 +21,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from rest_framework import serializers
 
-from agents_core.runtime import live, relay
+from agents_core.runtime import active, live, relay
 from agents_core.runtime.events import thread_group
 from agents_core.selectors import thread_for, threads_for
 from agents_core.services import runs as run_services
@@ -247,7 +247,8 @@ class ThreadConsumer(JsonFrameConsumer):
 
     # --- client messages (a bad frame gets an error event: studio.websocket) ----------------
     async def _chat(self, frame: dict[str, Any]) -> None:
-        await _in_thread(_chat)(self.user, self.thread_id, frame["text"], frame["options"])
+        async with active.taking_message():
+            await _in_thread(_chat)(self.user, self.thread_id, frame["text"], frame["options"])
 
     async def _resume(self, frame: dict[str, Any]) -> None:
         await _in_thread(_resume)(
@@ -288,7 +289,7 @@ def _stored_if_lost(thread_id: Any, after: int, owner_seq: int | None) -> int | 
 
 
 def _chat(user: Any, thread_id: Any, text: str, options: dict[str, Any]) -> None:
-    thread = thread_for(user, thread_id)
+    thread = thread_for(user, thread_id, for_message=True)
     run_services.run_start_safe(thread=thread, message=text, user=user, options=options)
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
-from agents_core.models import Agent, AgentTool, Run, SubAgent, Thread
+from agents_core.models import Agent, AgentTool, Run, RunStatus, SubAgent, Thread
 from studio.exceptions import NotFound
 
 
@@ -39,10 +39,14 @@ def threads_for(user: Any) -> QuerySet[Thread]:
     return Thread.objects.filter(owner_id=user.pk)
 
 
-def thread_for(user: Any, pk: Any, *, with_runs: bool = False) -> Thread:
+def thread_for(user: Any, pk: Any, *, with_runs: bool = False, for_message: bool = False) -> Thread:
     """One of `user`'s threads, with its agent (and `active_runs` if asked, for
-    serializing); NotFound (404) otherwise."""
+    serializing; with `for_message`, `has_suspended`: whether a run waits for an answer,
+    which `run_start` then does not ask again); NotFound (404) otherwise."""
     threads = threads_for(user).select_related("agent")
+    if for_message:
+        waiting = Run.objects.filter(thread=OuterRef("pk"), status=RunStatus.SUSPENDED)
+        threads = threads.annotate(has_suspended=Exists(waiting))
     thread = (_with_active_runs(threads) if with_runs else threads).filter(pk=pk).first()
     if thread is None:
         raise NotFound("No such thread.", code="not_found")

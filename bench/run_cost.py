@@ -1,6 +1,7 @@
 """What a run costs whatever its length, and how fast a burst of messages starts its runs.
 
     python -m bench.run_cost [--runs 40] [--streams 100] [--executor inline,worker]
+                             [--baseline <commit>] [--rounds 2]
 
 Two parts, each printed beside its baseline:
 
@@ -25,6 +26,14 @@ Two parts, each printed beside its baseline:
        part=burst executor=<> streams=<N> start_p50_ms=<> start_p99_ms=<> first_delta_p50_ms=<>
            first_delta_p99_ms=<> roundtrip_p50_ms=<> roundtrip_p99_ms=<> cpu_ms_per_run=<>
 
+With `--baseline <commit>` (e.g. the commit before a change) both parts run twice in the
+same run, once with the studio's code at that commit (exported with `git archive` into
+.studio/, as bench.streaming does) and once with this checkout's, each line marked
+`tree=baseline:<commit>` or `tree=current`, and a `ratio ... current/baseline` line per
+part (below 1 is better). The in-process part then runs in a child process per tree
+(`--rounds` times each, the order alternating; the medians are compared); the burst
+starts each tree's Daphne (and run workers) in turn against the same clients.
+
 Uses the databases and Redis of bench.streaming (DATABASE_URL, REDIS_URL).
 """
 
@@ -38,11 +47,14 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
+from bench._run_cost_trees import inline_side_by_side, ratio
 from bench._streaming_clients import percentile
 from bench._streaming_studio import (
     ROOT,
+    baseline_tree,
     cpu_seconds,
     free_port,
     setup,
@@ -224,17 +236,65 @@ def _burst(user: Any, cookie: str, base: str, pids: list[int], streams: int) -> 
 
 
 def _start(
-    executor: str, port: int, stats: str, workers: int, fixed: bool
+    executor: str, port: int, stats: str, workers: int, fixed: bool, root: Path = ROOT
 ) -> tuple[list[Any], int]:
-    """The studio's processes, given three minutes to listen (a machine loaded by other
-    suites takes more than bench.streaming's one to start Daphne), then tried again."""
+    """The studio's processes (from the code at `root`), given three minutes to listen (a
+    machine loaded by other suites takes more than bench.streaming's one to start Daphne),
+    then tried again."""
     for attempt in range(2):
         try:
-            return start_studio(executor, port, stats, workers, seconds=180), port
+            return start_studio(executor, port, stats, workers, root=root, seconds=180), port
         except TimeoutError as exc:
             print(f"# start attempt {attempt + 1} failed: {exc}", file=sys.stderr, flush=True)
             port = port + 1 if fixed else free_port()
     raise TimeoutError(f"the studio ({executor}) did not start")
+
+
+def _inline_line(result: dict[str, float], runs: int) -> str:
+    studio = result["cpu_ms"] - result["floor_ms"]
+    return (
+        f"part=inline_run runs={runs} cpu_ms_per_run={result['cpu_ms']:.1f} "
+        f"queries_per_run={result['queries']:.1f} "
+        f"model_calls_per_run={result['calls']:.1f} "
+        f"litellm_floor_ms={result['floor_ms']:.1f} studio_ms_per_run={studio:.1f} "
+        f"cpu_over_floor={result['cpu_ms'] / result['floor_ms']:.2f}"
+    )
+
+
+def _burst_lines(
+    args: argparse.Namespace, user: Any, cookie: str, executor: str, root: Path
+) -> dict[int, dict[str, float]]:
+    """The burst at each N with the code at `root`: the printed figures by N."""
+    port = args.port or free_port()
+    stats = str(ROOT / ".studio" / f"bench-run-cost-stats-{port}.json")
+    procs, port = _start(executor, port, stats, args.workers, bool(args.port), root)
+    found: dict[int, dict[str, float]] = {}
+    try:
+        base = f"http://127.0.0.1:{port}"
+        _burst(user, cookie, base, [p.pid for p in procs], 5)  # warm-up: imports
+        for streams in [int(n) for n in args.streams.split(",")]:
+            line = _burst(user, cookie, base, [p.pid for p in procs], streams)
+            figures = {
+                f"{name}_p{int(q * 100)}_ms": percentile(line[key], q)
+                for key, name in (
+                    ("start", "start"),
+                    ("first", "first_delta"),
+                    ("roundtrip", "roundtrip"),
+                )
+                for q in (0.5, 0.99)
+            }
+            figures["cpu_ms_per_run"] = line["cpu_ms"]
+            figures["no_run_start"] = line["missing"]
+            found[streams] = figures
+            shown = " ".join(
+                f"{key}={value:.1f}" if key == "cpu_ms_per_run" else f"{key}={value:.0f}"
+                for key, value in figures.items()
+            )
+            tree = f" tree={args.label}" if args.label else ""
+            print(f"part=burst executor={executor}{tree} streams={streams} {shown}", flush=True)
+    finally:
+        stop_processes(procs)
+    return found
 
 
 def main() -> None:
@@ -247,50 +307,52 @@ def main() -> None:
     options.add_argument(
         "--port", type=int, default=0, help="Daphne's port (the next ones on a retry); 0: any free"
     )
+    options.add_argument(
+        "--baseline", help="a commit to measure beside this checkout (ratios current/baseline)"
+    )
+    options.add_argument(
+        "--rounds", type=int, default=2, help="with --baseline: in-process rounds per tree"
+    )
     args = options.parse_args()
+    args.label = ""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.environ["STUDIO_BENCH_LAYER"] = "pubsub"
+    trees = [("current", ROOT)]
+    if args.baseline:
+        trees.insert(0, (f"baseline:{args.baseline}", baseline_tree(args.baseline)))
     user, cookie = setup()
     print(f"# load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     if "inline_run" in args.parts:
-        result = asyncio.run(_inline(user, args.runs))
-        studio = result["cpu_ms"] - result["floor_ms"]
-        print(
-            f"part=inline_run runs={args.runs} cpu_ms_per_run={result['cpu_ms']:.1f} "
-            f"queries_per_run={result['queries']:.1f} "
-            f"model_calls_per_run={result['calls']:.1f} "
-            f"litellm_floor_ms={result['floor_ms']:.1f} studio_ms_per_run={studio:.1f} "
-            f"cpu_over_floor={result['cpu_ms'] / result['floor_ms']:.2f}",
-            flush=True,
-        )
+        if len(trees) == 1:
+            print(_inline_line(asyncio.run(_inline(user, args.runs)), args.runs), flush=True)
+        else:
+            inline_side_by_side(trees, args.runs, max(1, args.rounds))
     if "burst" not in args.parts:
         return
     (ROOT / ".studio").mkdir(exist_ok=True)
     for executor in args.executor.split(","):
-        port = args.port or free_port()
-        stats = str(ROOT / ".studio" / f"bench-run-cost-stats-{port}.json")
-        procs, port = _start(executor, port, stats, args.workers, bool(args.port))
-        try:
-            base = f"http://127.0.0.1:{port}"
-            _burst(user, cookie, base, [p.pid for p in procs], 5)  # warm-up: imports
-            for streams in [int(n) for n in args.streams.split(",")]:
-                line = _burst(user, cookie, base, [p.pid for p in procs], streams)
-                figures = " ".join(
-                    f"{name}_p{int(q * 100)}_ms={percentile(line[key], q):.0f}"
-                    for key, name in (
-                        ("start", "start"),
-                        ("first", "first_delta"),
-                        ("roundtrip", "roundtrip"),
-                    )
-                    for q in (0.5, 0.99)
-                )
+        lines = {}
+        for label, root in trees:
+            args.label = label if len(trees) > 1 else ""
+            lines[label] = _burst_lines(args, user, cookie, executor, root)
+        if len(trees) == 2:
+            base, current = lines[trees[0][0]], lines["current"]
+            for streams, now in current.items():
+                before = base[streams]
                 print(
-                    f"part=burst executor={executor} streams={streams} {figures} "
-                    f"cpu_ms_per_run={line['cpu_ms']:.1f} no_run_start={line['missing']}",
+                    f"ratio part=burst executor={executor} streams={streams} current/baseline "
+                    + " ".join(
+                        f"{key}={ratio(now[key], before[key])}"
+                        for key in (
+                            "start_p50_ms",
+                            "start_p99_ms",
+                            "first_delta_p99_ms",
+                            "cpu_ms_per_run",
+                        )
+                    )
+                    + f" (load average {os.getloadavg()[0]:.1f})",
                     flush=True,
                 )
-        finally:
-            stop_processes(procs)
     print(f"# load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
 
 

@@ -6,6 +6,9 @@ Every round measures each variant once, in turn, so that the load of a shared ma
 falls on all of them alike; the tables give medians of the rounds and ratios to the
 bare spawn of the same rounds:
 
+Before each row the bench waits until the spare is started, so that no start in the
+background competes with the row measured.
+
 1. The target: `return input` run by `sandbox_run` in one event loop (as the studio's
    server runs it) with a spare started ahead (the default, one per process; the
    bench waits `BENCH_SANDBOX_PAUSE` seconds between runs, untimed, as a chat leaves
@@ -55,7 +58,8 @@ def _print(title: str, rows: list[tuple[str, list[float]]], baseline: float) -> 
         print(f"  {label:<58}{median * 1e3:>8.2f}ms{p90 * 1e3:>8.2f}ms{median / baseline:>7.2f}x")
 
 
-def sandbox_starts() -> None:
+def sandbox_starts() -> dict[str, float]:
+    """Prints the tables; returns each row's ratio to the bare spawn (median over median)."""
     from tools_app.types.python import host_config, run_limits, spares
     from tools_app.types.python.isolation import available_modes, bwrap_args
     from tools_app.types.python.process import RUNNER
@@ -80,10 +84,13 @@ def sandbox_starts() -> None:
 
         return one
 
-    async def spare_ready() -> None:
-        await asyncio.sleep(PAUSE)
+    async def spare_started() -> None:
         while not spares.idle_pids():
             await asyncio.sleep(0.01)
+
+    async def spare_ready() -> None:
+        await asyncio.sleep(PAUSE)
+        await spare_started()
 
     bare: Callable[[], Awaitable[None]] = spawn(*python, "pass")
     # bubblewrap as runs get it, and without one part, to see what each part costs.
@@ -127,8 +134,8 @@ def sandbox_starts() -> None:
             await one()
         for _ in range(ROUNDS):
             for label, one in variants:
-                if one is target[1][1]:
-                    await spare_ready()
+                # No spare start in flight during any row (the target's run asks for one).
+                await (spare_ready() if one is target[1][1] else spare_started())
                 started = time.perf_counter()
                 await one()
                 samples[label].append(time.perf_counter() - started)
@@ -171,3 +178,7 @@ def sandbox_starts() -> None:
         f"  CPU per run, all in: with a spare {warm_cpu * 1e3:.1f} ms, on demand "
         f"{cold_cpu * 1e3:.1f} ms, a bare spawn {bare_cpu * 1e3:.1f} ms"
     )
+    ratios = {label: statistics.median(values) / baseline for label, values in samples.items()}
+    ratios["spares (1): the next run waits for its spare"] = statistics.median(warm_b2b) / baseline
+    ratios["on demand"] = statistics.median(cold_b2b) / baseline
+    return ratios

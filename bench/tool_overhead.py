@@ -58,17 +58,30 @@ def table(
         print(f"  {label:<46}{shown:>12}{seconds / baseline:>9.1f}x")
 
 
+def _free_port() -> int:
+    """A free port on 127.0.0.1: within BENCH_PORTS ("8550-8599") when set, else any."""
+    import socket
+
+    low, _, high = os.environ.get("BENCH_PORTS", "0-0").partition("-")
+    for port in range(int(low), int(high or low) + 1):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return int(sock.getsockname()[1])
+    raise RuntimeError(f"no free port in BENCH_PORTS={os.environ['BENCH_PORTS']}")
+
+
 def _daphne(
-    env: dict[str, str], app: str = "studio.asgi:application"
+    env: dict[str, str], app: str = "studio.asgi:application", root: Path = ROOT
 ) -> tuple[subprocess.Popen, str]:
     import socket
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), app],
-        cwd=ROOT,
+        cwd=root,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -150,7 +163,7 @@ def load_average() -> str:
     return " / ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
-def tool_paths() -> None:
+def tool_paths(baseline: Path | None = None) -> None:
     from django.test.utils import setup_test_environment
     from rest_framework.test import APIClient
 
@@ -185,24 +198,31 @@ def tool_paths() -> None:
             ("REST execute, in-process (Django + DRF)", median_seconds(rest_in_process, REPEAT))
         )
         table(f"Trivial sync tool (unit_convert), median of {REPEAT} calls", rows, direct)
-        http = http_paths(token)
+        http = http_paths(token, baseline=baseline)
+        labels = [
+            ("ping", "bare round trip: minimal ASGI endpoint"),
+            ("ping_post", "the same, POST with execute's body"),
+            ("execute", "REST execute, fast path (token, row, span)"),
+            ("execute_django", "REST execute through Django + DRF"),
+        ]
+        if baseline is not None:
+            labels.append(("execute_baseline", f"REST execute at the baseline {baseline.name}"))
         table(
-            f"Over HTTP to one Daphne on 127.0.0.1, median of {REPEAT} calls",
-            [
-                ("bare round trip: minimal ASGI endpoint", http["ping"]),
-                ("REST execute (token auth, ToolRun row, span)", http["execute"]),
-            ],
+            f"Over HTTP to Daphne on 127.0.0.1, median of {REPEAT} calls, alternating",
+            [(label, http[name]) for name, label in labels],
             http["ping"],
         )
         table(
             f"Daphne's CPU per call, over {REPEAT} calls of each",
-            [
-                ("bare round trip: minimal ASGI endpoint", http["ping_cpu"]),
-                ("REST execute (token auth, ToolRun row, span)", http["execute_cpu"]),
-            ],
+            [(label, http[f"{name}_cpu"]) for name, label in labels],
             http["ping_cpu"] or 1e-9,
             column="per call",
         )
+        for name, _ in labels[3:]:
+            print(
+                f"  ratio fast path / {name}: wall {http['execute'] / http[name]:.3f}, "
+                f"Daphne CPU {http['execute_cpu'] / (http[name + '_cpu'] or 1e-9):.3f}"
+            )
         print(
             f"\n  target run_tool < {RUN_TOOL_TARGET_US:g} us: {pipeline * 1e6:.1f} us "
             f"({'holds' if pipeline * 1e6 < RUN_TOOL_TARGET_US else 'missed'})"
@@ -223,50 +243,75 @@ def over_http(token: str, repeat: int = REPEAT) -> float:
     return http_paths(token, repeat)["execute"]
 
 
-def http_paths(token: str, repeat: int = REPEAT) -> dict[str, float]:
-    """Per call over HTTP to one Daphne this starts on 127.0.0.1 (DEBUG off) and stops:
-    `ping`, a minimal ASGI endpoint on it, and `execute`, the REST execute with token
-    auth. Medians of wall time, the two alternating call by call so that both see the same
-    load; then the Daphne process's CPU per call (`ping_cpu`, `execute_cpu`) over a block
-    of each (PostgreSQL's share is not in it)."""
+def http_paths(token: str, repeat: int = REPEAT, baseline: Path | None = None) -> dict[str, float]:
+    """Per call over HTTP to Daphne servers this starts on 127.0.0.1 (DEBUG off) and
+    stops: `ping`, a minimal ASGI endpoint (`ping_post`: POSTing execute's body to it),
+    and `execute`, the REST execute with token auth (the fast path), on one;
+    `execute_django`, the same route through Django and DRF (STUDIO_FAST_EXECUTE=0), on
+    another; with `baseline` (another commit's tree),
+    `execute_baseline` on a third running that code. Medians of wall time, the calls
+    alternating so that all see the same load; then each Daphne's CPU per call
+    (`<name>_cpu`) over a block of its calls (PostgreSQL's share is not in it)."""
     import httpx
 
     from bench._asgi_ping import PING_PATH
 
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        "DEBUG": "0",
+    def env(root: Path, **extra: str) -> dict[str, str]:
+        path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+        return {**os.environ, "PYTHONPATH": path, "DEBUG": "0", **extra}
+
+    servers = {
+        "execute": (ROOT, env(ROOT, STUDIO_FAST_EXECUTE="1")),
+        "execute_django": (ROOT, env(ROOT, STUDIO_FAST_EXECUTE="0")),
     }
-    proc, base = _daphne(env, app="bench._asgi_ping:application")
-    samples: dict[str, list[float]] = {"ping": [], "execute": []}
+    if baseline is not None:
+        servers["execute_baseline"] = (baseline, env(baseline))
+    procs: dict[str, subprocess.Popen] = {}
+    clients: dict[str, httpx.Client] = {}
     try:
-        with httpx.Client(
-            base_url=base, trust_env=False, timeout=30, headers={"Authorization": f"Token {token}"}
-        ) as http:
+        for name, (root, server_env) in servers.items():
+            proc, base = _daphne(server_env, app="bench._asgi_ping:application", root=root)
+            procs[name] = proc
+            clients[name] = httpx.Client(
+                base_url=base,
+                trust_env=False,
+                timeout=30,
+                headers={"Authorization": f"Token {token}"},
+            )
+        for ping in ("ping", "ping_post"):
+            procs[ping], clients[ping] = procs["execute"], clients["execute"]
+        names = ["ping", "ping_post", *servers]
+        samples: dict[str, list[float]] = {name: [] for name in names}
 
-            def call(name: str) -> None:
-                if name == "ping":
-                    response = http.get(PING_PATH)
-                else:
-                    response = http.post("/api/tools/unit_convert/execute", json={"input": INPUT})
-                assert response.status_code == 200, response.text
+        def call(name: str) -> None:
+            if name == "ping":
+                response = clients[name].get(PING_PATH)
+            elif name == "ping_post":  # the same request as execute's, body included
+                response = clients[name].post(PING_PATH, json={"input": INPUT})
+            else:
+                response = clients[name].post(
+                    "/api/tools/unit_convert/execute", json={"input": INPUT}
+                )
+            assert response.status_code == 200, response.text
 
-            for index in range(repeat + WARMUP):
-                for name in samples:
-                    started = time.perf_counter()
-                    call(name)
-                    if index >= WARMUP:
-                        samples[name].append(time.perf_counter() - started)
-            result = {name: statistics.median(values) for name, values in samples.items()}
-            for name in samples:
-                before = _cpu_seconds(proc.pid)
-                for _ in range(repeat):
-                    call(name)
-                result[f"{name}_cpu"] = (_cpu_seconds(proc.pid) - before) / repeat
+        for index in range(repeat + WARMUP):
+            for name in names:
+                started = time.perf_counter()
+                call(name)
+                if index >= WARMUP:
+                    samples[name].append(time.perf_counter() - started)
+        result = {name: statistics.median(values) for name, values in samples.items()}
+        for name in names:
+            before = _cpu_seconds(procs[name].pid)
+            for _ in range(repeat):
+                call(name)
+            result[f"{name}_cpu"] = (_cpu_seconds(procs[name].pid) - before) / repeat
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        for client in clients.values():
+            client.close()
+        for proc in set(procs.values()):
+            proc.terminate()
+            proc.wait(timeout=10)
     return result
 
 
@@ -288,12 +333,53 @@ def main(argv: list[str] | None = None) -> None:
         default="tools,sandbox",
         help="comma-separated: tools (the trivial tool's paths), sandbox (a Python run's start)",
     )
-    parts = set(parser.parse_args(argv).parts.split(","))
+    parser.add_argument(
+        "--baseline",
+        metavar="COMMIT",
+        help="also measure this commit's code (exported into .studio/): its REST execute "
+        "on a Daphne of its own among the alternating calls; its sandbox part run just "
+        "before this checkout's, with current/baseline ratios",
+    )
+    args = parser.parse_args(argv)
+    parts = set(args.parts.split(","))
+    tree = None
+    if args.baseline:
+        from bench._streaming_studio import baseline_tree
+
+        tree = baseline_tree(args.baseline)
     setup_django()
     if "tools" in parts:
-        tool_paths()
+        tool_paths(tree)
     if "sandbox" in parts:
-        sandbox_starts()
+        before = sandbox_baseline(tree) if tree is not None else {}
+        after = sandbox_starts()
+        for label, ratio in before.items():
+            if label in after:
+                print(
+                    f"  ratio to a bare spawn, current/baseline: {label.strip()}: "
+                    f"{after[label]:.2f}x / {ratio:.2f}x = {after[label] / ratio:.3f}"
+                )
+
+
+def sandbox_baseline(tree: Path) -> dict[str, float]:
+    """The baseline tree's own sandbox part, run now in a process of its own (printed as
+    it is); returns each row's ratio to the bare spawn of its rounds."""
+    import re
+
+    print(f"\n=== baseline {tree.name}: python -m bench.tool_overhead --parts sandbox ===")
+    path = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.tool_overhead", "--parts", "sandbox"],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    print(done.stdout)
+    print(f"=== this checkout ({ROOT.name}) ===")
+    row = re.compile(r"^  (.{58})\s*[\d.]+ms\s+[\d.]+ms\s+([\d.]+)x$")
+    return {m[1].strip(): float(m[2]) for m in map(row.match, done.stdout.splitlines()) if m}
 
 
 if __name__ == "__main__":

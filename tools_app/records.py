@@ -23,9 +23,27 @@ def tool_run_record(
     mode: str,
     tool_call: Any = None,
 ) -> ToolRun:
-    now = timezone.now()
+    run = tool_run_new(
+        tool=tool, input=input, outcome=outcome, user=user, mode=mode, tool_call=tool_call
+    )
     # One INSERT: atomic by itself (an explicit transaction would only add round trips).
-    return ToolRun.objects.create(
+    run.save(force_insert=True)
+    return run
+
+
+def tool_run_new(
+    *,
+    tool: Tool,
+    input: Any,  # noqa: A002
+    outcome: Any,
+    user: Any,
+    mode: str,
+    tool_call: Any = None,
+) -> ToolRun:
+    """The row of a finished synchronous run, not saved yet (`tool_run_record` saves it;
+    REST's fast path writes it with its span in one statement, tools_app.async_db)."""
+    now = timezone.now()
+    return ToolRun(
         tool=tool,
         mode=mode,
         input=input,

@@ -57,6 +57,11 @@ urlpatterns += [
     ),
     path("sources/<int:source_id>/mcp/pick", sources.McpPickApi.as_view(), name="mcp-pick"),
     path("sources/a2a/", sources.A2AAddApi.as_view(), name="a2a-add"),
+    path(
+        "sources/<int:source_id>/connection",
+        sources.SourceConnectionApi.as_view(),
+        name="source-connection",
+    ),
 ]
 
 # The address guard's verdict on a URL, for the forms and the tool page.

@@ -14,10 +14,11 @@ app is ready (`set_executor`), so that starting a run does not import the loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -198,6 +199,39 @@ def launch(run_id: Any) -> None:
         _spawn(run_id)
     else:
         loop.call_soon_threadsafe(_spawn, run_id)
+
+
+# Messages being taken on each event loop (a chat's `run_start` under way for a socket of
+# this process): a run launched meanwhile waits for them before its set-up, at most
+# TAKE_WAIT_SECONDS, so that a burst of messages gets its `run-start` answers before the
+# runs' work competes with them for the process (docs/runs.md, "What a run costs").
+TAKE_WAIT_SECONDS = 1.0
+_taking: dict[asyncio.AbstractEventLoop, int] = {}
+_taken: dict[asyncio.AbstractEventLoop, asyncio.Event] = {}
+
+
+@contextlib.asynccontextmanager
+async def taking_message() -> AsyncIterator[None]:
+    """Around the taking of one message (the websocket consumer's chat)."""
+    loop = asyncio.get_running_loop()
+    _taking[loop] = _taking.get(loop, 0) + 1
+    if loop not in _taken:
+        _taken[loop] = asyncio.Event()
+    try:
+        yield
+    finally:
+        _taking[loop] -= 1
+        if not _taking[loop]:
+            del _taking[loop]
+            _taken.pop(loop).set()
+
+
+async def messages_taken(timeout: float = TAKE_WAIT_SECONDS) -> None:
+    """Return once no message is being taken on this loop (or after `timeout`)."""
+    event = _taken.get(asyncio.get_running_loop())
+    if event is not None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(event.wait(), timeout)
 
 
 async def wait_idle(timeout: float = 30.0) -> None:

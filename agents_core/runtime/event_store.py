@@ -180,14 +180,27 @@ def thread_seed(thread_id: Any) -> int:
     from it. The lock orders the read after any writer that numbered in the database
     before the run's sink was registered as the thread's owner (runtime/handoff.py). It is
     the lock an UPDATE of the row takes (FOR NO KEY UPDATE), as numbering in the database
-    does: rows that reference the thread (their foreign key check) do not wait for it."""
-    with transaction.atomic():
-        found = (
-            Thread.objects.select_for_update(no_key=True)
-            .filter(pk=thread_id)
-            .values_list("last_seq", flat=True)
-            .first()
-        )
+    does: rows that reference the thread (their foreign key check) do not wait for it.
+    One statement in autocommit: it waits for the lock, reads, and lets it go at once (a
+    transaction around it added a BEGIN and a COMMIT and held nothing longer)."""
+    if connection.vendor != "postgresql":
+        with transaction.atomic():
+            found = (
+                Thread.objects.select_for_update(no_key=True)
+                .filter(pk=thread_id)
+                .values_list("last_seq", flat=True)
+                .first()
+            )
+    else:
+        # Django refuses select_for_update outside a transaction: the statement is written.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT last_seq FROM {Thread._meta.db_table} "  # noqa: S608
+                "WHERE id = %s FOR NO KEY UPDATE",
+                [str(thread_id)],
+            )
+            row = cursor.fetchone()
+        found = row[0] if row else None
     if found is None:
         raise Thread.DoesNotExist(f"Thread {thread_id} is gone.")
     return int(found)

@@ -145,9 +145,14 @@ class EventSink:
         """After release: the database numbers (as any other writer's events)."""
         texts = await db(store_unless_owned, self.thread_id, self.run_id, [event], owner_gone=False)
         if texts is not None:
-            self.published += 1
-            live.deliver(self.thread_id, [(event["seq"], texts[0])])
-            self.broadcaster.add(self.thread_id, event["seq"], texts[0])
+            self.delivered_stored(event, texts[0])
+
+    def delivered_stored(self, event: dict[str, Any], text: str) -> None:
+        """Deliver an event the database numbered and stored after release (the run's
+        last, stored with its end: services.runs.run_finish)."""
+        self.published += 1
+        live.deliver(self.thread_id, [(event["seq"], text)])
+        self.broadcaster.add(self.thread_id, event["seq"], text)
 
     async def flush(self) -> None:
         """Wait until everything sent so far is stored."""

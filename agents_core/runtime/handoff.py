@@ -55,6 +55,15 @@ def encoded_message(events: list[dict[str, Any]], texts: list[str]) -> dict[str,
     }
 
 
+def publish_stored(thread_id: Any, message: dict[str, Any]) -> None:
+    """Events the database numbered and stored (`encoded_message`), told at once to this
+    process's sockets of the thread (a chat's `run-start` reaches the socket that sent it
+    without the channel layer's round trip) and published to the others' (a socket told
+    twice sends an event once)."""
+    live.deliver(str(thread_id), [(seq, text) for seq, text in message["encoded"]])
+    group_send_sync(thread_group(thread_id), message)
+
+
 def group_message_events(message: dict[str, Any]) -> list[dict[str, Any]]:
     """The events of a `stream.events` group message, whichever form it has."""
     if "encoded" in message:

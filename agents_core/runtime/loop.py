@@ -128,17 +128,7 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
             steps=self.step,
         )
         await self.sink.release()  # stored: the thread's numbering is the database's again
-        await db(
-            run_finish,
-            run_id=self.run_id,
-            status=RunStatus.COMPLETED,
-            usage=self.usage,
-            text=self.last_text,
-            # Every call of the run's steps has its result: none is left open.
-            calls_open=False,
-            title=self.setup.run.thread.title_auto,
-        )
-        await self.sink.emit(
+        event = self.sink.base(
             "run-finish",
             status="completed",
             finishReason=reason,
@@ -147,6 +137,20 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
             steps=self.step,
             model=self.answered,
         )
+        # The run's end and its `run-finish`, stored in one transaction, then delivered.
+        texts = await db(
+            run_finish,
+            run_id=self.run_id,
+            status=RunStatus.COMPLETED,
+            usage=self.usage,
+            text=self.last_text,
+            # Every call of the run's steps has its result: none is left open.
+            calls_open=False,
+            title=self.setup.run.thread.title_auto,
+            thread_id=self.setup.thread_id,
+            events=[event],
+        )
+        self.sink.delivered_stored(event, texts[0])
         return RunResult(RunStatus.COMPLETED, text=self.last_text)
 
     async def _end(self, run_status: str, event: str, **fields: Any) -> RunResult:
@@ -161,7 +165,8 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
         )
         try:
             await self.sink.release()
-            await db(
+            final = self.sink.base(event, usage=self.usage, steps=self.step, **fields)
+            texts = await db(
                 run_finish,
                 run_id=self.run_id,
                 status=run_status,
@@ -171,9 +176,10 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
                 partial_text=self.partial_text,
                 message_id=self.step_message,
                 model=self.answered,
+                events=[final],
             )
             self.sink.failed = None
-            await self.sink.emit(event, usage=self.usage, steps=self.step, **fields)
+            self.sink.delivered_stored(final, texts[0])
         except Exception:  # noqa: BLE001
             logger.exception("Run %s: could not record its end", self.run_id)
         return RunResult(run_status, error=error)
@@ -186,6 +192,7 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
 async def execute_run(run_id: Any, *, abort: asyncio.Event | None = None) -> RunResult:
     """Execute (or continue) a run to its end, suspension or failure."""
     run_id = str(run_id)
+    await active_runs.messages_taken()
     setup = await db(load_setup, run_id)
     if setup.run.status != RunStatus.RUNNING:
         return RunResult(setup.run.status)

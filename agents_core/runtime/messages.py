@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 from agents_core.models import Message, MessageRole, ToolCall
+from agents_core.runtime import store_sql
 from providers.options import message_cache_control
 
 MEMORY_LIMIT = 200
@@ -145,23 +146,29 @@ def memory_messages(
     return out
 
 
-def thread_memory(
-    thread_id: Any, limit: int | None = None
-) -> tuple[list[Message], dict[tuple[Any, str], ToolCall]]:
+def thread_memory(thread_id: Any, limit: int | None = None) -> tuple[list[Any], dict[Any, Any]]:
     """The last `limit` messages of the thread (the agent's `lastMessages` option; default
-    MEMORY_LIMIT) and the tool calls they mention."""
-    rows = list(
-        Message.objects.filter(thread_id=thread_id).order_by("-id")[: limit or MEMORY_LIMIT]
-    )
-    rows.reverse()
+    MEMORY_LIMIT) and the tool calls they mention: model rows, or on PostgreSQL the same
+    fields read without the ORM (store_sql.MemoryRow, MemoryCall), as every step reads them."""
+    fast = store_sql.enabled()
+    if fast:
+        rows: list[Any] = store_sql.memory_rows(thread_id, limit or MEMORY_LIMIT)
+    else:
+        rows = list(
+            Message.objects.filter(thread_id=thread_id).order_by("-id")[: limit or MEMORY_LIMIT]
+        )
+        rows.reverse()
     # Never start the window in the middle of a tool exchange.
     while rows and rows[0].role in (MessageRole.TOOL, MessageRole.SIGNAL):
         rows.pop(0)
     run_ids = {row.run_id for row in rows if row.role in (MessageRole.ASSISTANT, MessageRole.TOOL)}
-    calls = {
-        (call.run_id, call.call_id): call
-        for call in ToolCall.objects.filter(run_id__in=run_ids).only(
-            "run_id", "call_id", "input", "input_text", "model_output"
+    found: list[Any] = (
+        store_sql.memory_calls(run_ids)
+        if fast
+        else list(
+            ToolCall.objects.filter(run_id__in=run_ids).only(
+                "run_id", "call_id", "input", "input_text", "model_output"
+            )
         )
-    }
-    return rows, calls
+    )
+    return rows, {(call.run_id, call.call_id): call for call in found}

@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents_core.models import Agent, AgentTool, Run
+from django.db.models import Exists, OuterRef
+
+from agents_core.models import Agent, AgentTool, Run, SubAgent
 from agents_core.registry import get_agent_definition, get_tool_definition
 from agents_core.runtime.errors import ModelError
 from agents_core.runtime.messages import instruction_messages
@@ -217,9 +219,16 @@ def load_setup(run_id: Any) -> RunSetup:
     )
 
     # The agent's editor override (one-to-one) comes with it: the effective_* readers
-    # below all look at it.
-    run = Run.objects.select_related("thread", "agent", "agent__editor_override", "started_by").get(
-        id=run_id
+    # below all look at it; and whether it has sub-agents at all (most have none: their
+    # query is skipped).
+    run = (
+        Run.objects.select_related("thread", "agent", "agent__editor_override", "started_by")
+        .annotate(
+            has_subagents=Exists(
+                SubAgent.objects.filter(parent=OuterRef("agent"), child__gone_at__isnull=True)
+            )
+        )
+        .get(id=run_id)
     )
     agent = run.agent
     specs: dict[str, ToolSpec] = {}
@@ -235,7 +244,7 @@ def load_setup(run_id: Any) -> RunSetup:
             definition=definition,
             requires_approval=binding.requires_approval,
         )
-    for sub in effective_subagent_bindings(agent):
+    for sub in effective_subagent_bindings(agent) if run.has_subagents else []:
         specs[sub.tool_name] = ToolSpec(
             name=sub.tool_name,
             kind="subagent",

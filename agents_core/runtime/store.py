@@ -10,7 +10,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agents_core.models import Message, MessageRole, Run, RunStatus, ToolCall, ToolCallStatus
-from agents_core.runtime import plugins
+from agents_core.runtime import plugins, store_sql
 from agents_core.runtime.messages import thread_memory
 
 
@@ -30,6 +30,8 @@ def step_message_start(*, run_id: Any, thread_id: Any) -> int:
     """The step's assistant message, created when the model call starts: whatever reaches
     the thread while the model streams (a finished async tool, a signal) is numbered after
     it, so the next model call sees it as new instead of as something it answered."""
+    if store_sql.enabled():
+        return store_sql.message_start(run_id=run_id, thread_id=thread_id)
     return Message.objects.create(
         thread_id=thread_id, run_id=run_id, role=MessageRole.ASSISTANT, parts=[]
     ).pk
@@ -83,6 +85,23 @@ def step_save(
                 "input": call.get("display", call["input"]),
             }
         )
+    if message_id is not None and store_sql.enabled():
+        pks, unseen = store_sql.step_save(
+            run_id=run_id,
+            thread_id=thread_id,
+            step=step,
+            parts=parts,
+            calls=calls,
+            message_id=message_id,
+            memory_upto=memory_upto,
+            model=model,
+        )
+        if unseen:  # rare: a signal committed while the model call started
+            with transaction.atomic():
+                _renumber_unseen(
+                    thread_id=thread_id, message_id=message_id, memory_upto=memory_upto
+                )
+        return pks
     now = timezone.now()
     with transaction.atomic():
         if message_id is not None:
@@ -142,23 +161,30 @@ def tool_result_save(
     }
     if hook_decisions is not None:
         fields["hook_decisions"] = hook_decisions
+    if not message:
+        ToolCall.objects.filter(pk=call_pk).update(**fields)
+        return
+    part = {
+        "type": "tool-result",
+        "toolCallId": call_id,
+        "toolName": name,
+        "output": display,
+        "isError": status == ToolCallStatus.FAILED,
+        "error": error,
+        "status": status,
+    }
+    if model_visible:
+        part["modelOutput"] = model_output
+    if store_sql.enabled():
+        store_sql.tool_result_save(
+            run_id=run_id, thread_id=thread_id, call_pk=call_pk, fields=fields, part=part
+        )
+        return
     with transaction.atomic():
         ToolCall.objects.filter(pk=call_pk).update(**fields)
-        if message:
-            part = {
-                "type": "tool-result",
-                "toolCallId": call_id,
-                "toolName": name,
-                "output": display,
-                "isError": status == ToolCallStatus.FAILED,
-                "error": error,
-                "status": status,
-            }
-            if model_visible:
-                part["modelOutput"] = model_output
-            Message.objects.create(
-                thread_id=thread_id, run_id=run_id, role=MessageRole.TOOL, parts=[part]
-            )
+        Message.objects.create(
+            thread_id=thread_id, run_id=run_id, role=MessageRole.TOOL, parts=[part]
+        )
 
 
 def tool_call_update(*, call_pk: int, **fields: Any) -> None:

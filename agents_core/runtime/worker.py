@@ -222,9 +222,14 @@ async def warm_up() -> None:
 def _prefer_the_event_loop() -> None:
     """A run worker's event loop carries every stream; its threads (database writes, litellm's
     end-of-stream work) carry work that can wait. Fewer database threads and a shorter GIL
-    switch interval let the loop in sooner when they are busy (docs/benchmarks.md)."""
+    switch interval let the loop in sooner when they are busy (docs/benchmarks.md). On a
+    machine it shares with web processes, a worker yields the CPU to them
+    (STUDIO_RUN_WORKER_NICE): a burst of messages gets its answers before the runs'
+    work (docs/runs.md, "What a run costs")."""
     runtime_db.configure(threads=settings.STUDIO_RUN_WORKER_DB_THREADS)
     sys.setswitchinterval(float(settings.STUDIO_RUN_WORKER_SWITCH_INTERVAL))
+    if settings.STUDIO_RUN_WORKER_NICE > 0:
+        os.nice(settings.STUDIO_RUN_WORKER_NICE)
 
 
 def _limit_helper_threads() -> None:

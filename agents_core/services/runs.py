@@ -36,16 +36,16 @@ from agents_core.models import (
 )
 from agents_core.runtime import active as active_runs
 from agents_core.runtime.events import events_emit_sync
-from agents_core.runtime.handoff import encoded_message, events_store, thread_group
+from agents_core.runtime.handoff import encoded_message, events_store, publish_stored
 from agents_core.runtime.processes import QUEUED, process_is_dead, queue_marker
 from agents_core.runtime.setup import load_setup
+from agents_core.runtime.store_sql import run_create
 from agents_core.runtime.suspend_payloads import payload_from_text, resume_schema_for
 from agents_core.services.run_options import run_options_check
 from agents_core.services.thread_titles import TITLE_TASK, title_wanted
 from agents_core.services.threads import title_summary
 from studio.celery import app as celery_app
 from studio.exceptions import ApplicationError, Conflict, NotFound
-from studio.layers import group_send_sync
 from tools_app.validation import schema_errors
 
 CHAT, SIGNAL, SUBAGENT = "chat", "signal", "subagent"
@@ -97,7 +97,9 @@ def run_start(
     hooks: dict[str, Any] = {}
     if origin != SUBAGENT:  # a sub-agent's model is checked when its run loads
         stored, hooks = run_options_check(agent=thread.agent, options=options)
-    waiting = thread.runs.filter(status=RunStatus.SUSPENDED).order_by("-created_at").first()
+    waiting = None
+    if getattr(thread, "has_suspended", True):  # read with the thread (thread_for) or now
+        waiting = thread.runs.filter(status=RunStatus.SUSPENDED).order_by("-created_at").first()
     if waiting is not None:
         merged = {**(thread.agent.default_options or {}), **(waiting.options or {}), **stored}
         call = waiting.tool_calls.filter(status=ToolCallStatus.SUSPENDED).first()
@@ -105,8 +107,9 @@ def run_start(
             payload = payload_from_text(call.suspend_payload or {}, text)
             return run_resume(run=waiting, tool_call_id=call.call_id, payload=payload, user=user)
         run_supersede(waiting)
-    with transaction.atomic():
-        run = Run.objects.create(
+    # No savepoint inside a caller's transaction: a failure rolls the caller's block back.
+    with transaction.atomic(savepoint=False):
+        run = Run(
             thread=thread,
             agent=thread.agent,
             status=RunStatus.RUNNING,
@@ -118,20 +121,20 @@ def run_start(
         role, part = MessageRole.USER, {"type": "text", "text": text}
         if signal is not None:
             role, part = MessageRole.SIGNAL, signal.part
-        Message.objects.create(thread=thread, run=run, role=role, parts=[part])
+        title = None
         if not thread.title and (thread.agent.default_options or {}).get("generateTitle", True):
             title = signal.title if signal else title_summary(text)
-            Thread.objects.filter(pk=thread.pk).update(title=title, title_auto=True)
+        # The run, its message and the thread's placeholder title: one statement.
+        run_create(run=run, role=role, part=part, title=title)
         # The run's first event is stored with its row and published once committed: the
         # page sees the message taken at once, however many runs wait for their loop. No
         # process owns the thread yet (the run launches after commit): the database
         # numbers it, without events_emit_sync's look for an owner.
         started = {"type": "run-start", "runId": str(run.pk), "agent": thread.agent.slug}
         events = [{**started, "resumed": False, "step": 0, "message": run.state["message"]}]
-        stored = encoded_message(
-            events, events_store(thread_id=thread.pk, run_id=run.pk, events=events)
-        )
-        transaction.on_commit(lambda: group_send_sync(thread_group(thread.pk), stored))
+        texts = events_store(thread_id=thread.pk, run_id=run.pk, events=events)
+        published = encoded_message(events, texts)
+        transaction.on_commit(lambda: publish_stored(thread.pk, published))
     if origin != SUBAGENT:
         active_runs.remember_hooks(run.id, hooks)
         transaction.on_commit(lambda: active_runs.launch(run.id))
@@ -197,15 +200,21 @@ def run_finish(
     model: str = "",
     calls_open: bool = True,
     title: bool | None = None,
-) -> None:
+    events: list[dict[str, Any]] | None = None,
+) -> list[str]:
     """The loop ends its run as completed, failed or aborted. What the streaming step
     produced is kept (`message_id`, its row; `partial_text`, what it streamed), calls
     still open fail (`calls_open=False`: the loop knows none is), and `model` (when given)
     is kept as the one that answered last. `title`: whether the thread waited for its
     summarised title when the run loaded it (None: read now); the title task writes only
-    while it still waits."""
-    # One statement alone (a run that completed) needs no transaction of its own.
-    several = message_id is not None or bool(partial_text) or calls_open
+    while it still waits.
+
+    `events` (its `run-finish` or `run-error`, on `thread_id`) are numbered by the database
+    and stored in the same transaction (returned as JSON text, for the loop to deliver): no
+    process numbers the thread's events, its run's sink released them and no other run
+    runs on the thread while this one does."""
+    several = message_id is not None or bool(partial_text) or calls_open or bool(events)
+    texts: list[str] = []
     with transaction.atomic() if several else contextlib.nullcontext():
         if message_id is not None:
             if partial_text:
@@ -234,12 +243,16 @@ def run_finish(
             state={"finalText": text} if text else {},
             **({"model": model} if model else {}),
         )
+        if events:
+            # After the run's row, as run_end_interrupted locks them: never a deadlock.
+            texts = events_store(thread_id=thread_id, run_id=run_id, events=events)
         if status == RunStatus.COMPLETED and (title_wanted(run_id) if title is None else title):
             # The model's title for the thread, off the run's path (services/thread_titles.py);
             # a broker that cannot take it is logged (robust), the run still ends.
             transaction.on_commit(
                 lambda: celery_app.send_task(TITLE_TASK, args=[str(run_id)]), robust=True
             )
+    return texts
 
 
 def run_recover_stale(*, thread: Thread) -> bool:

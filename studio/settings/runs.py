@@ -67,6 +67,9 @@ STUDIO_RUN_WORKER_DB_THREADS = envint("STUDIO_RUN_WORKER_DB_THREADS", 2)
 STUDIO_RUN_WORKER_SWITCH_INTERVAL = float(
     os.environ.get("STUDIO_RUN_WORKER_SWITCH_INTERVAL", "0.001")
 )
+# A run worker's niceness (os.nice): above 0 it yields the CPU to the web processes of the
+# same machine, which take messages and answer them (docs/runs.md, "What a run costs").
+STUDIO_RUN_WORKER_NICE = envint("STUDIO_RUN_WORKER_NICE", 10)
 # A process that executes runs (a run worker; a web process with the inline executor, once
 # litellm is loaded) freezes what it imported and then collects garbage with these
 # thresholds (gc.set_threshold; agents_core/runtime/heap.py). STUDIO_RUN_SETTLE_HEAP=0 leaves

@@ -270,7 +270,12 @@ ROUTES: dict[tuple[str, str, str], Route] = {
     ),
     ("mcp-register", "post", ""): Route(
         lambda w: "/api/sources/mcp/",
-        {"url": "http://127.0.0.1:9/mcp", "headers": {"X-Token": "t"}, "name": "m"},
+        {
+            "url": "http://127.0.0.1:9/mcp",
+            "headers": {"X-Token": "t"},
+            "name": "m",
+            "oauth": {"client_id": "c", "client_secret": "s"},
+        },
     ),
     ("connector-add", "post", ""): Route(
         lambda w: "/api/connectors/jira/add",

@@ -1,5 +1,6 @@
-"""A tool's connection to the user's account (authorization code flow): its status, and
-disconnecting it. Connecting is a browser redirect (tools_app.auth.views)."""
+"""A tool's connection to the user's account (authorization code flow):
+its status, and disconnecting it. Connecting is a browser redirect (tools_app.auth.views).
+A source's connection (an MCP server's own OAuth) is at /api/sources/<id>/connection."""
 
 from __future__ import annotations
 
@@ -42,10 +43,7 @@ class ToolConnectionApi(APIView):
     @extend_schema(responses={200: CONNECTION})
     def get(self, request: Request, name: str) -> Response:
         tool = tool_or_404(request, name)
-        data = connection_get(user=request.user, tool=tool)
-        if data["connectable"]:
-            data["connect_url"] = f"/oauth/tools/{tool.name}/connect"
-        return Response(data)
+        return Response(connection_get(user=request.user, tool=tool))
 
     @extend_schema(responses={200: DISCONNECTED})
     def delete(self, request: Request, name: str) -> Response:

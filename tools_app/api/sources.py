@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -19,6 +20,8 @@ from rest_framework.views import APIView
 
 from studio.exceptions import ApplicationError, NotFound
 from studio.parsers import StudioJSONParser
+from tools_app.api.connection import CONNECTION, DISCONNECTED
+from tools_app.auth.connect import source_connection_delete, source_connection_get
 from tools_app.connectors.selectors import connector_document
 from tools_app.models import Tool, ToolSource
 from tools_app.models_sources import SourceKind
@@ -111,11 +114,22 @@ class ReimportInputSerializer(SpecInputSerializer):
         return super().validate(attrs)
 
 
+class McpClientSerializer(serializers.Serializer):
+    """The OAuth client registered for this studio at a server without Dynamic Client
+    Registration (stored encrypted on the source)."""
+
+    client_id = serializers.CharField(max_length=500)
+    client_secret = serializers.CharField(
+        required=False, allow_blank=True, max_length=2000, trim_whitespace=False
+    )
+
+
 class McpRegisterSerializer(serializers.Serializer):
     url = serializers.URLField(max_length=2000)
     transport = serializers.ChoiceField(choices=mcp.TRANSPORTS, default="streamable_http")
     headers = serializers.DictField(child=serializers.CharField(), required=False)
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    oauth = McpClientSerializer(required=False)
 
 
 class McpPickSerializer(serializers.Serializer):
@@ -141,6 +155,11 @@ def _source(request: Request, source_id: int, kind: str | None = None) -> ToolSo
     if source is None or (kind and source.kind != kind):
         raise NotFound(f"No {kind or ''} source {source_id}.".replace("  ", " "), code="not_found")
     return source
+
+
+def _callback(request: Request) -> str:
+    """The studio's OAuth redirect URI, for a client registered at an MCP server."""
+    return request.build_absolute_uri(reverse("oauth-callback"))
 
 
 def _spec_args(data: dict[str, Any]) -> dict[str, Any]:
@@ -249,7 +268,9 @@ class McpRegisterApi(APIView):
     @extend_schema(request=McpRegisterSerializer, responses={201: SourceOutputSerializer})
     def post(self, request: Request) -> Response:
         source = mcp.mcp_server_register(
-            user=request.user, **_valid(McpRegisterSerializer, request)
+            user=request.user,
+            redirect_uri=_callback(request),
+            **_valid(McpRegisterSerializer, request),
         )
         return Response(SourceOutputSerializer(source).data, status=status.HTTP_201_CREATED)
 
@@ -259,7 +280,9 @@ class McpRefreshApi(APIView):
     @extend_schema(request=None)
     def post(self, request: Request, source_id: int) -> Response:
         source = _source(request, source_id, SourceKind.MCP)
-        changes = mcp.mcp_server_refresh(source=source)
+        changes = mcp.mcp_server_refresh(
+            source=source, user=request.user, redirect_uri=_callback(request)
+        )
         source.refresh_from_db()
         return Response({"changes": changes, "source": SourceOutputSerializer(source).data})
 
@@ -292,3 +315,20 @@ class A2AAddApi(APIView):
             {"tool": tool.name, "source": SourceOutputSerializer(source).data},
             status=status.HTTP_201_CREATED,
         )
+
+
+@extend_schema(tags=TAG)
+class SourceConnectionApi(APIView):
+    """The signed-in user's connection at a source that signs in with the server's own
+    OAuth (an MCP server; never the token itself): one connection serves every tool of
+    the source. Connecting is the browser's /oauth/sources/<id>/connect."""
+
+    @extend_schema(responses={200: CONNECTION})
+    def get(self, request: Request, source_id: int) -> Response:
+        source = _source(request, source_id)
+        return Response(source_connection_get(user=request.user, source=source))
+
+    @extend_schema(responses={200: DISCONNECTED})
+    def delete(self, request: Request, source_id: int) -> Response:
+        source = _source(request, source_id)
+        return Response(source_connection_delete(user=request.user, source=source))

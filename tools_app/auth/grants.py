@@ -60,6 +60,11 @@ async def _client(auth: dict[str, Any], secrets: dict[str, Any], url: str) -> As
     )
 
 
+def _resource(auth: dict[str, Any]) -> dict[str, str]:
+    """The RFC 8707 resource indicator, when the config names one (MCP servers)."""
+    return {"resource": auth["resource"]} if auth.get("resource") else {}
+
+
 def _extra(auth: dict[str, Any]) -> dict[str, str]:
     extra = dict(auth.get("extra_params") or {})
     if auth.get("audience"):
@@ -123,7 +128,9 @@ async def refresh(
     url = auth["token_url"]
     async with await _client(auth, secrets, url) as client:
         token = await _call(
-            "Refreshing the token", url, client.refresh_token(url, refresh_token=refresh_token)
+            "Refreshing the token",
+            url,
+            client.refresh_token(url, refresh_token=refresh_token, **_resource(auth)),
         )
     token.setdefault("refresh_token", refresh_token)
     return token
@@ -141,7 +148,10 @@ def authorization_url(
     )
     verifier = generate_token(64)
     url, state = client.create_authorization_url(
-        auth["authorization_url"], code_verifier=verifier, **(auth.get("extra_params") or {})
+        auth["authorization_url"],
+        code_verifier=verifier,
+        **(auth.get("extra_params") or {}),
+        **_resource(auth),
     )
     return url, state, verifier
 
@@ -158,7 +168,11 @@ async def exchange_code(
     async with await _client(auth, secrets, url) as client:
         client.redirect_uri = redirect_uri
         request = client.fetch_token(
-            url, grant_type="authorization_code", code=code, code_verifier=code_verifier
+            url,
+            grant_type="authorization_code",
+            code=code,
+            code_verifier=code_verifier,
+            **_resource(auth),
         )
         return await _call("Exchanging the authorization code", url, request)
 

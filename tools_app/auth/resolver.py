@@ -47,20 +47,36 @@ def _expiring(token: dict[str, Any]) -> bool:
 
 
 class ToolAuth:
-    """The auth of one tool call: `apply` before sending, `renew` after a 401."""
+    """The auth of one tool call: `apply` before sending, `renew` after a 401.
 
-    def __init__(self, tool: Any, auth: dict[str, Any], secrets: dict[str, Any], user: Any) -> None:
+    `source`: the tokens are the source's (an MCP server signing in with its own OAuth,
+    whose config and client are on the source), and `page` is where the user connects.
+    """
+
+    def __init__(
+        self,
+        tool: Any,
+        auth: dict[str, Any],
+        secrets: dict[str, Any],
+        user: Any,
+        *,
+        source: Any = None,
+        page: str = "",
+    ) -> None:
         self.tool, self.auth, self.secrets, self.user = tool, auth, secrets, user
+        self.source, self._page = source, page
         self.kind = auth_type(auth)
         self.renewed = False
         self._token: dict[str, Any] | None = None
 
     @property
     def page(self) -> str:
-        return f"/tools/{self.tool.name}/"
+        return self._page or f"/tools/{self.tool.name}/"
 
     # --- tokens -------------------------------------------------------------------------
     async def _holder(self, user_id: int | None) -> store.Holder:
+        if self.source is not None:
+            return store.Holder(tool=None, source=self.source, user_id=user_id)
         return await sync_to_async(store.holder_for)(self.tool, user_id)
 
     def _digest(self) -> str:

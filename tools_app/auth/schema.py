@@ -84,6 +84,11 @@ AUTH_SCHEMA: dict[str, Any] = {
         "scopes": _SCOPES,
         "audience": {"type": "string", "maxLength": 2000},
         "extra_params": _EXTRA,
+        "resource": {
+            **_URL,
+            "description": "RFC 8707 resource indicator, sent with the authorization, the "
+            "code exchange and every refresh (an MCP server's own URL).",
+        },
         "client_auth": {
             "enum": ["client_secret_basic", "client_secret_post"],
             "description": "How the client id and secret reach the token endpoint.",

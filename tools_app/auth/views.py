@@ -1,4 +1,5 @@
-"""The browser's side of the connect flow: /oauth/tools/<name>/connect redirects to the
+"""The browser's side of the connect flow: /oauth/tools/<name>/connect (or
+/oauth/sources/<id>/connect for a source with its own OAuth) redirects to the
 authorization server, /oauth/callback comes back with the code (tools_app.auth.connect)
 and then to the tool's page, or to the studio page named by `?next=` (a path of this
 site only, e.g. the connectors page). The status and disconnect are on the REST API
@@ -6,7 +7,9 @@ site only, e.g. the connectors page). The status and disconnect are on the REST 
 
 from __future__ import annotations
 
-from urllib.parse import quote, urlsplit, urlunsplit
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -16,7 +19,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET
 
 from studio.exceptions import ApplicationError
-from tools_app.auth.connect import connect_finish, connect_start
+from tools_app.auth.connect import connect_finish, connect_start, source_connect_start
+from tools_app.models import ToolSource
 from tools_app.selectors import tool_get
 
 
@@ -25,20 +29,25 @@ def _problem(request: HttpRequest, exc: ApplicationError) -> HttpResponse:
     return TemplateResponse(request, "frontend/oauth_error.html", context, status=exc.status_code)
 
 
-@require_GET
-@login_required
-def connect(request: HttpRequest, name: str) -> HttpResponse:
-    tool = tool_get(user=request.user, name=name)
-    if tool is None:
-        return _problem(request, ApplicationError(f"No tool named {name!r}.", status_code=404))
-    redirect_uri = request.build_absolute_uri(reverse("oauth-callback"))
+def _return_to(request: HttpRequest) -> str:
     return_to = request.GET.get("next", "")
     # Only a path of this site: never send the user elsewhere after the authorization.
     if not (return_to.startswith("/") and url_has_allowed_host_and_scheme(return_to, None)):
-        return_to = ""
+        return ""
+    return return_to
+
+
+def _to_authorization(
+    request: HttpRequest, start: Callable[..., str], **target: Any
+) -> HttpResponse:
+    """Redirect to the authorization server (`start`: a connect_start of
+    tools_app.auth.connect), or show why not."""
     try:
-        url = connect_start(
-            session=request.session, tool=tool, redirect_uri=redirect_uri, return_to=return_to
+        url = start(
+            session=request.session,
+            redirect_uri=request.build_absolute_uri(reverse("oauth-callback")),
+            return_to=_return_to(request),
+            **target,
         )
     except ApplicationError as exc:
         return _problem(request, exc)
@@ -47,15 +56,32 @@ def connect(request: HttpRequest, name: str) -> HttpResponse:
 
 @require_GET
 @login_required
+def connect(request: HttpRequest, name: str) -> HttpResponse:
+    tool = tool_get(user=request.user, name=name)
+    if tool is None:
+        return _problem(request, ApplicationError(f"No tool named {name!r}.", status_code=404))
+    return _to_authorization(request, connect_start, tool=tool)
+
+
+@require_GET
+@login_required
+def source_connect(request: HttpRequest, source_id: int) -> HttpResponse:
+    """Connect the user's account at a source that signs in with its own OAuth (MCP)."""
+    source = ToolSource.objects.filter(pk=source_id, owner_id=request.user.pk).first()
+    if source is None:
+        return _problem(request, ApplicationError(f"No source {source_id}.", status_code=404))
+    return _to_authorization(request, source_connect_start, source=source)
+
+
+@require_GET
+@login_required
 def callback(request: HttpRequest) -> HttpResponse:
     try:
-        tool, return_to = connect_finish(
+        page, return_to = connect_finish(
             session=request.session, user=request.user, params=request.GET.dict()
         )
     except ApplicationError as exc:
         return _problem(request, exc)
-    if not return_to:
-        return HttpResponseRedirect(f"/tools/{quote(tool.name)}/?connected=1")
-    parts = urlsplit(return_to)
+    parts = urlsplit(return_to or page)
     query = f"{parts.query}&connected=1" if parts.query else "connected=1"
     return HttpResponseRedirect(urlunsplit(("", "", parts.path, query, parts.fragment)))

@@ -12,10 +12,8 @@ address (tools_app.sources.pinning), and the SDK never follows redirects off the
 
 from __future__ import annotations
 
-from contextlib import asynccontextmanager
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from django.db import transaction
 from django.utils import timezone
 
@@ -29,141 +27,13 @@ from tools_app.sources.common import (
     set_credentials,
     unique_name,
 )
+from tools_app.sources.mcp_client import McpFailure, mcp_call, mcp_list_tools
+from tools_app.sources.mcp_signin import signin_keep, tools_or_signin
 from tools_app.sources.openapi_spec import snake_case
 
+__all__ = ["McpFailure", "mcp_call", "mcp_list_tools"]
+
 TRANSPORTS = ("streamable_http", "sse")
-LIST_TIMEOUT = 15.0
-
-
-class McpFailure(Exception):
-    """The server could not be reached or answered with a protocol error."""
-
-
-def _leaf_messages(exc: BaseException) -> list[str]:
-    """The real reasons inside the exception groups anyio wraps transport errors in."""
-    if isinstance(exc, BaseExceptionGroup):
-        return [m for sub in exc.exceptions for m in _leaf_messages(sub)]
-    text = str(exc) or type(exc).__name__
-    return [f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text]
-
-
-@asynccontextmanager
-async def mcp_client(*, url: str, transport: str, headers: dict[str, str], timeout: float):
-    """A connected `mcp.Client`; connection and protocol failures raise McpFailure."""
-    import httpx2
-    from mcp import Client
-    from mcp.client.sse import sse_client
-    from mcp.client.streamable_http import streamable_http_client
-
-    from tools_app.net import BlockedURL, FetchError
-    from tools_app.sources.pinning import checked_pins, pinned_httpx2_client
-
-    try:
-        pins = await checked_pins(url)
-    except (BlockedURL, FetchError) as exc:
-        raise McpFailure(f"The MCP server address is not allowed: {exc}") from None
-    statuses: list[str] = []
-    default_timeout = httpx2.Timeout(timeout)
-
-    async def note_status(response: Any) -> None:
-        # The SDK reports a refused request as a bare "error response"; keep the status.
-        if response.status_code >= 400:
-            statuses.append(f"HTTP {response.status_code} {response.reason_phrase}")
-
-    def client_factory(
-        headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None
-    ) -> httpx2.AsyncClient:
-        return pinned_httpx2_client(
-            pins,
-            headers=headers,
-            auth=auth,
-            timeout=timeout or default_timeout,
-            event_hooks={"response": [note_status]},
-        )
-
-    if transport == "sse":
-        stream = sse_client(
-            url,
-            headers=headers,
-            timeout=timeout,
-            sse_read_timeout=timeout,
-            httpx_client_factory=client_factory,
-        )
-        mode = "legacy"  # SSE servers predate the discovery probe
-    else:
-        http = client_factory(headers=headers)
-        stream = streamable_http_client(url, http_client=http)
-        mode = "auto"
-    try:
-        async with Client(stream, mode=mode, read_timeout_seconds=timeout, cache=None) as client:
-            yield client
-    except McpFailure:
-        raise
-    except Exception as exc:  # transport errors arrive as groups of anything
-        reasons = "; ".join(dict.fromkeys([*statuses, *_leaf_messages(exc)]))
-        raise McpFailure(f"MCP server {url}: {reasons}") from None
-    finally:
-        if transport != "sse":
-            await http.aclose()
-
-
-async def mcp_list_tools(
-    *, url: str, transport: str, headers: dict[str, str], timeout: float = LIST_TIMEOUT
-) -> list[dict[str, Any]]:
-    tools: list[dict[str, Any]] = []
-    async with mcp_client(url=url, transport=transport, headers=headers, timeout=timeout) as c:
-        cursor = None
-        for _page in range(50):  # a paginator that never ends cannot hang the listing
-            result = await c.list_tools(cursor=cursor)
-            tools += [
-                {
-                    "name": t.name,
-                    "description": t.description or "",
-                    "input_schema": t.input_schema or {"type": "object"},
-                    "output_schema": t.output_schema,
-                }
-                for t in result.tools
-            ]
-            cursor = result.next_cursor
-            if not cursor:
-                break
-    return tools
-
-
-def _content_text(content: list[Any]) -> str:
-    return "\n".join(
-        getattr(block, "text", "") for block in content if getattr(block, "type", "") == "text"
-    )
-
-
-async def mcp_call(
-    *,
-    url: str,
-    transport: str,
-    headers: dict[str, str],
-    name: str,
-    arguments: dict[str, Any],
-    timeout: float,
-) -> dict[str, Any]:
-    """Call a remote tool: {"content": [...], "structuredContent": ..., "isError": bool}."""
-    from mcp import MCPError
-
-    try:
-        async with mcp_client(
-            url=url, transport=transport, headers=headers, timeout=timeout
-        ) as client:
-            result = await client.call_tool(name, arguments)
-    except MCPError as exc:
-        raise McpFailure(f"MCP error {exc.code}: {exc}") from None
-    return {
-        "content": [
-            block.model_dump(mode="json", by_alias=True, exclude_none=True)
-            for block in result.content
-        ],
-        "text": _content_text(result.content),
-        "structuredContent": result.structured_content,
-        "isError": bool(result.is_error),
-    }
 
 
 # --- services ----------------------------------------------------------------------------
@@ -175,17 +45,6 @@ def _connection(source: ToolSource) -> dict[str, Any]:
     }
 
 
-def _list_or_raise(**connection: Any) -> list[dict[str, Any]]:
-    try:
-        return async_to_sync(mcp_list_tools)(**connection)
-    except McpFailure as exc:
-        raise ApplicationError(
-            str(exc),
-            code="mcp_unreachable",
-            extra={"errors": [{"path": "$.url", "message": str(exc)}]},
-        ) from None
-
-
 @transaction.atomic
 def mcp_server_register(
     *,
@@ -194,9 +53,14 @@ def mcp_server_register(
     transport: str = "streamable_http",
     headers: dict[str, str] | None = None,
     name: str = "",
+    oauth: dict[str, str] | None = None,
+    redirect_uri: str = "",
 ) -> ToolSource:
     """Connect once (listing its tools proves the URL, transport and headers work), then
-    store the server."""
+    store the server. A server that answers 401 to a source without an Authorization
+    header is stored with the OAuth sign-in discovery finds (tools_app.sources.mcp_signin;
+    `oauth`: the client_id/client_secret the user gives, else one registered with
+    `redirect_uri`) and no tools until a user connects and refreshes."""
     if transport not in TRANSPORTS:
         raise ApplicationError(
             f"transport must be one of {', '.join(TRANSPORTS)}.",
@@ -204,7 +68,9 @@ def mcp_server_register(
             extra={"errors": [{"path": "$.transport", "message": "unknown"}]},
         )
     headers = headers_check(headers)
-    tools = _list_or_raise(url=url, transport=transport, headers=headers)
+    tools, signin = tools_or_signin(
+        url=url, transport=transport, headers=headers, redirect_uri=redirect_uri, client=oauth
+    )
     source = ToolSource.objects.create(
         kind=SourceKind.MCP,
         name=name or url,
@@ -214,7 +80,9 @@ def mcp_server_register(
         config={"transport": transport},
         imported_at=timezone.now(),
     )
-    if headers:
+    if signin:
+        signin_keep(source, signin, headers)
+    elif headers:
         set_credentials(source, {"headers": headers})
     return source
 
@@ -273,9 +141,22 @@ def mcp_tools_pick(*, source: ToolSource, picks: list[dict[str, str]]) -> list[T
 
 
 @transaction.atomic
-def mcp_server_refresh(*, source: ToolSource) -> dict[str, list[str]]:
-    """List the server's tools again; update exposed tools, retire those it dropped."""
-    tools = _list_or_raise(**_connection(source))
+def mcp_server_refresh(
+    *, source: ToolSource, user: Any = None, redirect_uri: str = ""
+) -> dict[str, list[str]]:
+    """List the server's tools again (as `user` when the server signs in with OAuth);
+    update exposed tools, retire those it dropped. A server that now asks for OAuth gets
+    its sign-in stored and `signin: ["oauth"]` in the answer, its tools unchanged."""
+    connection = _connection(source)
+    tools, signin = tools_or_signin(
+        **connection, redirect_uri=redirect_uri, source=source, user=user
+    )
+    if signin:
+        signin_keep(source, signin, connection["headers"])
+        empty: list[str] = []
+        return dict.fromkeys(("added", "removed", "changed", "updated", "retired"), empty) | {
+            "signin": ["oauth"]
+        }
     old = {t["name"]: t for t in source.document.get("tools", [])}
     new = {t["name"]: t for t in tools}
     result: dict[str, list[str]] = {
@@ -303,11 +184,10 @@ def mcp_server_refresh(*, source: ToolSource) -> dict[str, list[str]]:
 
 
 def mcp_source_connection(tool: Tool) -> dict[str, Any]:
-    """URL, transport and decrypted headers of the tool's server (used by the mcp tool
-    type). Only a source of the tool's own owner counts: a config pointing at another
-    user's server must not borrow its headers."""
-    return _connection(
-        ToolSource.objects.get(
-            pk=tool.config.get("source_id"), kind=SourceKind.MCP, owner_id=tool.owner_id
-        )
+    """URL, transport and decrypted headers of the tool's server, and the source (used
+    by the mcp tool type). Only a source of the tool's own owner counts: a config
+    pointing at another user's server must not borrow its headers."""
+    source = ToolSource.objects.get(
+        pk=tool.config.get("source_id"), kind=SourceKind.MCP, owner_id=tool.owner_id
     )
+    return {**_connection(source), "source": source}

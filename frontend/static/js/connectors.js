@@ -3,6 +3,7 @@
 // them as your tools. Talks to /api/connectors/.
 import { api, ApiError } from "./lib/api.js";
 import { h } from "./lib/dom.js";
+import { accountLine } from "./lib/tool_connection.js";
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
@@ -104,20 +105,20 @@ function renderDetail(connector) {
 async function showConnected(connector) {
   const sources = (await api("/api/sources/?kind=openapi")).filter((s) => s.config.connector === connector.slug);
   const items = await Promise.all(sources.map(async (s) => h("li", { "data-source": s.id }, h("strong", {}, s.name), " ",
-    h("span", { class: "chips" }, s.tools.map((t) => toolLink(t.name))), await accountLine(connector, s))));
+    h("span", { class: "chips" }, s.tools.map((t) => toolLink(t.name))), await connectorAccount(connector, s))));
   $("#connected").replaceChildren(...(sources.length ? [h("h3", {}, `Your ${connector.name} tools`), h("ul", { class: "connected-list" }, items)] : []));
 }
 
-async function accountLine(connector, source) {
+async function connectorAccount(connector, source) {
   const tool = source.tools[0];
   if (!tool) return null;
   const status = await api(`/api/tools/${encodeURIComponent(tool.name)}/connection`).catch(() => null);
   if (!status || !status.connectable) return null;
-  const next = `/connectors/#${connector.slug}`;
-  const href = `/oauth/tools/${encodeURIComponent(tool.name)}/connect?next=${encodeURIComponent(next)}`;
-  return h("div", { class: "account-line", "data-connected": String(Boolean(status.connected)) },
-    h("span", { class: status.connected ? "ok" : "muted" }, status.connected ? "Your account is connected." : "Not connected: these tools call the API as you."),
-    " ", h("a", { class: "button secondary", href, "data-connect": source.id }, status.connected ? "Connect again" : "Connect your account"));
+  return accountLine(status, {
+    next: `/connectors/#${connector.slug}`,
+    sourceId: source.id,
+    notConnected: "Not connected: these tools call the API as you.",
+  });
 }
 
 function clearErrors(form) {

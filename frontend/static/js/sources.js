@@ -3,6 +3,7 @@
 import { api, ApiError } from "./lib/api.js";
 import { h } from "./lib/dom.js";
 import { formatJson, fullTime } from "./lib/format.js";
+import { serverSignin } from "./lib/tool_connection.js";
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
@@ -86,6 +87,7 @@ function sourceCard(source) {
     source.tools.length
       ? h("div", { class: "chips" }, source.tools.map((t) => toolLink(t.name)))
       : h("div", { class: "muted small" }, "No tools exposed yet."),
+    source.config.auth ? serverSignin(source) : null,
     actions);
 }
 
@@ -313,10 +315,16 @@ async function registerMcp(event) {
     try {
       const data = Object.fromEntries(new FormData(form));
       const body = { url: data.url, transport: data.transport, name: data.name, headers: parseHeaders(data.headers) };
+      if (data.client_id) body.oauth = { client_id: data.client_id, client_secret: data.client_secret };
       const source = await api("/api/sources/mcp/", { method: "POST", body });
       form.reset();
       await loadSources();
-      showMcpPick(source);
+      if (source.config.auth && !source.remote_tools.length) {
+        selectTab("mcp");
+        $("#mcp-pick-box").hidden = false;
+        $("#mcp-pick-box").replaceChildren(h("p", { class: "success", id: "mcp-signin-needed" },
+          `"${source.name}" signs in with its own OAuth: connect your account on its card, then press Refresh to list its tools.`));
+      } else showMcpPick(source);
     } catch (err) {
       showErrors(errors, err);
     }

@@ -129,11 +129,12 @@ def test_the_override_is_applied_at_run_time_and_survives_a_change_in_code(code_
 
 
 @pytest.mark.parametrize("overridden", [True, False])
-def test_a_run_reads_its_agent_and_the_override_in_three_queries(
+def test_a_run_reads_its_agent_and_the_override_in_two_queries(
     code_agent, editor, overridden, django_assert_num_queries
 ):
-    """The run, its agent and the agent's override in one query; then its tool bindings and
-    its sub-agent bindings: the same count with an override and without."""
+    """The run, its agent, the agent's override and whether it has sub-agents in one query;
+    then its tool bindings (its sub-agent bindings only when it has some): the same count
+    with an override and without."""
     from agents_core.models import Run, Thread
     from agents_core.runtime.setup import load_setup
 
@@ -147,7 +148,7 @@ def test_a_run_reads_its_agent_and_the_override_in_three_queries(
         )
     thread = Thread.objects.create(agent=code_agent, owner=editor, resource_id="r")
     run = Run.objects.create(thread=thread, agent=code_agent, started_by=editor)
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(2):
         setup = load_setup(run.id)
     assert setup.instructions == ("Overridden." if overridden else INSTRUCTIONS)
     assert (setup.specs["lookup"].description == "Edited lookup.") is overridden

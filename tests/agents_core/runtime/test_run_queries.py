@@ -14,13 +14,16 @@ import pytest
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# A chat with a tool call: run_start (the run, its message, the thread's title and
-# BEGIN/COMMIT; its run-start event goes through the stream's own psycopg cursor, not
-# counted), then the run (its setup, two steps with their memory and saves, the tool
-# result, the end, its spans, the signals' checks, the stream sink's seed of the thread's
-# numbering and the look for an owner after the run; BEGIN and COMMIT count). Measured.
-START_QUERIES = 6
-RUN_QUERIES = 37
+# A chat with a tool call: run_start (BEGIN, the check for a suspended run, the run with its
+# message and the thread's title in one statement, COMMIT; its run-start event goes through
+# the stream's own psycopg cursor, not counted), then the run: its setup (2), the stream
+# sink's seed of the thread's numbering (1), two steps' memory, message and signals check
+# (7) and their saves (one statement each), the tool result (1), the end (BEGIN, the
+# run, COMMIT; its run-finish goes through the stream's own cursor, not counted), the
+# spans (1) and the signals' check after the run (1). Measured: 37 before the writes
+# without the ORM (docs/runs.md).
+START_QUERIES = 4
+RUN_QUERIES = 18
 
 
 @pytest.fixture

@@ -2,7 +2,10 @@
 RFC 6749 (token endpoint: client_credentials, authorization_code, refresh_token), RFC 7636
 (PKCE S256, checked), RFC 7523 (JWT bearer: the assertion's signature is verified with the
 registered public key through joserfc), RFC 7009 (revocation) and RFC 6750 (bearer
-tokens at /api/me, 401 with WWW-Authenticate when a token is unknown, expired or revoked).
+tokens at /api/me, 401 with WWW-Authenticate when a token is unknown, expired or revoked),
+RFC 8414 (its metadata, once `publish_metadata` is called), RFC 7591 (Dynamic Client
+Registration at /register) and RFC 8707 (a `resource` given at /authorize is bound to the
+code and its tokens, and must be given again at the token endpoint).
 
 Optionally served over TLS with a context that may require a client certificate.
 """
@@ -23,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+import httpx
 from joserfc import jwk, jwt
 
 
@@ -71,6 +75,7 @@ class OAuthServer:
         self.api_requests: list[dict[str, str]] = []
         self.revocations: list[dict[str, str]] = []
         self.documents: dict[str, bytes] = {}  # path -> JSON served as is (specs)
+        self.registrations: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         server = self
 
@@ -102,6 +107,8 @@ class OAuthServer:
                     self._send(*server.approve(form))
                 elif path == "/revoke":
                     self._send(*server.revoke(form, auth))
+                elif path == "/register":
+                    self._send(*server.register(raw))
                 else:
                     self._send(404, {}, b"no route")
 
@@ -147,13 +154,16 @@ class OAuthServer:
             return client_id, secret
         return form.get("client_id"), form.get("client_secret")
 
-    def _issue(self, sub: str, scope: str, client_id: str, refresh: bool) -> tuple:
+    def _issue(
+        self, sub: str, scope: str, client_id: str, refresh: bool, resource: str = ""
+    ) -> tuple:
         access = secrets.token_urlsafe(24)
         self.access[access] = {
             "sub": sub,
             "scope": scope,
             "exp": time.time() + self.expires_in,
             "revoked": False,
+            "resource": resource,
         }
         body: dict[str, Any] = {
             "access_token": access,
@@ -163,7 +173,12 @@ class OAuthServer:
         }
         if refresh and self.issue_refresh:
             token = secrets.token_urlsafe(24)
-            self.refresh[token] = {"sub": sub, "scope": scope, "client_id": client_id}
+            self.refresh[token] = {
+                "sub": sub,
+                "scope": scope,
+                "client_id": client_id,
+                "resource": resource,
+            }
             body["refresh_token"] = token
         return self._json(200, body)
 
@@ -186,7 +201,11 @@ class OAuthServer:
                 entry = self.refresh.get(form.get("refresh_token", ""))
                 if entry is None or entry["client_id"] != client_id:
                     return self._error("invalid_grant", "the refresh token is not valid")
-                return self._issue(entry["sub"], entry["scope"], client_id, False)
+                if entry["resource"] != form.get("resource", ""):
+                    return self._error("invalid_target", "resource differs from the grant's")
+                return self._issue(
+                    entry["sub"], entry["scope"], client_id, False, entry["resource"]
+                )
             return self._error("unsupported_grant_type", grant or "")
 
     def _code(self, form: dict[str, str], client_id: str) -> tuple:
@@ -197,7 +216,9 @@ class OAuthServer:
             return self._error("invalid_grant", "redirect_uri does not match")
         if s256(form.get("code_verifier", "")) != entry["challenge"]:
             return self._error("invalid_grant", "PKCE verification failed")
-        return self._issue(entry["sub"], entry["scope"], client_id, True)
+        if entry["resource"] != form.get("resource", ""):
+            return self._error("invalid_target", "resource differs from the authorization's")
+        return self._issue(entry["sub"], entry["scope"], client_id, True, entry["resource"])
 
     def _jwt_bearer(self, form: dict[str, str]) -> tuple:
         assertion = form.get("assertion", "")
@@ -241,6 +262,7 @@ class OAuthServer:
                 "challenge": form["code_challenge"],
                 "scope": form.get("scope", ""),
                 "sub": form.get("user", "alice"),
+                "resource": form.get("resource", ""),
             }
         query = urlencode({"code": code, "state": form.get("state", "")})
         return 302, {"Location": f"{form['redirect_uri']}?{query}"}, b""
@@ -257,6 +279,40 @@ class OAuthServer:
             if token in self.access:
                 self.access[token]["revoked"] = True
         return 200, {}, b""
+
+    def publish_metadata(self, *, registration: bool = True, path: str = "") -> None:
+        """Serve RFC 8414 metadata (at the well-known path for the issuer URL + `path`)."""
+        metadata: dict[str, Any] = {
+            "issuer": self.url + path,
+            "authorization_endpoint": f"{self.url}/authorize",
+            "token_endpoint": f"{self.url}/token",
+            "revocation_endpoint": f"{self.url}/revoke",
+            "response_types_supported": ["code"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
+        }
+        if registration:
+            metadata["registration_endpoint"] = f"{self.url}/register"
+        well_known = f"/.well-known/oauth-authorization-server{path}"
+        self.documents[well_known] = json.dumps(metadata).encode()
+
+    def register(self, raw: str) -> tuple:
+        """RFC 7591: a new client for the redirect URIs asked for."""
+        try:
+            asked = json.loads(raw)
+            redirect_uris = list(asked["redirect_uris"])
+        except (ValueError, KeyError, TypeError):
+            return self._error("invalid_client_metadata", "redirect_uris is required")
+        method = asked.get("token_endpoint_auth_method", "client_secret_basic")
+        client_id = f"dyn-{secrets.token_hex(6)}"
+        secret = None if method == "none" else secrets.token_urlsafe(16)
+        with self.lock:
+            self.registrations.append(asked)
+            self.clients[client_id] = {"secret": secret, "redirect_uris": redirect_uris}
+        answer = {**asked, "client_id": client_id, "token_endpoint_auth_method": method}
+        if secret:
+            answer["client_secret"] = secret
+        return self._json(201, answer)
 
     def revoke_everything(self) -> None:
         """What an administrator revoking the grant on the server side does."""
@@ -279,3 +335,17 @@ class OAuthServer:
                     WWW_Authenticate='Bearer error="invalid_token"',
                 )
         return self._json(200, {"sub": entry["sub"], "scope": entry["scope"], "path": path})
+
+
+def approve(client: Any, start_url: str, user_name: str = "alice") -> tuple[dict[str, str], str]:
+    """The browser's part of a connection: open the studio's connect URL with the Django
+    test `client`, approve as `user_name` at the local server; returns the authorization
+    request's query and the callback URL the server sends the browser back to."""
+    start = client.get(start_url)
+    assert start.status_code == 302, start.content
+    query = {k: v[0] for k, v in parse_qs(urlsplit(start["Location"]).query).items()}
+    approved = httpx.post(
+        start["Location"].split("?")[0], data={**query, "user": user_name}, follow_redirects=False
+    )
+    assert approved.status_code == 302, approved.text
+    return query, approved.headers["location"]

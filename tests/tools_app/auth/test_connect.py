@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, quote, urlsplit
 
-import httpx
 import pytest
 from django.test import Client
 
-from tests.tools_app.auth.servers import s256
+from tests.tools_app.auth.servers import approve, s256
 from tools_app.execution import ExecutionContext
 from tools_app.models import OAuthToken, Tool
 from tools_app.services.execute import tool_execute
@@ -46,14 +45,7 @@ def browser(user) -> Client:
 
 def connect(client: Client, tool, user_name: str = "alice", query: str = "") -> str:
     """Press Connect, approve as `user_name` on the server; returns the callback URL."""
-    start = client.get(f"/oauth/tools/{tool.name}/connect{query}")
-    assert start.status_code == 302, start.content
-    query = {k: v[0] for k, v in parse_qs(urlsplit(start["Location"]).query).items()}
-    approved = httpx.post(
-        start["Location"].split("?")[0], data={**query, "user": user_name}, follow_redirects=False
-    )
-    assert approved.status_code == 302, approved.text
-    return approved.headers["location"]
+    return approve(client, f"/oauth/tools/{tool.name}/connect{query}", user_name)[1]
 
 
 def finish(client: Client, callback: str):

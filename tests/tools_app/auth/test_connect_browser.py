@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.conftest import browser_login, daphne_process
+from tests.pages import shot
 from tests.tools_app.auth.servers import OAuthServer
 from tools_app.connectors.services import connector_add
 from tools_app.crypto import credentials_set
@@ -166,4 +167,55 @@ def test_a_connector_source_is_connected_from_the_connectors_page(oauth_and_stud
     # One connection for the source, held for this user, serves each of its tools.
     token = OAuthToken.objects.get(user=owner)
     assert token.source_id == source.pk and token.tool_id is None
+    page.context.close()
+
+
+@pytest.fixture
+def mcp_oauth_and_studio(transactional_db, private_network):
+    """An MCP server requiring the local OAuth server's tokens, and a studio that may
+    reach both."""
+    from tests.tools_app.auth.mcp_server import mcp_oauth_app
+    from tests.tools_app.sources.servers import serve
+
+    server = OAuthServer()
+    server.publish_metadata()
+    with serve(mcp_oauth_app(server)) as mcp_base:
+        entries = [private_network(url).removeprefix("http://") for url in (server.url, mcp_base)]
+        with daphne_process(STUDIO_PRIVATE_NETWORKS=",".join(entries)) as studio:
+            yield server, f"{mcp_base}/mcp", studio
+    server.stop()
+
+
+def test_an_mcp_source_with_its_own_oauth_is_connected_from_the_sources_page(
+    mcp_oauth_and_studio, browser, owner
+):
+    from tools_app.sources.mcp import mcp_server_register
+
+    server, mcp_url, studio = mcp_oauth_and_studio
+    with ThreadPoolExecutor(1) as pool:  # off the browser's event loop
+        source = pool.submit(
+            mcp_server_register,
+            user=owner,
+            url=mcp_url,
+            name="Remote",
+            redirect_uri=f"{studio}/oauth/callback",
+        ).result()
+    page = browser_login(browser, studio, "owner")
+    page.goto(f"{studio}/sources/")
+    signin = page.locator(f'[data-signin="{source.pk}"]')
+    signin.locator(".account-line").wait_for()
+    assert "Sign-in: OAuth (the server's own)" in signin.inner_text()
+    assert signin.locator(".account-line").get_attribute("data-connected") == "false"
+
+    signin.locator("a[data-connect]").click()
+    page.wait_for_selector("#approve")  # the authorization server's own page
+    page.fill("input[name=user]", "bob")
+    page.click("#approve")
+    page.wait_for_url(f"{studio}/sources/?connected=1")
+    page.wait_for_selector(f'[data-signin="{source.pk}"] .account-line[data-connected="true"]')
+    assert "Press Refresh to list its tools." in signin.inner_text()
+    page.locator(f'li[data-source="{source.pk}"] button', has_text="Refresh").click()
+    page.wait_for_selector('#mcp-pick-box tr[data-remote="whoami"]')  # listed as bob
+    shot(page, "sources_mcp_oauth")
+    assert OAuthToken.objects.get(user=owner).source_id == source.pk
     page.context.close()

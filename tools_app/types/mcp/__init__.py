@@ -1,7 +1,9 @@
 """MCP tools: one tool of a registered MCP server (tools_app.sources.mcp).
 
 Tool.config = {"source_id", "remote_name"}; the server's URL, transport and encrypted
-headers stay on the ToolSource so that one change of a header serves every tool.
+headers stay on the ToolSource so that one change of a header serves every tool. A server
+that signs in with its own OAuth is called with the running user's token
+(tools_app.sources.mcp_signin); a user who has not connected gets a tool error saying so.
 The output is the call result: `structuredContent` when the tool declares an output
 schema, else {"content": [...], "text": "..."}. An `isError` result, a protocol error or
 an unreachable server is a tool error carrying the server's message.
@@ -30,18 +32,28 @@ class McpToolType(ToolType):
         from tools_app.errors import ToolError
         from tools_app.models import ToolSource
         from tools_app.sources.mcp import McpFailure, mcp_call, mcp_source_connection
+        from tools_app.sources.mcp_signin import as_user, signs_in
 
         try:
             connection = await sync_to_async(mcp_source_connection)(tool)
         except ToolSource.DoesNotExist:
             raise ToolError("The MCP server of this tool was removed (or is not yours).") from None
-        try:
-            result = await mcp_call(
-                **connection,
+        source = connection.pop("source")
+
+        async def call(headers: dict[str, str]) -> dict[str, Any]:
+            return await mcp_call(
+                **{**connection, "headers": headers},
                 name=tool.config["remote_name"],
                 arguments=input or {},
                 timeout=tool.timeout_seconds,
             )
+
+        try:
+            if signs_in(source):
+                user = getattr(context, "user", None)
+                result = await as_user(source, user, connection["headers"], call)
+            else:
+                result = await call(connection["headers"])
         except McpFailure as exc:
             raise ToolError(str(exc)) from None
         if result["isError"]:

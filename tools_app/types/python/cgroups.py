@@ -1,7 +1,7 @@
 """One control group per sandboxed run, over cgroup v2 or v1 behind one small interface.
 
 A run's cgroup receives the run's first process before it execs bubblewrap (a shell
-that writes to `cgroup.procs` and execs the rest, isolation.spawn_args, or
+that writes "0" to the cgroup's join file and execs the rest, isolation.spawn_args, or
 `RunCgroup.join` between fork and exec where that shell cannot be used), so every
 process of the run is inside it from its first instruction. It caps the run's process
 count (pids), its memory with no swap (memory), its CPU share when the cpu controller is
@@ -9,6 +9,12 @@ there, and `kill` ends the whole tree, setsid grandchildren included. The cgroup
 nested under the server's own cgroup (in each v1 hierarchy, or the v2 one), in
 `studio-sandbox/run-<pid>-<n>`, so whatever limit the server itself lives under still
 holds for its runs.
+
+The join file is `cgroup.procs` on v2 and `tasks` on v1. `tasks` moves the writing
+thread alone; the shell has one thread, so that is the whole process, and for a thread
+moving itself the kernel skips the global threadgroup lock that `cgroup.procs` takes,
+whose writer waits for an RCU grace period: most of a run's start on demand under load
+(docs/benchmarks.md, "Python sandbox").
 
 v2 is used when the unified hierarchy offers the pids and memory controllers; v1 when
 the pids and memory hierarchies are mounted and writable; otherwise `backend_detect`
@@ -52,12 +58,14 @@ class RunCgroup:
 
     version: str
     dirs: list[Path]
-    procs_files: list[bytes] = field(default_factory=list)
+    # What a single-threaded process writes "0" to, to move itself in (module docstring).
+    join_files: list[bytes] = field(default_factory=list)
 
     def join(self) -> None:
-        """Runs in the child between fork and exec: moves the child into the run's
-        cgroups ("0" names the writer). Plain os calls only: no locks, no imports."""
-        for path in self.procs_files:
+        """Runs in the child between fork and exec (one thread): moves the child into
+        the run's cgroups ("0" names the writer). Plain os calls only: no locks, no
+        imports."""
+        for path in self.join_files:
             fd = os.open(path, os.O_WRONLY)
             try:
                 os.write(fd, b"0")
@@ -78,13 +86,17 @@ class RunCgroup:
             with contextlib.suppress(OSError):
                 (self.dirs[0] / "cgroup.kill").write_text("1")
         deadline = time.monotonic() + within
+        pause = 0.0005
         while pids := self.pids():
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
             if time.monotonic() > deadline:
                 return False
-            time.sleep(0.01)
+            # A killed process leaves within about a millisecond: look again soon, then
+            # less often (a run's end waits for this).
+            time.sleep(pause)
+            pause = min(pause * 2, 0.01)
         return True
 
     def memory_killed(self) -> bool:
@@ -100,14 +112,19 @@ class RunCgroup:
 
     def remove(self) -> None:
         for directory in self.dirs:
-            for _ in range(50):  # the kernel frees a killed task's cgroup asynchronously
+            pause, deadline = 0.0005, time.monotonic() + 0.5
+            # The kernel frees a killed task's cgroup asynchronously: EBUSY until then.
+            while True:
                 try:
                     directory.rmdir()
                     break
                 except FileNotFoundError:
                     break
                 except OSError:
-                    time.sleep(0.01)
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(pause)
+                    pause = min(pause * 2, 0.01)
 
 
 class CgroupBackend:
@@ -138,7 +155,8 @@ class CgroupBackend:
             self._apply(run, _v2_settings(limits, self.controllers))
         else:
             self._apply(run, _v1_settings(limits, set(self.bases)))
-        run.procs_files = [os.fsencode(d / "cgroup.procs") for d in run.dirs]
+        join = "cgroup.procs" if self.version == "v2" else "tasks"
+        run.join_files = [os.fsencode(d / join) for d in run.dirs]
         return run
 
     def check(self) -> None:

@@ -39,9 +39,9 @@ ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 MAX_FILE_BYTES = 16 * 1024 * 1024
 OPEN_FILES = 64
 SH, PRLIMIT, SETPRIV = "/bin/sh", "/usr/bin/prlimit", "/usr/bin/setpriv"
-# Moves the shell into the cgroups whose cgroup.procs files are its first $1 arguments
-# ("0" names the writer), then execs the rest: every process of the run is in its
-# cgroup from the first instruction of bubblewrap on.
+# Moves the shell into the cgroups whose join files (cgroups.RunCgroup.join_files) are
+# its first $1 arguments ("0" names the writer), then execs the rest: every process of
+# the run is in its cgroup from the first instruction of bubblewrap on.
 JOIN_CGROUPS = (
     'n=$1; shift; while [ "$n" -gt 0 ]; do '
     'echo 0 >"$1" || { echo "sandbox: cannot join the cgroup $1" >&2; exit 125; }; '
@@ -169,7 +169,7 @@ def spawn_args(
         )
         return argv, setup
     chain = []
-    files = [os.fsdecode(path) for path in cgroup.procs_files] if cgroup is not None else []
+    files = [os.fsdecode(path) for path in cgroup.join_files] if cgroup is not None else []
     if files:
         chain += [SH, "-c", JOIN_CGROUPS, "sh", str(len(files)), *files]
     memory = limits.memory_mb * 1024 * 1024
@@ -233,9 +233,10 @@ class Identity:
     def own(self) -> bool:
         return self.lease is not None
 
-    def release(self) -> None:
+    def release(self, *, clean: bool = True) -> None:
+        """Give the uid back; `clean`: none of its processes is left."""
         if self.lease is not None:
-            self.lease.release()
+            self.lease.release(clean=clean)
 
 
 def identity_claim(host: HostConfig) -> Identity | None:
@@ -274,9 +275,8 @@ def _probe(mode: str, host: HostConfig) -> str:
     except (OSError, subprocess.SubprocessError) as exc:
         return f"{mode} could not start: {exc}"
     finally:
-        if identity.own:
-            uid_kill(identity.uid)
-        identity.release()
+        clean = uid_kill(identity.uid) if identity.own else True
+        identity.release(clean=clean)
     if done.returncode == 0 and done.stdout.strip() == b"sandbox-ok":
         return ""
     error = done.stderr.decode("utf-8", "replace").strip()[-300:]

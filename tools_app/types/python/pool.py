@@ -9,7 +9,14 @@
 - `uid_claim`: a uid of its own for each run, from a configured range, held with an
   flock on a file per uid, so the processes of one host (web, workers, the service)
   never hand the same uid to two runs at once. A uid needs no /etc/passwd entry; with a
-  uid per run, RLIMIT_NPROC counts that run's processes only.
+  uid per run, RLIMIT_NPROC counts that run's processes only. The lock file also says
+  whether the uid was given back clean: a holder writes its pid into it when it claims
+  the uid and `clean` when it releases the uid after its run's tree is dead; the kernel
+  drops the flock of a holder that dies, but not what it wrote. So only a uid whose file
+  does not say `clean` (a holder died, or a server of before this file) is searched for
+  leftover processes (a scan of /proc, tens of ms on a busy host) before it is handed
+  out; a clean one, or one whose file the claim made (never held), is handed out at
+  once. A process hands out the uids of its range in turn, not the same one each time.
 - `uid_processes` / `uid_kill`: every live process of a uid, from /proc, and killing
   them until none is left (the net under the pid namespace and the cgroup).
 
@@ -21,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import itertools
 import os
 import signal
 import threading
@@ -127,33 +135,58 @@ def pool_for(size: int) -> SlotPool:
 
 
 # --- uids ---------------------------------------------------------------------------------
+CLEAN = b"clean\n"  # a uid lock file's content once its last holder gave it back clean
+_claims = itertools.count()
+
+
 @dataclass
 class UidLease:
     uid: int
     fd: int
 
-    def release(self) -> None:
+    def release(self, *, clean: bool = True) -> None:
+        """Give the uid back; `clean`: no process of the uid is left (else the next
+        holder searches /proc for them first)."""
+        if clean:
+            with contextlib.suppress(OSError):
+                _state_write(self.fd, CLEAN)
         with contextlib.suppress(OSError):
             os.close(self.fd)  # closing drops the flock
 
 
 def uid_claim(*, base: int, count: int, lock_dir: str) -> UidLease | None:
-    """A uid of [base, base + count) no other run of this host holds, or None."""
+    """A uid of [base, base + count) no other run of this host holds, or None. Each
+    claim starts its search one uid further than the last one of this process: the kernel
+    gives back a uid's process count (RLIMIT_NPROC) some time after its run's namespaces
+    are gone, so one uid reused run after run, faster than that, ends with `bwrap: Can't
+    fork` (docs/benchmarks.md, "Python sandbox")."""
     directory = Path(lock_dir)
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    start = (os.getpid() * 7 + threading.get_ident()) % count  # spread the processes
+    start = os.getpid() * 7 + next(_claims)  # spread the processes, then rotate
     for offset in range(count):
         uid = base + (start + offset) % count
-        fd = os.open(directory / f"uid-{uid}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        path = directory / f"uid-{uid}.lock"
+        try:  # a file made now: the uid was never held, nothing of it can be left
+            fd, fresh = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600), True
+        except FileExistsError:
+            fd, fresh = os.open(path, os.O_RDWR), False
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
             continue
-        if uid_kill(uid):  # a run of a crashed server may have left one behind
+        # A holder that died without releasing the uid left its pid in the file, and
+        # maybe processes of its run: those are killed before the uid is handed out.
+        if fresh or os.pread(fd, len(CLEAN) + 1, 0) == CLEAN or uid_kill(uid):
+            _state_write(fd, f"{os.getpid()}\n".encode())
             return UidLease(uid, fd)
         os.close(fd)
     return None
+
+
+def _state_write(fd: int, state: bytes) -> None:
+    os.pwrite(fd, state, 0)
+    os.ftruncate(fd, len(state))
 
 
 def uid_processes(uid: int) -> list[int]:

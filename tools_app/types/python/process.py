@@ -59,6 +59,8 @@ class Started:
     identity: Identity
     cgroup: RunCgroup | None
     ahead: bool  # started before its run asked for it (a spare)
+    # Set by finish: every process of the run is known dead (its uid can go back clean).
+    dead: bool = False
 
     async def serve(self, request: bytes) -> None:
         """Hand the request (its length first: runner.py reads exactly that much) and
@@ -77,7 +79,7 @@ class Started:
         """Kill the whole tree, reap the process, read what it wrote and remove its
         cgroup (blocking: call it in a thread). The caller gives the uid back after."""
         try:
-            kill_tree(self.proc, self.cgroup, self.identity)
+            self.dead = kill_tree(self.proc, self.cgroup, self.identity)
             self.proc.wait()
             stdout, stderr = _contents(self.out, MAX_STDOUT), _contents(self.err, MAX_STDERR)
             memory_killed = self.cgroup is not None and self.cgroup.memory_killed()
@@ -92,7 +94,7 @@ class Started:
         try:
             self.finish()
         finally:
-            self.identity.release()
+            self.identity.release(clean=self.dead)
 
     def close_fds(self) -> None:
         for fd in (self.out, self.err):
@@ -153,16 +155,18 @@ def cgroup_for(caps: Capabilities, limits: RunLimits) -> RunCgroup | None:
 
 def kill_tree(
     proc: subprocess.Popen[bytes] | None, cgroup: RunCgroup | None, identity: Identity
-) -> None:
-    """Kill every process of the run. The run's first process leads its own process
-    group; bubblewrap's init dies with it and takes the pid namespace along; the cgroup
-    and the run's own uid catch whatever left both (a setsid grandchild in rlimits mode)."""
+) -> bool:
+    """Kill every process of the run; True when none is known to be left. The run's
+    first process leads its own process group; bubblewrap's init dies with it and takes
+    the pid namespace along; the cgroup and the run's own uid catch whatever left both
+    (a setsid grandchild in rlimits mode)."""
     if proc is not None and proc.poll() is None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
     emptied = cgroup.kill() if cgroup is not None else False
     if identity.own and not emptied:  # a process cannot leave its cgroup: once empty, done
-        uid_kill(identity.uid)
+        return uid_kill(identity.uid)
+    return emptied or not identity.own
 
 
 async def _write_all(fd: int, data: bytes) -> None:

@@ -93,7 +93,7 @@ async def sandbox_run(
         try:
             result = await _serve(started, request, marker, timeout, caps, limits, queued)
         finally:
-            started.identity.release()
+            started.identity.release(clean=started.dead)
         return result
     finally:
         pool.release()

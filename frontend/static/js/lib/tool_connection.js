@@ -47,3 +47,32 @@ export async function showConnection(tool, box) {
     }
   }
 }
+
+// One line of a list of sources (the connectors and sources pages): whether the user's
+// account is connected, and a Connect link that comes back to `next` after the
+// authorization. `status` is a connection answer ({connected, connect_url}).
+export function accountLine(status, { next, sourceId, notConnected }) {
+  const href = `${status.connect_url}?next=${encodeURIComponent(next)}`;
+  return h("div", { class: "account-line", "data-connected": String(Boolean(status.connected)) },
+    h("span", { class: status.connected ? "ok" : "muted" }, status.connected ? "Your account is connected." : notConnected),
+    " ", h("a", { class: "button secondary", href, "data-connect": sourceId }, status.connected ? "Connect again" : "Connect your account"));
+}
+
+// The sign-in of an MCP source with the server's own OAuth, on the sources page: the
+// connection is fetched after the card is shown (the slot fills in when it answers).
+export function serverSignin(source) {
+  const slot = h("div", { class: "signin small", "data-signin": source.id },
+    h("strong", {}, "Sign-in: OAuth (the server's own)"),
+    source.config.oauth?.issuer ? h("span", { class: "muted" }, ` at ${source.config.oauth.issuer}`) : null);
+  api(`/api/sources/${source.id}/connection`).then((status) => {
+    if (!status.connectable) return;
+    const listed = (source.remote_tools || []).length > 0;
+    slot.append(accountLine(status, {
+      next: "/sources/",
+      sourceId: source.id,
+      notConnected: "Not connected: its tools are listed and called with your own account.",
+    }));
+    if (status.connected && !listed) slot.append(h("div", { class: "muted" }, "Press Refresh to list its tools."));
+  }).catch(() => {});
+  return slot;
+}
