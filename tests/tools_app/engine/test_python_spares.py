@@ -242,10 +242,12 @@ def test_a_forked_server_process_closes_its_copy_of_the_spares_pipes():
     spare_waiting()
     from tools_app.types.python import spares
 
-    with spares._store.lock:  # the parent's spare and its pipe, as a prefork worker inherits them
-        parent_fds = [s.proc.stdin.fileno() for s in spares._store.idle if s.proc.stdin]
     report_read, report_write = os.pipe()
-    child = os.fork()
+    # The parent's spare and its pipe, as a prefork worker inherits them; the fork happens
+    # under the store's lock, so that the spares' thread cannot move the spare meanwhile.
+    with spares._store.lock:
+        parent_fds = [s.proc.stdin.fileno() for s in spares._store.idle if s.proc.stdin]
+        child = os.fork()
     if child == 0:  # the forked "worker": report which of the parent's pipes it still holds
         held = []
         for fd in parent_fds:
