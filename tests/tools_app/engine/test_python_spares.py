@@ -245,15 +245,18 @@ def test_a_forked_server_process_closes_its_copy_of_the_spares_pipes():
     report_read, report_write = os.pipe()
     # The parent's spare and its pipe, as a prefork worker inherits them; the fork happens
     # under the store's lock, so that the spares' thread cannot move the spare meanwhile.
+    # A pipe is told by its inode: after the child closes it, another at-fork handler may
+    # open something else under the same descriptor number.
     with spares._store.lock:
         parent_fds = [s.proc.stdin.fileno() for s in spares._store.idle if s.proc.stdin]
+        pipes = {fd: os.fstat(fd).st_ino for fd in parent_fds}
         child = os.fork()
     if child == 0:  # the forked "worker": report which of the parent's pipes it still holds
         held = []
-        for fd in parent_fds:
+        for fd, inode in pipes.items():
             try:
-                os.fstat(fd)
-                held.append(fd)
+                if os.fstat(fd).st_ino == inode:
+                    held.append(fd)
             except OSError:
                 pass
         os.write(report_write, json.dumps(held).encode())
