@@ -111,10 +111,12 @@ def _store_many_postgresql(
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
         if len(keys) > 1:
             # Lock in id order first: two writers of overlapping threads never deadlock.
+            # The lock the UPDATE below takes anyway (FOR NO KEY UPDATE): rows added that
+            # reference a thread (messages, signals) do not wait for it.
             cursor.execute(
                 f"SELECT 1 FROM {Thread._meta.db_table} "  # noqa: S608
                 "WHERE id = ANY(string_to_array(%s, ',')::uuid[]) "
-                "ORDER BY id FOR UPDATE",
+                "ORDER BY id FOR NO KEY UPDATE",
                 [",".join(keys)],
             )
         cursor.execute(
@@ -143,7 +145,7 @@ def _store_many_orm(
 
     last = {
         str(pk): seq
-        for pk, seq in Thread.objects.select_for_update()
+        for pk, seq in Thread.objects.select_for_update(no_key=True)
         .filter(pk__in=keys)
         .order_by("pk")
         .values_list("pk", "last_seq")

@@ -166,7 +166,7 @@ def runs_claim(*, worker: str, limit: int) -> list[str]:
         return []
     with transaction.atomic():
         ids = list(
-            Run.objects.select_for_update(skip_locked=True)
+            Run.objects.select_for_update(skip_locked=True, no_key=True)
             .filter(status=RunStatus.RUNNING, worker=QUEUED)
             .order_by("created_at")
             .values_list("pk", flat=True)[:limit]

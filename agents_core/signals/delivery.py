@@ -62,7 +62,12 @@ def _deliver_into(signal: Signal, run: Run) -> bool:
     with transaction.atomic():
         # The lock orders us against the loop's final status update: either the run is
         # still running and its end hook will see this row, or we see it ended.
-        if not Run.objects.select_for_update().filter(id=run.id, status=RunStatus.RUNNING).exists():
+        # FOR NO KEY UPDATE: it conflicts with that update, not with the key-share locks
+        # that rows referencing the run (its events, messages, spans) take as they are added.
+        running = Run.objects.select_for_update(no_key=True).filter(
+            id=run.id, status=RunStatus.RUNNING
+        )
+        if not running.exists():
             return False
         signal.run = run
         signal.decision = SignalDecision.DELIVER
@@ -184,8 +189,12 @@ def signals_drain_for_run(run: Run) -> list[str]:
         return []  # the common case, in one query instead of a locking transaction
     now = timezone.now()
     with transaction.atomic():
+        # Only the signal rows are locked (`of`): locking the joined thread row too would
+        # skip every signal while anything else holds that row (the event store numbering
+        # the thread's events does, all the time a run streams), and they would wait for
+        # the run's end instead of reaching its next model call.
         signals = list(
-            Signal.objects.select_for_update(skip_locked=True)
+            Signal.objects.select_for_update(skip_locked=True, of=("self",), no_key=True)
             .filter(run=run, status=SignalStatus.PENDING)
             .select_related("thread")
             .order_by("id")
@@ -231,7 +240,7 @@ def signal_queue_process(*, thread: Thread) -> Run | None:
             return None
         with transaction.atomic():
             signal = (
-                Signal.objects.select_for_update(skip_locked=True)
+                Signal.objects.select_for_update(skip_locked=True, no_key=True)
                 .filter(thread=thread, status=SignalStatus.QUEUED)
                 .order_by("id")
                 .first()
