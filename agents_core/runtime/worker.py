@@ -204,16 +204,32 @@ class RunWorker:
                     await conn.execute(f"LISTEN {RUNS_QUEUED}")
                     await conn.execute(f"LISTEN {RUN_ABORT}")
                     self.wake.set()
-                    async for note in conn.notifies():
-                        if note.channel == RUNS_QUEUED:
-                            self.wake.set()
-                        elif note.channel == RUN_ABORT:
-                            active.request_abort(note.payload)
+                    await self._notified(conn.pgconn)
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - database restarted: the beat covers the gap
                 logger.warning("Run worker notifications interrupted; retrying", exc_info=True)
                 await asyncio.sleep(min(self.poll_seconds, 1.0))
+
+    async def _notified(self, pgconn: Any) -> None:
+        """Act on the connection's notifications as they come, until it fails. The loop
+        watches the socket itself: psycopg's `notifies()` wakes ten times a second to
+        check for Ctrl-C, which an idle worker would pay for."""
+        readable = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        loop.add_reader(pgconn.socket, readable.set)
+        try:
+            while True:
+                await readable.wait()
+                readable.clear()
+                pgconn.consume_input()  # OperationalError once the connection is gone
+                while (note := pgconn.notifies()) is not None:
+                    if note.relname == RUNS_QUEUED.encode():
+                        self.wake.set()
+                    elif note.relname == RUN_ABORT.encode():
+                        active.request_abort(note.extra.decode())
+        finally:
+            loop.remove_reader(pgconn.socket)
 
     async def _listen(self) -> None:
         from channels.layers import get_channel_layer
