@@ -217,19 +217,21 @@ class RunWorker:
         check for Ctrl-C, which an idle worker would pay for."""
         readable = asyncio.Event()
         loop = asyncio.get_running_loop()
-        loop.add_reader(pgconn.socket, readable.set)
+        fd = pgconn.socket  # a lost connection no longer tells it
+        loop.add_reader(fd, readable.set)
         try:
             while True:
-                await readable.wait()
-                readable.clear()
-                pgconn.consume_input()  # OperationalError once the connection is gone
+                # What libpq already read (with LISTEN's answer) first, then the socket.
                 while (note := pgconn.notifies()) is not None:
                     if note.relname == RUNS_QUEUED.encode():
                         self.wake.set()
                     elif note.relname == RUN_ABORT.encode():
                         active.request_abort(note.extra.decode())
+                await readable.wait()
+                readable.clear()
+                pgconn.consume_input()  # OperationalError once the connection is gone
         finally:
-            loop.remove_reader(pgconn.socket)
+            loop.remove_reader(fd)
 
     async def _listen(self) -> None:
         from channels.layers import get_channel_layer
