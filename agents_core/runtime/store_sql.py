@@ -67,16 +67,11 @@ FROM given g WHERE t.id = g.thread AND g.title IS NOT NULL
 """
 
 
-def run_create(*, run: Run, role: str, part: dict[str, Any], title: str | None) -> None:
-    """Insert a new run (an unsaved instance: its fields as run_start set them), its first
-    message (`part`, as `role`) and, when given, the thread's placeholder `title`. One
-    statement on PostgreSQL; a running run on the thread fails it (IntegrityError)."""
-    runs_create([(run, role, part, title)])
-
-
 def runs_create(rows: list[tuple[Run, str, dict[str, Any], str | None]]) -> None:
-    """run_create for many new runs (each on its own thread) in one statement on
-    PostgreSQL: a running run on any of their threads fails them all (IntegrityError)."""
+    """Insert new runs (unsaved instances, each on its own thread: their fields as
+    run_rows.new_run set them), with each its first message (`part`, as `role`) and, when
+    given, its thread's placeholder `title`. One statement on PostgreSQL; a running run on
+    any of the threads fails them all (IntegrityError)."""
     if not enabled():
         for run, role, part, title in rows:
             run.save(force_insert=True)
