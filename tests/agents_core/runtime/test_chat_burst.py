@@ -167,7 +167,9 @@ async def test_messages_sent_at_once_on_many_sockets_each_get_their_run_start_or
         else received[5]
     )
     assert [event["code"] for event in fifth if event["type"] == "error"] == ["run_running"]
-    assert sum(inserted) == 5 and len(inserted) < 5  # some of them were taken together
+    # Every new run was inserted once, in whatever batches the socket's timing made (the
+    # batching itself is checked without sockets above).
+    assert sum(inserted) == 5
     await settle()
     for comm in comms:
         await comm.disconnect()
