@@ -49,7 +49,7 @@ def _django() -> None:
 _django()
 
 from agents_core.runtime.partial_json import IncrementalJSONParser  # noqa: E402
-from agents_core.runtime.patches import held_delta, join_delta, sendable_delta  # noqa: E402
+from agents_core.runtime.patches import join_delta, sendable_delta  # noqa: E402
 
 SKIP_AFTER_S = 60.0
 SAMPLES = 40
@@ -167,7 +167,7 @@ def ws_bytes(deltas: list[str], per_pass: int) -> int:
             event = {**base, "argsTextDelta": delta, "patches": parser.feed(delta)}
             if held is None or not join_delta(held, event):
                 assert held is None, "one call's deltas always join"
-                held = held_delta(event)
+                held = event
         assert held is not None
         seq += 1
         sent = sendable_delta(held)

@@ -38,7 +38,7 @@ from agents_core.runtime.handoff import (
     store_unless_owned,
     thread_group,
 )
-from agents_core.runtime.patches import held_delta, join_delta, sendable_delta
+from agents_core.runtime.patches import join_delta, sendable_delta
 
 # What other modules import from here (the other writers' side lives in handoff.py).
 __all__ = [
@@ -102,7 +102,7 @@ class EventSink:
         if event["type"] not in DELTA_TYPES or event.get("hidden"):
             self._send(event, self.run_id)
             return
-        self.held = held_delta(event)
+        self.held = event
         if not self.release_soon:
             self.release_soon = True
             self.loop.call_soon(self._pass_ended)

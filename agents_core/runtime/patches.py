@@ -75,7 +75,9 @@ def compact_patches(patches: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def join_delta(held: dict[str, Any], event: dict[str, Any]) -> bool:
     """Fold the delta `event` into `held` (the delta before it, not sent yet) when both
     continue one thing: text of one step of the run, or the input of one tool call. Returns
-    whether it did; `held` must own its patch list (see `held_delta`)."""
+    whether it did. `held` becomes the joined event (its sender does not keep it); its
+    first join gives it a patch list of its own, so the lists the parser returned (which
+    the tool's `on_input_delta` hook saw) stay as they were."""
     kind = event["type"]
     if kind != held["type"] or held.get("hidden") or event.get("hidden"):
         return False
@@ -88,23 +90,17 @@ def join_delta(held: dict[str, Any], event: dict[str, Any]) -> bool:
         return False
     if "argsTextDelta" in held and "argsTextDelta" in event:
         held["argsTextDelta"] += event["argsTextDelta"]
+        if "_joined" not in held:
+            own: list[dict[str, Any]] = []
+            merge_patches(own, held["patches"])
+            held["patches"], held["_joined"] = own, True
         merge_patches(held["patches"], event["patches"])
-        held["_joined"] = True
         return True
     if held.get("transformed") and event.get("transformed"):
         # Each carries the whole display value (one set of the root): the last is current.
         held["patches"] = event["patches"]
         return True
     return False
-
-
-def held_delta(event: dict[str, Any]) -> dict[str, Any]:
-    """A delta to hold until its loop pass ends: a copy with its own patch list."""
-    if "argsTextDelta" not in event:
-        return dict(event)
-    patches: list[dict[str, Any]] = []
-    merge_patches(patches, event["patches"])
-    return {**event, "patches": patches}
 
 
 def sendable_delta(held: dict[str, Any]) -> dict[str, Any]:
