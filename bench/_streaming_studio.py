@@ -75,30 +75,25 @@ def setup() -> tuple[Any, str]:
     return user, f"sessionid={session.session_key}"
 
 
-_handed_out: set[int] = set()
-
-
 def free_port() -> int:
-    """A free port on 127.0.0.1: within BENCH_PORTS ("8550-8599", on a machine whose benches
-    share it by ranges) when set, one not handed out before by this process (its server
-    may not listen yet); else any."""
-    span = os.environ.get("BENCH_PORTS")
-    if not span:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            return int(sock.getsockname()[1])
-    low, _, high = span.partition("-")
-    for port in range(int(low), int(high or low) + 1):
-        if port in _handed_out:
-            continue
+    """A free port on 127.0.0.1: within BENCH_PORTS ("8550-8599") when set, else any; never
+    one handed out before in this process (its server may not listen yet)."""
+    low, _, high = os.environ.get("BENCH_PORTS", "0-0").partition("-")
+    ports = range(int(low), int(high or low) + 1) if int(low) else [0] * 20
+    for port in ports:
         with socket.socket() as sock:
             try:
                 sock.bind(("127.0.0.1", port))
             except OSError:
                 continue
-        _handed_out.add(port)
-        return port
-    raise RuntimeError(f"no free port left in BENCH_PORTS={span}")
+            found = int(sock.getsockname()[1])
+        if found not in _handed_out:
+            _handed_out.add(found)
+            return found
+    raise RuntimeError(f"no free port in BENCH_PORTS={os.environ['BENCH_PORTS']}")
+
+
+_handed_out: set[int] = set()
 
 
 def cpu_seconds(pid: int) -> float:
