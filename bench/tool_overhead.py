@@ -58,27 +58,14 @@ def table(
         print(f"  {label:<46}{shown:>12}{seconds / baseline:>9.1f}x")
 
 
-def _free_port() -> int:
-    """A free port on 127.0.0.1: within BENCH_PORTS ("8550-8599") when set, else any."""
-    import socket
-
-    low, _, high = os.environ.get("BENCH_PORTS", "0-0").partition("-")
-    for port in range(int(low), int(high or low) + 1):
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return int(sock.getsockname()[1])
-    raise RuntimeError(f"no free port in BENCH_PORTS={os.environ['BENCH_PORTS']}")
-
-
 def _daphne(
     env: dict[str, str], app: str = "studio.asgi:application", root: Path = ROOT
 ) -> tuple[subprocess.Popen, str]:
     import socket
 
-    port = _free_port()
+    from bench._streaming_studio import free_port
+
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), app],
         cwd=root,
