@@ -24,6 +24,7 @@ from rest_framework import serializers
 from agents_core.runtime import active, live, relay
 from agents_core.runtime.events import thread_group
 from agents_core.selectors import thread_for, threads_for
+from agents_core.services import run_chats
 from agents_core.services import runs as run_services
 from agents_core.services import threads as thread_services
 from studio.exceptions import ApplicationError
@@ -247,8 +248,9 @@ class ThreadConsumer(JsonFrameConsumer):
 
     # --- client messages (a bad frame gets an error event: studio.websocket) ----------------
     async def _chat(self, frame: dict[str, Any]) -> None:
+        chat = run_chats.Chat(self.user, self.thread_id, frame["text"], frame["options"])
         async with active.taking_message():
-            await _in_thread(_chat)(self.user, self.thread_id, frame["text"], frame["options"])
+            await run_chats.chat_take(chat)
 
     async def _resume(self, frame: dict[str, Any]) -> None:
         await _in_thread(_resume)(
@@ -286,11 +288,6 @@ def _stored_if_lost(thread_id: Any, after: int, owner_seq: int | None) -> int | 
         return None
     last = Thread.objects.values_list("last_seq", flat=True).get(pk=thread_id)
     return last if after > max(last, owner_seq or 0) else None
-
-
-def _chat(user: Any, thread_id: Any, text: str, options: dict[str, Any]) -> None:
-    thread = thread_for(user, thread_id, for_message=True)
-    run_services.run_start_safe(thread=thread, message=text, user=user, options=options)
 
 
 def _suspended_run_of_call(user: Any, thread_id: Any, tool_call_id: str) -> Any:

@@ -76,16 +76,24 @@ def setup() -> tuple[Any, str]:
 
 
 def free_port() -> int:
-    """A free port on 127.0.0.1: within BENCH_PORTS ("8450-8499") when set, else any."""
+    """A free port on 127.0.0.1: within BENCH_PORTS ("8550-8599") when set, else any; never
+    one handed out before in this process (its server may not listen yet)."""
     low, _, high = os.environ.get("BENCH_PORTS", "0-0").partition("-")
-    for port in range(int(low), int(high or low) + 1):
+    ports = range(int(low), int(high or low) + 1) if int(low) else [0] * 20
+    for port in ports:
         with socket.socket() as sock:
             try:
                 sock.bind(("127.0.0.1", port))
             except OSError:
                 continue
-            return int(sock.getsockname()[1])
+            found = int(sock.getsockname()[1])
+        if found not in _handed_out:
+            _handed_out.add(found)
+            return found
     raise RuntimeError(f"no free port in BENCH_PORTS={os.environ['BENCH_PORTS']}")
+
+
+_handed_out: set[int] = set()
 
 
 def cpu_seconds(pid: int) -> float:

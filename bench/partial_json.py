@@ -1,22 +1,29 @@
 """Partial JSON of streamed tool arguments: the studio's incremental parser against
-re-parsing the accumulated text after every delta (jiter partial mode, partial-json-parser).
+re-parsing the accumulated text after every delta (jiter partial mode, partial-json-parser),
+and the bytes the page receives for the argument.
 
     python -m bench.partial_json [--sizes 1000,10000,100000,1000000] [--delta 16]
+                                 [--per-pass 1,8,64]
 
 For each size an argument (nested objects and arrays; strings with escapes and non-ASCII
 text) is cut into deltas of 16 characters and fed to each parser; all must agree on the
 final value and on sampled intermediate values. One line per size on stdout:
 
-    size=<bytes> studio_s=<s> jiter_s=<s> pjp_s=<s|skipped> speedup_vs_jiter=<x> ws_bytes=<bytes>
+    size=<bytes> studio_s=<s> jiter_s=<s> pjp_s=<s|skipped> speedup_vs_jiter=<x>
+        ws_bytes=<bytes> ws_bytes_pass<N>=<bytes> ...
 
-`ws_bytes` is what the page would receive for the argument: the `tool-input-delta` events
-(JSON, with their ids and seq), one per delta as the run sends them. partial-json-parser
-is skipped where its quadratic time, extrapolated from the smaller sizes, would pass a
-minute; the jiter re-parse where it would pass `--jiter-limit` seconds (then
-`jiter_s=est<seconds>` and `speedup_vs_jiter=est<x>` are quadratic extrapolations from the
-largest measured size). Targets: 10x the size costs at most 12x the time; at 1 MB at
-least 200x faster than jiter; ws_bytes at most 3x the size (held before deliver-first,
-when a batch window joined deltas).
+`ws_bytes_pass<N>` is what the page receives for the argument when the model's chunks
+reach the run N at a time (N deltas within one pass of the run's event loop: one read of
+the model's stream): the `tool-input-delta` events as the run's sink sends them (the
+pass's deltas joined into one event with runtime/patches.py's functions, encoded as the
+sink encodes them, with ids and seq). `ws_bytes` is the first of `--per-pass`; at 1 every
+delta is its own event, which is what every delta cost before deltas of one pass were
+joined. partial-json-parser is skipped where its quadratic time, extrapolated from the
+smaller sizes, would pass a minute; the jiter re-parse where it would pass `--jiter-limit`
+seconds (then `jiter_s=est<seconds>` and `speedup_vs_jiter=est<x>` are quadratic
+extrapolations from the largest measured size). Targets: 10x the size costs at most 12x
+the time; at 1 MB at least 200x faster than jiter; ws_bytes at most 3x the size once the
+deltas of a read go together.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ def _django() -> None:
 _django()
 
 from agents_core.runtime.partial_json import IncrementalJSONParser  # noqa: E402
+from agents_core.runtime.patches import join_delta, sendable_delta  # noqa: E402
 
 SKIP_AFTER_S = 60.0
 SAMPLES = 40
@@ -141,9 +149,10 @@ def comparable(deltas: list[str], index: int) -> bool:
     return prefix[-1:] not in "0123456789.eE+-truefalsn"
 
 
-def ws_bytes(deltas: list[str]) -> int:
-    """Bytes of the tool-input-delta events the page receives: one event per delta, as
-    the run sends them (agents_core/runtime/tool_input.py), with its patches and seq."""
+def ws_bytes(deltas: list[str], per_pass: int) -> int:
+    """Bytes of the tool-input-delta events the page receives when `per_pass` deltas reach
+    the run in each pass of its event loop: joined as the sink joins them
+    (runtime/events.py), encoded as it encodes them, with their ids and seq."""
     parser = IncrementalJSONParser()
     total, seq = 0, 1000
     base = {
@@ -152,10 +161,18 @@ def ws_bytes(deltas: list[str]) -> int:
         "toolCallId": "call_8d3f1a2b9c4e_0",
         "toolName": "write_report",
     }
-    for delta in deltas:
+    for start in range(0, len(deltas), per_pass):
+        held: dict[str, Any] | None = None
+        for delta in deltas[start : start + per_pass]:
+            event = {**base, "argsTextDelta": delta, "patches": parser.feed(delta)}
+            if held is None or not join_delta(held, event):
+                assert held is None, "one call's deltas always join"
+                held = event
+        assert held is not None
         seq += 1
-        event = {**base, "argsTextDelta": delta, "patches": parser.feed(delta), "seq": seq}
-        total += len(json.dumps(event, ensure_ascii=False).encode())
+        sent = sendable_delta(held)
+        sent["seq"] = seq
+        total += len(json.dumps(sent, default=str).encode())
     return total
 
 
@@ -163,6 +180,11 @@ def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     options.add_argument("--sizes", default="1000,10000,100000,1000000")
     options.add_argument("--delta", type=int, default=16)
+    options.add_argument(
+        "--per-pass",
+        default="1,8,64",
+        help="deltas that reach the run within one pass of its event loop, for ws_bytes",
+    )
     options.add_argument(
         "--jiter-limit",
         type=float,
@@ -180,7 +202,11 @@ def main() -> None:
     rng = random.Random(4)
     pjp_rate: float | None = None  # seconds per delta per character, from measured sizes
     jiter_rate: float | None = None
-    print(f"# deltas of {args.delta} characters; ws_bytes: one event per delta", file=sys.stderr)
+    passes = [int(n) for n in args.per_pass.split(",")]
+    print(
+        f"# deltas of {args.delta} characters; ws_bytes_pass<N>: N deltas per loop pass",
+        file=sys.stderr,
+    )
     previous: tuple[int, float] | None = None
     for size in [int(s) for s in args.sizes.split(",")]:
         text = argument(size, rng)
@@ -218,7 +244,8 @@ def main() -> None:
             pjp_mismatches = sum(1 for i in samples if _trimmed(mine[i]) != _trimmed(pjp_seen[i]))
             pjp = f"{pjp_s:.3f}"
         size_bytes = len(text.encode())
-        wire = ws_bytes(deltas)
+        wires = {n: ws_bytes(deltas, n) for n in passes}
+        wire = wires[passes[0]]
         speedup = (
             f"{jiter_s / studio_s:.1f}"
             if not jiter_shown.startswith("est")
@@ -226,7 +253,8 @@ def main() -> None:
         )
         print(
             f"size={size_bytes} studio_s={studio_s:.4f} jiter_s={jiter_shown} pjp_s={pjp} "
-            f"speedup_vs_jiter={speedup} ws_bytes={wire}",
+            f"speedup_vs_jiter={speedup} ws_bytes={wire} "
+            + " ".join(f"ws_bytes_pass{n}={b}" for n, b in wires.items()),
             flush=True,
         )
         growth = ""
@@ -238,7 +266,7 @@ def main() -> None:
             f"#  {len(deltas)} deltas;{growth} sampled intermediate values compared: "
             f"{len(samples)}, disagreements with jiter: {mismatches}, with "
             f"partial-json-parser: {pjp_mismatches}; ws_bytes/size "
-            f"{wire / size_bytes:.2f}",
+            + ", ".join(f"{b / size_bytes:.2f} at {n} per pass" for n, b in wires.items()),
             file=sys.stderr,
             flush=True,
         )

@@ -32,6 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench._streaming_studio import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
 INPUT = {"value": 3, "from": "km", "to": "mi"}
 REPEAT = int(os.environ.get("BENCH_REPEAT", "200"))
@@ -62,8 +64,6 @@ def _daphne(
     env: dict[str, str], app: str = "studio.asgi:application", root: Path = ROOT
 ) -> tuple[subprocess.Popen, str]:
     import socket
-
-    from bench._streaming_studio import free_port
 
     port = free_port()
     proc = subprocess.Popen(

@@ -133,14 +133,20 @@ def sync_publisher(layer: Any) -> SyncPublisher | None:
 
 def group_send_sync(group: str, message: dict[str, Any]) -> None:
     """Publish a group message from synchronous code (see the module's docstring)."""
+    groups_send_sync([(group, message)])
+
+
+def groups_send_sync(messages: list[tuple[str, dict[str, Any]]]) -> None:
+    """Publish `[(group, message), ...]` from synchronous code: on the pub/sub layer one
+    pipelined write per shard."""
     from asgiref.sync import async_to_sync
     from channels.layers import get_channel_layer
 
     layer = get_channel_layer()
-    if layer is None:
+    if layer is None or not messages:
         return
     publisher = sync_publisher(layer)
     if publisher is not None:
-        publisher.publish_many([(group, message)])
+        publisher.publish_many(messages)
     else:
-        async_to_sync(layer.group_send)(group, message)
+        async_to_sync(group_send_many)(layer, messages)

@@ -183,10 +183,19 @@ def _spawn(run_id: str) -> None:
 
 def launch(run_id: Any) -> None:
     """Start executing a run (call after the rows it needs are committed)."""
-    run_id = str(run_id)
+    launch_many([run_id])
+
+
+def launch_many(run_ids: list[Any]) -> None:
+    """Start executing runs (committed): the run workers are woken once for all."""
     if uses_workers():
-        wake_workers()  # the run is queued in the database; a worker claims it
+        wake_workers()  # the runs are queued in the database; the workers claim them
         return
+    for run_id in run_ids:
+        _launch_here(str(run_id))
+
+
+def _launch_here(run_id: str) -> None:
     loop = _main_loop()
     if loop is None:
         loop = _background_loop()

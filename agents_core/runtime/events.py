@@ -4,9 +4,12 @@ A run's `EventSink` owns its thread's numbering while the run streams (runtime/l
 says why it may): it numbers each event from the thread's `last_seq`, sends it at once to
 the thread's subscribers (this process's directly, other processes' through the channel
 layer) and leaves it to the process's `StreamWriter`, which stores what every sink sent in
-one statement per `STUDIO_STREAM_BATCH_MS` window. Deltas are not held back or joined:
-each is one event. Before the run's status leaves `running`, the loop calls `release()`:
-everything is stored, and the thread's numbering is the database's again.
+one statement per `STUDIO_STREAM_BATCH_MS` window. Deltas are never held for a later
+one: those a run produces within one pass of its event loop (chunks that came in one read
+of the model's stream) continue one another and go out together as one event when the
+pass ends (runtime/patches.py: `join_delta`); a slow stream's deltas are each their own.
+Before the run's status leaves `running`, the loop calls `release()`: everything is
+stored, and the thread's numbering is the database's again.
 
 Other writers (`events_emit_sync`, sync code) number in the database under the thread's
 row lock, unless a running run's process owns the thread: then they hand their events to
@@ -35,6 +38,7 @@ from agents_core.runtime.handoff import (
     store_unless_owned,
     thread_group,
 )
+from agents_core.runtime.patches import join_delta, sendable_delta
 
 # What other modules import from here (the other writers' side lives in handoff.py).
 __all__ = [
@@ -77,6 +81,8 @@ class EventSink:
         self.published = 0  # delivered so far
         self.stored = 0  # the highest seq stored
         self.released = False
+        self.held: dict[str, Any] | None = None  # the pass's delta, sent when it ends
+        self.release_soon = False
         self.owner = owner
         self.writer = StreamWriter.for_loop(interval)
         self.broadcaster = relay.Broadcaster.for_loop()
@@ -87,8 +93,29 @@ class EventSink:
         return {"type": type_, "runId": self.run_id, **fields}
 
     def delta(self, event: dict[str, Any]) -> None:
-        """Number and deliver a delta now; it is stored with the next batch."""
-        self._send(event, self.run_id)
+        """Number and deliver a delta when this pass of the event loop ends, joined with
+        the deltas that continue it in the same pass; it is stored with the next batch."""
+        held = self.held
+        if held is not None and join_delta(held, event):
+            return
+        self._send_held()
+        if event["type"] not in DELTA_TYPES or event.get("hidden"):
+            self._send(event, self.run_id)
+            return
+        self.held = event
+        if not self.release_soon:
+            self.release_soon = True
+            self.loop.call_soon(self._pass_ended)
+
+    def _pass_ended(self) -> None:
+        self.release_soon = False
+        self._send_held()
+
+    def _send_held(self) -> None:
+        held = self.held
+        if held is not None:
+            self.held = None
+            self._send(sendable_delta(held), self.run_id)
 
     async def emit(self, type_: str, **fields: Any) -> dict[str, Any]:
         """Number and deliver an event now (after everything sent before it)."""
@@ -107,6 +134,8 @@ class EventSink:
             self._send(dict(event), run_id)
 
     def _send(self, event: dict[str, Any], run_id: Any) -> None:
+        if self.held is not None:
+            self._send_held()  # numbered before anything sent after it
         if self.seq is None:
             self.early.append((run_id, event))
             self._seed_soon()
@@ -156,6 +185,7 @@ class EventSink:
 
     async def flush(self) -> None:
         """Wait until everything sent so far is stored."""
+        self._send_held()
         self._raise_failure()
         if self._seeding is not None and self.seq is None:
             await self._seeded()

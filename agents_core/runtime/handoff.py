@@ -29,7 +29,7 @@ from django.db import transaction
 
 from agents_core.runtime import live
 from agents_core.runtime.event_store import events_store_many
-from studio.layers import group_send_sync
+from studio.layers import group_send_sync, groups_send_sync
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +60,15 @@ def publish_stored(thread_id: Any, message: dict[str, Any]) -> None:
     process's sockets of the thread (a chat's `run-start` reaches the socket that sent it
     without the channel layer's round trip) and published to the others' (a socket told
     twice sends an event once)."""
-    live.deliver(str(thread_id), [(seq, text) for seq, text in message["encoded"]])
-    group_send_sync(thread_group(thread_id), message)
+    publish_stored_many([(thread_id, message)])
+
+
+def publish_stored_many(messages: list[tuple[Any, dict[str, Any]]]) -> None:
+    """publish_stored for several threads' events: each told to this process's sockets as
+    it comes, then all published in one write."""
+    for thread_id, message in messages:
+        live.deliver(str(thread_id), [(seq, text) for seq, text in message["encoded"]])
+    groups_send_sync([(thread_group(thread_id), message) for thread_id, message in messages])
 
 
 def group_message_events(message: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,8 +1,11 @@
-"""Patch lists (what IncrementalJSONParser.feed returns, runtime/partial_json.py): merged
-when deltas are coalesced into one event, compacted before an event is stored."""
+"""Patch lists (what IncrementalJSONParser.feed returns, runtime/partial_json.py), and the
+deltas a run produces within one pass of its event loop joined into one event
+(runtime/events.py): their texts concatenated, their patches merged, then compacted before
+the event is numbered, sent and stored."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 
@@ -20,7 +23,11 @@ def merge_patches(into: list[dict[str, Any]], patches: list[dict[str, Any]]) -> 
             ):
                 last["value"] += patch["value"]
                 continue
-        into.append(dict(patch))
+        copied = dict(patch)
+        if isinstance(copied["value"], dict | list):
+            # compact_patches fills container values in place: this list gets its own.
+            copied["value"] = copy.copy(copied["value"])
+        into.append(copied)
 
 
 def compact_patches(patches: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -63,3 +70,41 @@ def compact_patches(patches: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if isinstance(value, dict | list):
                 containers[tuple(path)] = value
     return out
+
+
+def join_delta(held: dict[str, Any], event: dict[str, Any]) -> bool:
+    """Fold the delta `event` into `held` (the delta before it, not sent yet) when both
+    continue one thing: text of one step of the run, or the input of one tool call. Returns
+    whether it did. `held` becomes the joined event (its sender does not keep it); its
+    first join gives it a patch list of its own, so the lists the parser returned (which
+    the tool's `on_input_delta` hook saw) stay as they were."""
+    kind = event["type"]
+    if kind != held["type"] or held.get("hidden") or event.get("hidden"):
+        return False
+    if kind == "text-delta":
+        if event.get("step") != held.get("step") or event.keys() != held.keys():
+            return False
+        held["textDelta"] += event["textDelta"]
+        return True
+    if kind != "tool-input-delta" or event["toolCallId"] != held["toolCallId"]:
+        return False
+    if "argsTextDelta" in held and "argsTextDelta" in event:
+        held["argsTextDelta"] += event["argsTextDelta"]
+        if "_joined" not in held:
+            own: list[dict[str, Any]] = []
+            merge_patches(own, held["patches"])
+            held["patches"], held["_joined"] = own, True
+        merge_patches(held["patches"], event["patches"])
+        return True
+    if held.get("transformed") and event.get("transformed"):
+        # Each carries the whole display value (one set of the root): the last is current.
+        held["patches"] = event["patches"]
+        return True
+    return False
+
+
+def sendable_delta(held: dict[str, Any]) -> dict[str, Any]:
+    """The held delta as it is sent: joined patches compacted."""
+    if held.pop("_joined", False):
+        held["patches"] = compact_patches(held["patches"])
+    return held

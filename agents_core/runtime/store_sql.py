@@ -45,52 +45,65 @@ def _rows(sql: str, params: dict[str, Any] | list[Any]) -> list[tuple[Any, ...]]
         return cursor.fetchall() if cursor.description else []
 
 
-_RUN_CREATE = """
-WITH run AS (
+# New runs with their first messages and the threads' placeholder titles, given as one
+# JSON array of rows (one run per thread: the statement fails whole on a running run).
+_RUNS_CREATE = """
+WITH given AS (
+    SELECT * FROM jsonb_to_recordset(%(rows)s::jsonb) AS g(id uuid, thread uuid,
+        agent bigint, status text, options jsonb, state jsonb, started_by integer,
+        worker text, role text, parts jsonb, title text)
+), run AS (
     INSERT INTO {run} (id, thread_id, agent_id, status, options, step, state, error, usage,
         model, started_by_id, worker, created_at, finished_at)
-    VALUES (%(id)s::uuid, %(thread)s::uuid, %(agent)s, %(status)s, %(options)s::jsonb, 0,
-        %(state)s::jsonb, '', '{{}}'::jsonb, '', %(user)s, %(worker)s, %(now)s, NULL)
+    SELECT g.id, g.thread, g.agent, g.status, g.options, 0, g.state,
+        '', '{{}}'::jsonb, '', g.started_by, g.worker, %(now)s, NULL
+    FROM given g
 ), message AS (
     INSERT INTO {message} (thread_id, run_id, role, parts, created_at)
-    VALUES (%(thread)s::uuid, %(id)s::uuid, %(role)s, %(parts)s::jsonb, %(now)s)
+    SELECT g.thread, g.id, g.role, g.parts, %(now)s FROM given g
 )
-UPDATE {thread} SET title = %(title)s, title_auto = true
-WHERE id = %(thread)s::uuid AND %(title)s::text IS NOT NULL
+UPDATE {thread} t SET title = g.title, title_auto = true
+FROM given g WHERE t.id = g.thread AND g.title IS NOT NULL
 """
 
 
-def run_create(*, run: Run, role: str, part: dict[str, Any], title: str | None) -> None:
-    """Insert a new run (an unsaved instance: its fields as run_start set them), its first
-    message (`part`, as `role`) and, when given, the thread's placeholder `title`. One
-    statement on PostgreSQL; a running run on the thread fails it (IntegrityError)."""
+def runs_create(rows: list[tuple[Run, str, dict[str, Any], str | None]]) -> None:
+    """Insert new runs (unsaved instances, each on its own thread: their fields as
+    run_rows.new_run set them), with each its first message (`part`, as `role`) and, when
+    given, its thread's placeholder `title`. One statement on PostgreSQL; a running run on
+    any of the threads fails them all (IntegrityError)."""
     if not enabled():
-        run.save(force_insert=True)
-        Message.objects.create(thread_id=run.thread_id, run=run, role=role, parts=[part])
-        if title is not None:
-            Thread.objects.filter(pk=run.thread_id).update(title=title, title_auto=True)
+        for run, role, part, title in rows:
+            run.save(force_insert=True)
+            Message.objects.create(thread_id=run.thread_id, run=run, role=role, parts=[part])
+            if title is not None:
+                Thread.objects.filter(pk=run.thread_id).update(title=title, title_auto=True)
         return
-    run.created_at = timezone.now()
-    sql = _RUN_CREATE.format(
+    now = timezone.now()
+    given = [
+        {
+            "id": str(run.pk),
+            "thread": str(run.thread_id),
+            "agent": run.agent_id,
+            "status": run.status,
+            "options": run.options,
+            "state": run.state,
+            "started_by": run.started_by_id,
+            "worker": run.worker,
+            "role": role,
+            "parts": [part],
+            "title": title,
+        }
+        for run, role, part, title in rows
+    ]
+    sql = _RUNS_CREATE.format(
         run=Run._meta.db_table, message=Message._meta.db_table, thread=Thread._meta.db_table
     )
-    params = {
-        "id": str(run.pk),
-        "thread": str(run.thread_id),
-        "agent": run.agent_id,
-        "status": run.status,
-        "options": json.dumps(run.options),
-        "state": _json(run.state),
-        "user": run.started_by_id,
-        "worker": run.worker,
-        "now": run.created_at,
-        "role": role,
-        "parts": _json([part]),
-        "title": title,
-    }
-    _rows(sql, params)
-    run._state.adding = False
-    run._state.db = connection.alias
+    _rows(sql, {"rows": json.dumps(given, cls=NulFreeJSONEncoder), "now": now})
+    for run, _, _, _ in rows:
+        run.created_at = now
+        run._state.adding = False
+        run._state.db = connection.alias
 
 
 _MESSAGE_START = """

@@ -36,14 +36,13 @@ from agents_core.models import (
 )
 from agents_core.runtime import active as active_runs
 from agents_core.runtime.events import events_emit_sync
-from agents_core.runtime.handoff import encoded_message, events_store, publish_stored
+from agents_core.runtime.handoff import events_store
 from agents_core.runtime.processes import QUEUED, process_is_dead, queue_marker
 from agents_core.runtime.setup import load_setup
-from agents_core.runtime.store_sql import run_create
 from agents_core.runtime.suspend_payloads import payload_from_text, resume_schema_for
 from agents_core.services.run_options import run_options_check
+from agents_core.services.run_rows import new_run, runs_insert
 from agents_core.services.thread_titles import TITLE_TASK, title_wanted
-from agents_core.services.threads import title_summary
 from studio.celery import app as celery_app
 from studio.exceptions import ApplicationError, Conflict, NotFound
 from tools_app.validation import schema_errors
@@ -107,34 +106,13 @@ def run_start(
             payload = payload_from_text(call.suspend_payload or {}, text)
             return run_resume(run=waiting, tool_call_id=call.call_id, payload=payload, user=user)
         run_supersede(waiting)
+    new = new_run(
+        thread=thread, text=text, user=user, stored=stored, queued=origin != SUBAGENT, signal=signal
+    )
     # No savepoint inside a caller's transaction: a failure rolls the caller's block back.
     with transaction.atomic(savepoint=False):
-        run = Run(
-            thread=thread,
-            agent=thread.agent,
-            status=RunStatus.RUNNING,
-            options=stored,
-            started_by=user,
-            state={"message": "", "signalId": signal.id} if signal else {"message": text},
-            worker="" if origin == SUBAGENT else queue_marker(),
-        )
-        role, part = MessageRole.USER, {"type": "text", "text": text}
-        if signal is not None:
-            role, part = MessageRole.SIGNAL, signal.part
-        title = None
-        if not thread.title and (thread.agent.default_options or {}).get("generateTitle", True):
-            title = signal.title if signal else title_summary(text)
-        # The run, its message and the thread's placeholder title: one statement.
-        run_create(run=run, role=role, part=part, title=title)
-        # The run's first event is stored with its row and published once committed: the
-        # page sees the message taken at once, however many runs wait for their loop. No
-        # process owns the thread yet (the run launches after commit): the database
-        # numbers it, without events_emit_sync's look for an owner.
-        started = {"type": "run-start", "runId": str(run.pk), "agent": thread.agent.slug}
-        events = [{**started, "resumed": False, "step": 0, "message": run.state["message"]}]
-        texts = events_store(thread_id=thread.pk, run_id=run.pk, events=events)
-        published = encoded_message(events, texts)
-        transaction.on_commit(lambda: publish_stored(thread.pk, published))
+        runs_insert([new])
+    run = new.run
     if origin != SUBAGENT:
         active_runs.remember_hooks(run.id, hooks)
         transaction.on_commit(lambda: active_runs.launch(run.id))

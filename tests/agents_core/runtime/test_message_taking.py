@@ -50,11 +50,12 @@ async def test_the_wait_ends_after_its_timeout_while_a_message_is_still_taken():
 @pytest.mark.django_db(transaction=True)
 def test_a_chat_on_a_thread_with_a_waiting_run_closes_it_first(make_thread, owner, monkeypatch):
     """The socket's chat reads whether a run waits with the thread (one query less per
-    message), and run_start still closes that run before it starts the new one."""
-    from agents_core import consumers
+    message), and such a message, taken alone out of its batch, closes that run before it
+    starts the new one."""
     from agents_core.models import Run, RunStatus
     from agents_core.runtime import active
     from agents_core.selectors import thread_for
+    from agents_core.services.run_chats import Chat, chats_start
 
     launched: list = []
     monkeypatch.setattr(active, "launch", launched.append)
@@ -65,7 +66,7 @@ def test_a_chat_on_a_thread_with_a_waiting_run_closes_it_first(make_thread, owne
     )
     assert thread_for(owner, thread.pk, for_message=True).has_suspended is True
 
-    consumers._chat(owner, thread.pk, "something else", {})
+    assert chats_start([Chat(owner, thread.pk, "something else", {})]) == [None]
 
     waiting.refresh_from_db()
     assert waiting.status == RunStatus.ABORTED

@@ -71,8 +71,9 @@ async def test_the_events_of_many_runs_are_delivered_at_once_and_stored_in_one_b
         for number, sink in enumerate(sinks):
             await sink.emit("run-start", resumed=False)
             sink.delta(sink.base("text-delta", textDelta=f"hello {number}"))
+            await asyncio.sleep(0)  # the loop's pass ends: the delta goes out
             if number == 2:
-                # Delivered as it was sent: numbered, not joined to what follows.
+                # Delivered when its pass ends, numbered, not joined to a later pass's delta.
                 assert [json.loads(text)["textDelta"] for _, text in collector.items[1:]] == [
                     "hello 2"
                 ]
@@ -305,15 +306,17 @@ async def test_with_redis_the_events_of_one_loop_pass_leave_in_one_write_in_orde
         for number, sink in enumerate(sinks):
             sink.delta(sink.base("text-delta", textDelta=f"run {number}"))
             sink.delta(sink.base("text-delta", textDelta="!"))
+            sink.delta(sink.base("tool-input-start", toolCallId="c1", toolName="t"))
         for number, (thread, _) in enumerate(pairs):
             events = await other.events(thread.pk, 3)
             assert [(e["seq"], e["type"]) for e in events] == [
                 (1, "run-start"),
                 (2, "text-delta"),
-                (3, "text-delta"),
+                (3, "tool-input-start"),
             ]
-            assert events[1]["textDelta"] == f"run {number}"
-        # Four deltas of two threads, sent in one pass: one write of two messages.
+            # The two deltas of one pass went out as one event.
+            assert events[1]["textDelta"] == f"run {number}!"
+        # Six events of two threads, sent in one pass: one write of two messages.
         assert writes[before:] == [2]
         assert [sink.published for sink in sinks] == [3, 3]
         assert [sink.stored for sink in sinks] == [0, 0]  # delivered before being stored
