@@ -108,13 +108,13 @@ async def test_litellms_end_of_stream_usage_walks_only_the_chunks_that_carry_usa
     thread = await _thread(make_thread)
     run, events = await run_to_end(thread, "use weather_lookup for Paris", owner)
     assert run.status == "completed"
-    deltas = sum(1 for e in events if e["type"] in ("text-delta", "tool-input-delta"))
-    assert deltas > 6
-    assert len(walked) == 2 and all(count <= 3 for count in walked), walked
-    usage = events[-1]["usage"]
     from agents_core.runtime import offline
 
+    # The offline model streams one chunk per word: far more chunks than the walk reads.
     words = sum(len(offline._WORD.findall(text)) for text in _step_texts(events).values())
+    assert words > 6
+    assert len(walked) == 2 and all(count <= 3 for count in walked), walked
+    usage = events[-1]["usage"]
     assert usage["completion_tokens"] == words + 1
     assert run.usage == usage
 
