@@ -36,6 +36,7 @@ async def _read(response: Any, to_the_end: bool = False, path: str = "wrapper") 
         return len(reads)
     count = 0
     to_the_end = to_the_end or model_stream.read_to_the_end(response, litellm)
+    model_stream.keep_less(response, to_the_end)
     async for chunk in response:
         count += 1
         if await model_stream.stop_at(response, chunk, to_the_end):

@@ -10,14 +10,17 @@ per streamed delta: time to first token is a timestamp on the model span.
 Ids: the trace is the root run's id; a span's id is 16 hex digits, derived from the run
 and the call where another process must find the span again (the run's own span, an
 async tool call a Celery worker finishes, a suspension a resumed run closes), random
-otherwise.
+otherwise: 64 bits of `random` (as OpenTelemetry's id generator), not of `os.urandom`,
+whose system call lets go of the GIL, so that the event loop opening a model call's span
+waits to take it back from whatever thread is busy (a hundred runs starting together).
+A span id names a span; it is no secret (who may read a trace is the run's owner).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import secrets
+import random
 import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -70,7 +73,7 @@ class RunTrace:
 
     def open(self, kind: str, name: str, parent: OpenSpan | None = None, **attrs: Any) -> OpenSpan:
         span = OpenSpan(
-            span_id=attrs.pop("span_id", None) or secrets.token_hex(8),
+            span_id=attrs.pop("span_id", None) or f"{random.getrandbits(64):016x}",
             kind=kind,
             name=name,
             parent_id=(parent or self.root).span_id,

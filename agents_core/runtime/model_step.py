@@ -11,12 +11,11 @@ import sys
 import time
 from typing import Any
 
-from agents_core.runtime import fast_stream, heap, model_stream, observers, stats, store
+from agents_core.runtime import fast_stream, heap, model_stream, observers, processes, stats, store
 from agents_core.runtime.db import db
 from agents_core.runtime.errors import Aborted, model_error
 from agents_core.runtime.fallbacks import open_stream
 from agents_core.runtime.messages import memory_messages
-from agents_core.runtime.processes import uses_workers
 from agents_core.runtime.setup import ToolSpec
 from agents_core.runtime.tool_input import CallState
 
@@ -33,8 +32,9 @@ async def litellm_module(*, offline: bool) -> Any:
         if name not in _imported:
             await asyncio.to_thread(importlib.import_module, name)
             _imported.add(name)
-    if not uses_workers():
+    if not processes.uses_workers():
         heap.settle()  # a web process executing runs inline (once): see runtime/heap.py
+        processes.favour_the_loop_inline()
     return sys.modules["litellm"]
 
 
@@ -87,6 +87,7 @@ class ModelStep:
         self.partial_text = ""
         iterator = response.__aiter__()
         to_the_end = model_stream.read_to_the_end(response, litellm)
+        model_stream.keep_less(response, to_the_end)
         chunk = None
         usage_counted = False
         reported: Any = None

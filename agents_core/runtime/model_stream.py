@@ -17,6 +17,17 @@ stream (`close`), when nothing is lost by it:
   the loop reads on and takes that estimate;
 - nothing is configured that reads litellm's assembled response: callbacks, a cache, a
   budget.
+
+Even so, the wrapper walks every chunk of the stream as it hands out its last one: the
+usage it hides on that chunk is summed over its list of chunks (`_set_final_chunk_usage`),
+and its finish chunk looks back over the list for a service tier, each look a pydantic
+attribute miss of a few microseconds. A hundred streams ending together spend a few
+hundred milliseconds of the event loop that carries every other stream on it. So, on a
+stream the loop stops reading at its last chunk, the wrapper's list keeps only what those
+walks read (`KeptChunks`): the chunks that carry more than their choices (usage, a service
+tier) and the last two (litellm's check for a model repeating itself compares them).
+When the provider reports no usage after all, the loop gives the wrapper back its whole
+list before it reads on, for litellm's count.
 """
 
 from __future__ import annotations
@@ -57,6 +68,38 @@ def read_to_the_end(response: Any, litellm: Any) -> bool:
     return bool(getattr(response, "send_stream_usage", True)) or wants_assembly(litellm)
 
 
+class KeptChunks(list[Any]):
+    """litellm's list of a stream's chunks (`CustomStreamWrapper.chunks`) that keeps, of the
+    chunks before the last two, only those with fields beyond the declared ones (the usage,
+    a service tier: pydantic's extras); `every` has every chunk (module docstring)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.every: list[Any] = []
+
+    def append(self, chunk: Any) -> None:
+        self.every.append(chunk)
+        if len(self) >= 2 and getattr(self[-2], "__pydantic_extra__", None) == {}:
+            del self[-2]
+        super().append(chunk)
+
+
+def keep_less(response: Any, to_the_end: bool) -> None:
+    """Give litellm's wrapper `response` a KeptChunks list when the loop stops reading it at
+    its last chunk (`to_the_end` from `read_to_the_end`) and it has not listed any yet."""
+    if to_the_end or type(response).__name__ != "CustomStreamWrapper":
+        return
+    if getattr(response, "chunks", None) == [] and type(response.chunks) is list:
+        response.chunks = KeptChunks()
+
+
+def keep_all(response: Any) -> None:
+    """Give litellm's wrapper back every chunk of its stream (undoes `keep_less`)."""
+    chunks = getattr(response, "chunks", None)
+    if isinstance(chunks, KeptChunks):
+        response.chunks = chunks.every
+
+
 def is_last(response: Any, chunk: Any) -> bool:
     """Has litellm handed out its last chunk, with the provider's usage on it?"""
     return getattr(response, "sent_last_chunk", False) is True and (
@@ -67,7 +110,10 @@ def is_last(response: Any, chunk: Any) -> bool:
 async def stop_at(response: Any, chunk: Any, to_the_end: bool) -> bool:
     """Is `chunk` where the loop stops reading `response` (`to_the_end` from
     `read_to_the_end`)? If so, the stream is closed."""
-    if to_the_end or not is_last(response, chunk):
+    if to_the_end or getattr(response, "sent_last_chunk", False) is not True:
+        return False
+    if reported_usage(chunk) is None:
+        keep_all(response)  # litellm counts the tokens over every chunk when it ends
         return False
     await close(response)
     return True

@@ -14,6 +14,7 @@ import logging
 import os
 import secrets
 import socket
+import sys
 from datetime import timedelta
 from typing import Any
 
@@ -36,6 +37,35 @@ _process: dict[str, Any] = {}
 
 def uses_workers() -> bool:
     return settings.STUDIO_RUN_EXECUTOR == "worker"
+
+
+def limit_helper_threads(limit: int) -> None:
+    """At most `limit` threads for litellm's helper work on this event loop (anyio's, where
+    litellm assembles a stream it reads to its end: a CPU burst as long as the stream).
+    anyio's default of 40 lets 40 of them take the GIL from the loop that carries every
+    stream when many streams end together; a few threads queue that work instead."""
+    import anyio.to_thread
+
+    anyio.to_thread.current_default_thread_limiter().total_tokens = max(1, limit)
+
+
+def favour_the_loop_inline() -> bool:
+    """In a web process that executes runs inline, from its first run on (once; False when
+    it was done or is off): its event loop carries every stream and every websocket, and the
+    threads beside it (the runtime's database work, litellm's request in the loop's default
+    executor) hold the GIL up to `sys.getswitchinterval()` each time the loop asks for it
+    back, 5 ms by default. A hundred runs starting or ending at once keep those threads
+    busy, and every delta then waits that long, again and again. So the loop gets the GIL
+    back after `STUDIO_INLINE_SWITCH_INTERVAL` seconds at most, and litellm's helper work
+    gets `STUDIO_INLINE_HELPER_THREADS` threads, as in a run worker (runtime/worker.py).
+    Call it from the event loop."""
+    interval = float(settings.STUDIO_INLINE_SWITCH_INTERVAL)
+    if _process.get("favoured") or interval <= 0:
+        return False
+    sys.setswitchinterval(interval)
+    limit_helper_threads(settings.STUDIO_INLINE_HELPER_THREADS)
+    _process["favoured"] = True
+    return True
 
 
 def process_name() -> str:

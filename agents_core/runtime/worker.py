@@ -54,6 +54,7 @@ from agents_core.runtime.processes import (
     RUN_ABORT,
     RUNS_QUEUED,
     WAKE_GROUP,
+    limit_helper_threads,
     listens,
     process_beat,
     process_gone,
@@ -112,7 +113,7 @@ class RunWorker:
 
     async def serve(self) -> None:
         """Until `stop()`: claim, execute, wait for a wake-up or the next beat."""
-        _limit_helper_threads()
+        limit_helper_threads(settings.STUDIO_RUN_WORKER_HELPER_THREADS)
         if listens():
             listener = asyncio.ensure_future(self._listen_database())
             active.poll_aborts_every(self.poll_seconds)
@@ -297,19 +298,6 @@ def _prefer_the_event_loop() -> None:
     sys.setswitchinterval(float(settings.STUDIO_RUN_WORKER_SWITCH_INTERVAL))
     if settings.STUDIO_RUN_WORKER_NICE > 0:
         os.nice(settings.STUDIO_RUN_WORKER_NICE)
-
-
-def _limit_helper_threads() -> None:
-    """litellm assembles each finished stream's full response in an anyio worker thread (a
-    CPU burst proportional to the stream's length) when the loop reads a stream to its end
-    (see runtime/model_stream.py: usage only litellm can count, or callbacks configured).
-    With anyio's default of 40 threads, 40 of them compete with the event loop for the GIL
-    when many streams end together, and every other stream stalls; a few threads queue
-    that work instead."""
-    import anyio.to_thread
-
-    limit = settings.STUDIO_RUN_WORKER_HELPER_THREADS
-    anyio.to_thread.current_default_thread_limiter().total_tokens = max(1, limit)
 
 
 def serve_forever(**options: Any) -> None:

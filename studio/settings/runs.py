@@ -68,6 +68,10 @@ STUDIO_RUN_WORKER_DB_THREADS = envint("STUDIO_RUN_WORKER_DB_THREADS", 2)
 STUDIO_RUN_WORKER_SWITCH_INTERVAL = float(
     os.environ.get("STUDIO_RUN_WORKER_SWITCH_INTERVAL", "0.001")
 )
+# The same two in a web process that executes runs inline, from its first run on
+# (agents_core/runtime/processes.py); a switch interval of 0 leaves both as they are.
+STUDIO_INLINE_SWITCH_INTERVAL = float(os.environ.get("STUDIO_INLINE_SWITCH_INTERVAL", "0.001"))
+STUDIO_INLINE_HELPER_THREADS = envint("STUDIO_INLINE_HELPER_THREADS", 2)
 # A run worker's niceness (os.nice): above 0 it yields the CPU to the web processes of the
 # same machine, which take messages and answer them (docs/runs.md, "What a run costs").
 STUDIO_RUN_WORKER_NICE = envint("STUDIO_RUN_WORKER_NICE", 10)

@@ -1,6 +1,7 @@
 """A process that executes runs takes what it imported out of the collector's sight
-(agents_core/runtime/heap.py): checked in a fresh interpreter, since it changes the
-collector of the whole process."""
+(agents_core/runtime/heap.py) and, inline, gives its event loop the GIL back sooner
+(agents_core/runtime/processes.py): checked in a fresh interpreter, since both change the
+whole process."""
 
 from __future__ import annotations
 
@@ -13,17 +14,24 @@ import pytest
 from tests.conftest import ROOT, child_process_env
 
 PROBE = """
-import asyncio, gc, json
+import asyncio, gc, json, sys
+import anyio.to_thread
 import django
 django.setup()
 from agents_core.runtime import heap, model_step
+
+async def first_run():
+    await model_step.litellm_module(offline=True)
+    return anyio.to_thread.current_default_thread_limiter().total_tokens
+
 before = gc.get_freeze_count()
-asyncio.run(model_step.litellm_module(offline=True))
+helpers = asyncio.run(first_run())
 after_first = gc.get_freeze_count()
 asyncio.run(model_step.litellm_module(offline=True))
 print(json.dumps({"before": before, "after_first": after_first,
                   "after_second": gc.get_freeze_count(), "threshold": gc.get_threshold(),
-                  "again": heap.settle()}))
+                  "again": heap.settle(), "switch": sys.getswitchinterval(),
+                  "helpers": helpers}))
 """
 
 
@@ -65,3 +73,24 @@ def test_the_setting_turns_it_off():
 
     assert seen["after_second"] == 0
     assert seen["again"] is False
+
+
+def test_a_web_process_executing_runs_gives_its_event_loop_the_gil_back_sooner():
+    seen = probe(
+        STUDIO_RUN_EXECUTOR="inline",
+        STUDIO_INLINE_SWITCH_INTERVAL="0.002",
+        STUDIO_INLINE_HELPER_THREADS="3",
+    )
+
+    assert seen["switch"] == pytest.approx(0.002)
+    assert seen["helpers"] == 3
+
+
+@pytest.mark.parametrize(
+    "env", [{"STUDIO_RUN_EXECUTOR": "worker"}, {"STUDIO_INLINE_SWITCH_INTERVAL": "0"}]
+)
+def test_a_web_process_that_does_not_execute_runs_or_is_told_not_to_keeps_pythons_interval(env):
+    seen = probe(**{"STUDIO_RUN_EXECUTOR": "inline", **env})
+
+    assert seen["switch"] == pytest.approx(0.005)
+    assert seen["helpers"] == 40

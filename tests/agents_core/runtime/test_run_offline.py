@@ -89,6 +89,36 @@ async def test_the_usage_the_provider_reports_is_the_runs_and_litellm_assembles_
     assert assemblies == []
 
 
+async def test_litellms_end_of_stream_usage_walks_only_the_chunks_that_carry_usage(
+    make_thread, owner, monkeypatch
+):
+    """As it hands out its last chunk, litellm's wrapper sums the usage over its list of the
+    stream's chunks: the loop keeps that list to the usage chunk and the last two, and the
+    run's usage is still the provider's, exactly."""
+    from litellm.litellm_core_utils import streaming_handler
+
+    walked: list[int] = []
+    real = streaming_handler._reported_total_usage
+
+    def counting(chunks):
+        walked.append(len(chunks))
+        return real(chunks=chunks)
+
+    monkeypatch.setattr(streaming_handler, "_reported_total_usage", counting)
+    thread = await _thread(make_thread)
+    run, events = await run_to_end(thread, "use weather_lookup for Paris", owner)
+    assert run.status == "completed"
+    from agents_core.runtime import offline
+
+    # The offline model streams one chunk per word: far more chunks than the walk reads.
+    words = sum(len(offline._WORD.findall(text)) for text in _step_texts(events).values())
+    assert words > 6
+    assert len(walked) == 2 and all(count <= 3 for count in walked), walked
+    usage = events[-1]["usage"]
+    assert usage["completion_tokens"] == words + 1
+    assert run.usage == usage
+
+
 async def test_a_litellm_callback_an_operator_configured_still_sees_every_model_call(
     make_thread, owner, assemblies, monkeypatch
 ):
