@@ -183,19 +183,44 @@ def stop_processes(procs: list[subprocess.Popen]) -> None:
             proc.kill()
 
 
-def idle_cpu_per_second(pids: list[int], seconds: int = 6) -> float:
-    """CPU the processes spend per second with nothing to do (polls, heartbeats, timers):
-    it grows with the time a phase takes, not with its deltas. The median of a few
-    one-second windows: the first may still hold the warm-up's tail (runs finishing,
-    connections closing), which once counted as a third of a core of "idle"."""
-    windows = []
-    before = sum(cpu_seconds(pid) for pid in pids)
-    for _ in range(seconds):
+def on_cpu_seconds(pid: int) -> float:
+    """CPU time of the process's live threads to the nanosecond (their schedstat), where
+    /proc/<pid>/stat counts clock ticks (10 ms: one tick a second is 1% of a core)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # the thread ended meanwhile
+    return total / 1e9
+
+
+def idle_cpu_by_process(pids: list[int], seconds: int = 10, settle: int = 2) -> list[float]:
+    """CPU each process spends per second with nothing to do (polls, heartbeats, timers):
+    it grows with the time a phase takes, not with its deltas. The first `settle` seconds
+    are left out (the warm-up's tail: runs finishing, connections closing, which once
+    counted as a third of a core of "idle"), then the mean over `seconds`, so that a timer
+    that fires every few seconds counts as much as it costs. A thread that ends during a
+    one-second window takes its time with it: such a window is measured again."""
+    time.sleep(settle)
+    totals = [0.0] * len(pids)
+    measured = 0
+    for _ in range(seconds * 2):
+        before = [on_cpu_seconds(pid) for pid in pids]
         time.sleep(1)
-        after = sum(cpu_seconds(pid) for pid in pids)
-        windows.append(after - before)
-        before = after
-    return sorted(windows)[len(windows) // 2]
+        spent = [on_cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True)]
+        if min(spent) < 0:
+            continue
+        totals = [t + s for t, s in zip(totals, spent, strict=True)]
+        measured += 1
+        if measured == seconds:
+            break
+    return [t / max(1, measured) for t in totals]
+
+
+def idle_cpu_per_second(pids: list[int], seconds: int = 10) -> float:
+    """The processes' idle CPU per second, all together (`idle_cpu_by_process`)."""
+    return sum(idle_cpu_by_process(pids, seconds))
 
 
 def baseline_tree(revision: str) -> Path:

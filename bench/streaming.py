@@ -108,6 +108,7 @@ from bench._streaming_studio import (
     cpu_seconds,
     ensure_database,
     free_port,
+    idle_cpu_by_process,
     idle_cpu_per_second,
     setup,
     start_studio,
@@ -319,10 +320,13 @@ def measure_executor(
                 break
             except Exception as exc:  # noqa: BLE001
                 print(f"# warm-up attempt {attempt + 1} failed: {exc}", file=sys.stderr)
-        idle = idle_cpu_per_second(pids)
+        idle_by_process = idle_cpu_by_process(pids)
+        idle = sum(idle_by_process)
+        shown = ", ".join(f"{cpu * 1000:.2f}" for cpu in idle_by_process)
         print(
-            f"# executor={executor}: idle CPU {idle * 100:.1f}% of a core (taken out "
-            f"of studio_us_per_delta per second of each phase)",
+            f"# executor={executor}: idle CPU {idle * 100:.2f}% of a core, ms a second by "
+            f"process (Daphne first) [{shown}] (taken out of studio_us_per_delta per "
+            f"second of each phase)",
             file=sys.stderr,
             flush=True,
         )

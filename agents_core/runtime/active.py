@@ -27,6 +27,8 @@ from asgiref.sync import SyncToAsync
 from agents_core.runtime import store
 from agents_core.runtime.db import db
 from agents_core.runtime.processes import (
+    RUN_ABORT,
+    notify,
     process_beat,
     process_name,
     uses_workers,
@@ -79,7 +81,14 @@ def unregister(run_id: Any) -> None:
 
 
 ABORT_POLL_SECONDS = 1.0
+_abort_poll = [ABORT_POLL_SECONDS]
 _watchers: dict[asyncio.AbstractEventLoop, asyncio.Task] = {}
+
+
+def poll_aborts_every(seconds: float) -> None:
+    """How often the watcher looks for aborted runs: a run worker, told of each abort by
+    a notification (runtime/worker.py), polls only in case one was missed."""
+    _abort_poll[0] = seconds
 
 
 def watch_aborts(loop: asyncio.AbstractEventLoop) -> None:
@@ -105,7 +114,7 @@ async def _watch(loop: asyncio.AbstractEventLoop) -> None:
     except Exception:  # noqa: BLE001 - the next round retries
         logger.exception("The run heartbeat failed")
     while True:
-        await asyncio.sleep(ABORT_POLL_SECONDS)
+        await asyncio.sleep(_abort_poll[0])
         runs = {
             active.run_id: active
             for active in list(_active.values())
@@ -132,10 +141,14 @@ def take_hooks(run_id: Any) -> dict[str, Any]:
     return _pending_hooks.pop(str(run_id), {})
 
 
-def request_abort(run_id: Any) -> bool:
-    """Set the abort event of a run executing in this process (thread-safe)."""
+def request_abort(run_id: Any, *, elsewhere: bool = False) -> bool:
+    """Set the abort event of a run executing in this process (thread-safe). `elsewhere`:
+    when it is not here and runs execute in run workers, notify them (the abort flag must
+    be committed, or be in the transaction that commits it)."""
     active = get(run_id)
     if active is None:
+        if elsewhere and uses_workers():
+            notify(RUN_ABORT, str(run_id))
         return False
     active.loop.call_soon_threadsafe(active.abort.set)
     return True

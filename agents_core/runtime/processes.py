@@ -27,6 +27,10 @@ logger = logging.getLogger(__name__)
 
 QUEUED = "queued"
 WAKE_GROUP = "run-workers"
+# PostgreSQL notification channels the run workers LISTEN on: a run was queued (no
+# payload); a run was asked to stop (payload: its id).
+RUNS_QUEUED = "studio_runs_queued"
+RUN_ABORT = "studio_run_abort"
 INLINE_PREFIX = "web:"
 _process: dict[str, Any] = {}
 
@@ -106,8 +110,36 @@ def process_gone(*, name: str) -> None:
     RunWorkerBeat.objects.filter(name=name).delete()
 
 
+def listens() -> bool:
+    """Whether run workers are told through PostgreSQL's LISTEN/NOTIFY (on PostgreSQL),
+    rather than through the channel layer's `run-workers` group."""
+    return bool(settings.DATABASES["default"]["ENGINE"].endswith("postgresql"))
+
+
+def notify(channel: str, payload: str = "") -> bool:
+    """NOTIFY `channel` (RUNS_QUEUED, RUN_ABORT) to the run workers listening on it. Inside
+    a transaction PostgreSQL delivers it when the transaction commits; False when the
+    database is not PostgreSQL or the notification failed."""
+    from django.db import DatabaseError, connection
+
+    if not listens():
+        return False
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_notify(%s, %s)", [channel, payload])
+    except DatabaseError:
+        logger.warning("Could not notify %s; the run workers' poll covers it", channel)
+        return False
+    return True
+
+
 def wake_workers() -> None:
-    """Tell the workers a run is queued (best effort: they poll as well)."""
+    """Tell the workers a run is queued: a NOTIFY on PostgreSQL (the run's row is
+    committed, so every listening worker gets it and claims at once), else a channel-layer
+    message (best effort). Workers also look for queued runs at every beat."""
+    if listens():
+        notify(RUNS_QUEUED)
+        return
     from studio.layers import group_send_sync
 
     try:

@@ -24,6 +24,7 @@ from agents_core.runtime import live
 logger = logging.getLogger(__name__)
 
 _links: dict[asyncio.AbstractEventLoop, Any] = {}
+REDIS_LAYER_MODULES = ("channels_redis", "studio.pubsub_layer")
 _prefix: list[bytes] = []
 
 
@@ -34,7 +35,7 @@ def _redis_url() -> str | None:
 
     layer = get_channel_layer()
     hosts: list[Any] = []
-    if layer is not None and type(layer).__module__.startswith("channels_redis"):
+    if layer is not None and type(layer).__module__.startswith(REDIS_LAYER_MODULES):
         kwargs = vars(layer).get("_kwargs")  # the pub/sub layer's configuration
         hosts = list((kwargs or {}).get("hosts") or vars(layer).get("hosts") or [])
     url = None

@@ -7,15 +7,23 @@ then wakes the workers through the channel layer group `run-workers`. A worker
 (two workers never take the same run), writes its name on them, and executes each as a
 task of its event loop: litellm, the incremental parser, the stream writer and the
 database writes run there, and the web process only relays events to websockets. The
-claim is in the database, so nothing is lost when no worker listens: a queued run waits
-(the wake-up is a hint; workers also poll every `STUDIO_RUN_WORKER_POLL_SECONDS`).
+claim is in the database, so nothing is lost when no worker listens: a queued run waits.
+
+On PostgreSQL the wake-up is a notification: the web process NOTIFYs `RUNS_QUEUED` once
+the run's row is committed, and each worker LISTENs on a connection of its own (waiting
+on its socket: an idle worker spends nothing until then). A worker that (re)connects
+claims at once, which covers what was queued while it was not listening, and looks for
+queued runs again at every beat (`STUDIO_RUN_WORKER_POLL_SECONDS`). An abort asked in
+another process comes the same way (`RUN_ABORT`, the run's id), with the runs' poll of
+their abort flag (runtime/active.py) slowed to the beat's pace as a safety net. Elsewhere
+(SQLite: one machine) the wake-up goes through the channel layer group `run-workers`.
 
 Why not Celery: a run is a long-lived asyncio task that mostly waits on the model; a
 prefork Celery worker would hold a whole process per streaming chat. Celery keeps what it
 is good at here (async tool calls, digests, sweeps).
 
 A worker that dies (killed, its machine gone) cannot end its runs: each worker writes a
-heartbeat (`RunWorkerBeat`) at every poll, and ends as interrupted (`run-error`, code
+heartbeat (`RunWorkerBeat`) at every beat, and ends as interrupted (`run-error`, code
 `interrupted`) the runs claimed by a worker whose beat is older than
 `STUDIO_RUN_WORKER_DEAD_SECONDS`; a worker that starts ends those left under its own name.
 """
@@ -35,16 +43,19 @@ from django.conf import settings
 from django.utils import timezone
 
 from agents_core.models import Run, RunWorkerBeat
+from agents_core.runtime import active, heap
 from agents_core.runtime import db as runtime_db
-from agents_core.runtime import heap
 from agents_core.runtime.db import db
 from agents_core.runtime.loop import execute_run
 from agents_core.runtime.model_step import litellm_module
 from agents_core.runtime.processes import (
     INLINE_PREFIX,
     QUEUED,
+    RUN_ABORT,
+    RUNS_QUEUED,
     WAKE_GROUP,
     limit_helper_threads,
+    listens,
     process_beat,
     process_gone,
 )
@@ -101,11 +112,15 @@ class RunWorker:
         self.stopping = asyncio.Event()
 
     async def serve(self) -> None:
-        """Until `stop()`: claim, execute, wait for a wake-up or the poll interval."""
+        """Until `stop()`: claim, execute, wait for a wake-up or the next beat."""
         limit_helper_threads(settings.STUDIO_RUN_WORKER_HELPER_THREADS)
-        listener = asyncio.ensure_future(self._listen())
+        if listens():
+            listener = asyncio.ensure_future(self._listen_database())
+            active.poll_aborts_every(self.poll_seconds)
+        else:
+            listener = asyncio.ensure_future(self._listen())
         logger.info("Run worker %s started (up to %d runs at once)", self.name, self.concurrency)
-        # Never less than three polls: a live worker's beat is up to one poll old.
+        # Never less than three beats: a live worker's beat is up to one beat old.
         dead_after = max(float(settings.STUDIO_RUN_WORKER_DEAD_SECONDS), 3 * self.poll_seconds)
         first, next_tick = True, 0.0
         loop = asyncio.get_running_loop()
@@ -113,10 +128,11 @@ class RunWorker:
             while not self.stopping.is_set():
                 self.wake.clear()
                 if loop.time() >= next_tick:
+                    next_tick = loop.time() + self.poll_seconds
                     try:
                         await db(worker_tick, name=self.name, dead_after=dead_after, first=first)
-                        first, next_tick = False, loop.time() + self.poll_seconds
-                    except Exception:  # noqa: BLE001 - database down: the next poll retries
+                        first = False
+                    except Exception:  # noqa: BLE001 - database down: the next beat retries
                         logger.exception("Run worker heartbeat failed")
                 try:
                     limit = min(self.claim_batch, self.concurrency - len(self.tasks))
@@ -138,13 +154,16 @@ class RunWorker:
                     asyncio.ensure_future(self.stopping.wait()),
                 ]
                 await asyncio.wait(
-                    waits, timeout=self.poll_seconds, return_when=asyncio.FIRST_COMPLETED
+                    waits,
+                    timeout=max(0.0, next_tick - loop.time()),
+                    return_when=asyncio.FIRST_COMPLETED,
                 )
                 for waiter in waits:
                     waiter.cancel()
         finally:
             listener.cancel()
             await self._drain()
+            active.poll_aborts_every(active.ABORT_POLL_SECONDS)
             try:
                 await db(process_gone, name=self.name)
             except Exception:  # noqa: BLE001 - its beat then just ages out
@@ -166,6 +185,54 @@ class RunWorker:
             self.wake.set()  # room for another run
 
         task.add_done_callback(done)
+
+    async def _listen_database(self) -> None:
+        """LISTEN for queued runs and aborts on a connection of its own, which waits on
+        its socket; after (re)connecting, claim at once (a run queued meanwhile)."""
+        import psycopg
+        from django.db import connection
+
+        # Django's parameters, less those only its own (sync) connections take.
+        params = {
+            key: value
+            for key, value in connection.get_connection_params().items()
+            if key not in ("context", "cursor_factory", "prepare_threshold")
+        }
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(autocommit=True, **params)
+                async with conn:
+                    await conn.execute(f"LISTEN {RUNS_QUEUED}")
+                    await conn.execute(f"LISTEN {RUN_ABORT}")
+                    self.wake.set()
+                    await self._notified(conn.pgconn)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - database restarted: the beat covers the gap
+                logger.warning("Run worker notifications interrupted; retrying", exc_info=True)
+                await asyncio.sleep(min(self.poll_seconds, 1.0))
+
+    async def _notified(self, pgconn: Any) -> None:
+        """Act on the connection's notifications as they come, until it fails. The loop
+        watches the socket itself: psycopg's `notifies()` wakes ten times a second to
+        check for Ctrl-C, which an idle worker would pay for."""
+        readable = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        fd = pgconn.socket  # a lost connection no longer tells it
+        loop.add_reader(fd, readable.set)
+        try:
+            while True:
+                # What libpq already read (with LISTEN's answer) first, then the socket.
+                while (note := pgconn.notifies()) is not None:
+                    if note.relname == RUNS_QUEUED.encode():
+                        self.wake.set()
+                    elif note.relname == RUN_ABORT.encode():
+                        active.request_abort(note.extra.decode())
+                await readable.wait()
+                readable.clear()
+                pgconn.consume_input()  # OperationalError once the connection is gone
+        finally:
+            loop.remove_reader(fd)
 
     async def _listen(self) -> None:
         from channels.layers import get_channel_layer

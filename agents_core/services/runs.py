@@ -370,8 +370,8 @@ def run_abort(*, run: Run, user: Any) -> Run:
             locked = Run.objects.select_for_update().get(pk=run.pk)
             locked.state = {**(locked.state or {}), "abortRequested": True}
             locked.save(update_fields=["state"])
-        # This process may be the one running it; otherwise the run polls the flag.
-        active_runs.request_abort(run.pk)
+        # Here, or a run worker is notified (and the run polls the flag).
+        active_runs.request_abort(run.pk, elsewhere=True)
     else:
         raise Conflict(f"The run is already {run.status}.", code="not_running")
     run.refresh_from_db()

@@ -47,9 +47,10 @@ if STUDIO_RUN_EXECUTOR not in ("inline", "worker"):
 STUDIO_RUN_WORKER_CONCURRENCY = envint("STUDIO_RUN_WORKER_CONCURRENCY", 200)
 # Runs a worker claims at a time: with a burst of queued runs the workers take turns.
 STUDIO_RUN_WORKER_CLAIM_BATCH = envint("STUDIO_RUN_WORKER_CLAIM_BATCH", 4)
-# How often a run worker beats and looks for queued runs it was not woken for.
-STUDIO_RUN_WORKER_POLL_SECONDS = float(os.environ.get("STUDIO_RUN_WORKER_POLL_SECONDS", "2"))
-# A run worker whose heartbeat is older than this (at least three polls) is dead: the
+# How often a run worker beats, ends the runs of dead workers and looks for queued runs it
+# was not told of (it is told by a PostgreSQL notification: runtime/worker.py).
+STUDIO_RUN_WORKER_POLL_SECONDS = float(os.environ.get("STUDIO_RUN_WORKER_POLL_SECONDS", "10"))
+# A run worker whose heartbeat is older than this (at least three beats) is dead: the
 # others end its runs.
 STUDIO_RUN_WORKER_DEAD_SECONDS = envint("STUDIO_RUN_WORKER_DEAD_SECONDS", 30)
 # How long a run worker that is told to stop lets its runs finish before it ends them.

@@ -101,7 +101,7 @@ def test_services_settings_use_postgres_redis_and_keep_debug_off(tmp_path):
     )
 
     assert settings["engine"] == "django.db.backends.postgresql"
-    assert settings["layer"] == "channels_redis.pubsub.RedisPubSubChannelLayer"
+    assert settings["layer"] == "studio.pubsub_layer.PubSubChannelLayer"
     assert settings["broker"] == "redis://127.0.0.1:6379/1"
     assert settings["embedded_worker"] is False
     assert settings["secret_key"] == "a-secret-from-the-environment"

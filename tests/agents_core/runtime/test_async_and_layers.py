@@ -116,8 +116,10 @@ async def test_two_subscribers_see_the_same_stream_through_redis(make_thread, ow
             assert (await comm.connect())[0]
             comms.append(comm)
         from channels.layers import get_channel_layer
+        from channels_redis.core import RedisChannelLayer
+        from channels_redis.pubsub import RedisPubSubChannelLayer
 
-        assert type(get_channel_layer()).__module__.startswith("channels_redis")
+        assert isinstance(get_channel_layer(), RedisPubSubChannelLayer | RedisChannelLayer)
         await comms[0].send_json_to(
             {
                 "type": "chat",

@@ -181,15 +181,16 @@ def _session_cookie(user) -> str:
 
 
 @contextmanager
-def worker_studio_socket(thread, user) -> Iterator[object]:
-    """Daphne and a run worker process, both on the worker executor, and a websocket to
-    `thread` signed in as `user`."""
+def worker_studio_socket(thread, user, **extra: str) -> Iterator[object]:
+    """Daphne and a run worker process, both on the worker executor (and `extra` in their
+    environment), and a websocket to `thread` signed in as `user`."""
     import websockets.sync.client
 
     cookie = _session_cookie(user)
     env = {
         "STUDIO_RUN_EXECUTOR": "worker",
         "STUDIO_CODE_MODULES": "tests.agents_core.runtime.definitions",
+        **extra,
     }
     with daphne_process(**env) as url, run_worker_process(**env):
         ws_url = url.replace("http", "ws") + f"/ws/threads/{thread.pk}/"
@@ -225,11 +226,12 @@ def test_a_chat_on_daphne_streams_from_a_run_worker_process(synced, make_thread,
 
 
 def test_stop_from_the_browser_reaches_a_run_in_a_worker_process(synced, make_thread, owner):
-    """The web process does not hold the run: the abort is written on it and the worker's
-    poll stops it; what it streamed is kept."""
+    """The web process does not hold the run: the abort is written on it and the worker is
+    notified, which stops it (its poll of the flag comes every 10 minutes here, long
+    after the run would have ended); what it streamed is kept."""
     thread = make_thread()
     received: list[dict] = []
-    with worker_studio_socket(thread, owner) as ws:
+    with worker_studio_socket(thread, owner, STUDIO_RUN_WORKER_POLL_SECONDS="600") as ws:
         ws.send(
             json.dumps(
                 {
@@ -249,6 +251,47 @@ def test_stop_from_the_browser_reaches_a_run_in_a_worker_process(synced, make_th
     streamed = "".join(e.get("textDelta", "") for e in received if e["type"] == "text-delta")
     kept = run.thread.messages.filter(role="assistant").values_list("parts", flat=True)
     assert streamed and any(streamed.strip()[:10] in json.dumps(parts) for parts in kept)
+
+
+def _listening(channel: str) -> bool:
+    """A backend of this database has `LISTEN channel` as its last statement."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND query = %s",
+            [f"LISTEN {channel}"],
+        )
+        return bool(cursor.fetchone()[0])
+
+
+def test_a_run_queued_while_a_worker_process_waits_starts_at_once(synced, make_thread, owner):
+    """An idle worker waits on its LISTEN connection: the run's notification, sent once
+    its row is committed, starts it (the worker's own look for queued runs comes every 10
+    minutes here)."""
+    from django.test import override_settings
+
+    from agents_core.runtime.processes import RUN_ABORT
+    from agents_core.services.runs import run_start_safe
+
+    env = {
+        "STUDIO_RUN_EXECUTOR": "worker",
+        "STUDIO_RUN_WORKER_POLL_SECONDS": "600",
+        "STUDIO_CODE_MODULES": "tests.agents_core.runtime.definitions",
+    }
+    thread = make_thread()
+    with run_worker_process(**env):
+        deadline = time.monotonic() + 90
+        while not _listening(RUN_ABORT):  # its second LISTEN, after the queued runs'
+            assert time.monotonic() < deadline, "the worker never listened"
+            time.sleep(0.1)
+        with override_settings(STUDIO_RUN_EXECUTOR="worker"):
+            run = run_start_safe(thread=thread, message="hello", user=owner)
+        deadline = time.monotonic() + 60
+        while Run.objects.get(pk=run.pk).status == RunStatus.RUNNING:
+            assert time.monotonic() < deadline, "the queued run never started"
+            time.sleep(0.1)
+    run.refresh_from_db()
+    assert (run.status, run.worker) == (RunStatus.COMPLETED, "worker-process")
 
 
 async def test_runs_of_a_dead_worker_are_ended_and_a_live_ones_are_left(
