@@ -59,8 +59,25 @@ def _thread(owner: Any, provider: str, url: str, default_options: dict | None = 
     return thread_create(user=owner, agent=agent)
 
 
+# The text a delta event carries, by type: the run's sink joins the deltas that reach it in
+# one pass of its event loop, so how a stream splits into events depends on timing.
+DELTA_TEXT = {"text-delta": "textDelta", "tool-input-delta": "argsTextDelta"}
+
+
 def _comparable(events: list[dict]) -> list[dict]:
-    return [{k: v for k, v in event.items() if k not in VARYING} for event in events]
+    """The events without what varies between runs, consecutive deltas of one thing joined
+    (their text; a tool input's patches are left out, its end value is the `tool-call`)."""
+    out: list[dict] = []
+    for event in events:
+        item = {k: v for k, v in event.items() if k not in VARYING and k != "patches"}
+        field = DELTA_TEXT.get(item["type"])
+        last = out[-1] if out else None
+        same = last is not None and field in last and last["type"] == item["type"]
+        if same and all(last.get(k) == v for k, v in item.items() if k != field):
+            last[field] += item[field]
+        else:
+            out.append(item)
+    return out
 
 
 class Paths:
