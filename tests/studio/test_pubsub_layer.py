@@ -12,6 +12,12 @@ from django.conf import settings
 from studio.pubsub_layer import PubSubChannelLayer
 
 
+async def _round_trip(layer: PubSubChannelLayer, channel: str, n: int) -> None:
+    """Send message `n` to `channel` and receive it back."""
+    await layer.send(channel, {"type": "x", "n": n})
+    assert (await asyncio.wait_for(layer.receive(channel), 5))["n"] == n
+
+
 def _layer() -> PubSubChannelLayer:
     return PubSubChannelLayer(
         hosts=[settings.REDIS_URL], prefix=f"test-pubsub-{uuid.uuid4().hex[:8]}"
@@ -22,8 +28,7 @@ async def test_the_reader_waits_on_the_socket_and_never_reads_with_a_timeout():
     layer = _layer()
     try:
         channel = await layer.new_channel()
-        await layer.send(channel, {"type": "x", "n": 0})
-        assert (await asyncio.wait_for(layer.receive(channel), 5))["n"] == 0
+        await _round_trip(layer, channel, 0)
         shard = layer._get_layer()._shards[0]
         pubsub = shard._pubsub
         timeouts: list[float | None] = []
@@ -35,8 +40,7 @@ async def test_the_reader_waits_on_the_socket_and_never_reads_with_a_timeout():
 
         pubsub.get_message = spy
         for n in range(1, 4):
-            await layer.send(channel, {"type": "x", "n": n})
-            assert (await asyncio.wait_for(layer.receive(channel), 5))["n"] == n
+            await _round_trip(layer, channel, n)
         assert timeouts, "the reader read nothing after the messages"
         assert set(timeouts) == {None}
     finally:
@@ -47,8 +51,7 @@ async def test_a_subscription_after_the_last_one_left_is_read_again():
     layer = _layer()
     try:
         first = await layer.new_channel()
-        await layer.send(first, {"type": "x", "n": 1})
-        assert (await asyncio.wait_for(layer.receive(first), 5))["n"] == 1
+        await _round_trip(layer, first, 1)
         # Cancelling a receive unsubscribes the channel (channels_redis' cleanup).
         waiting = asyncio.ensure_future(layer.receive(first))
         await asyncio.sleep(0)
