@@ -64,7 +64,7 @@ class Ledger:
             now = set(getattr(row, name).values_list("pk", flat=True))
             if now != targets:
                 found.append(f"{label} #{pk}.{name}: {sorted(targets)} became {sorted(now)}")
-        return found
+        return list(dict.fromkeys(found))  # a column gone is said once, not once per row
 
     def _row_losses(self, label: str, pk: Any, expected: dict[str, Any]) -> list[str]:
         model = current_apps.get_model(label)
