@@ -95,7 +95,7 @@ STUDIO_MAX_STRING_CHARS = envint("STUDIO_MAX_STRING_CHARS", 256 * 1024)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Agent Studio API",
     "DESCRIPTION": "Build, test and chat with LLM agents.",
-    "VERSION": "0.1.0",
+    "VERSION": "0.2.0",  # the package version (pyproject.toml)
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Swagger UI's files come from drf-spectacular-sidecar, not a CDN (no network needed).
