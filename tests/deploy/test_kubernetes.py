@@ -146,7 +146,10 @@ def deployments_containers(objects: list[dict[str, Any]]) -> dict[str, list[dict
 def test_every_command_and_probe_names_something_that_exists(base):
     known = get_commands()
     for container in containers(base):
-        probes = [container.get(p, {}).get("exec") for p in ("readinessProbe", "livenessProbe")]
+        probes = [
+            container.get(p, {}).get("exec")
+            for p in ("startupProbe", "readinessProbe", "livenessProbe")
+        ]
         for argv in [container["command"]] + [p["command"] for p in probes if p]:
             words = shlex.split(argv[2]) if argv[:2] == ["sh", "-c"] else argv
             words = words[1:] if words[0] == "exec" else words
@@ -156,8 +159,23 @@ def test_every_command_and_probe_names_something_that_exists(base):
                 assert words[1:3] == ["-A", "studio"], words
             elif words[:2] == ["python", "-m"]:
                 assert importlib.util.find_spec(words[2]), words
-    runs = deployments_containers(base)["runs"][0]
-    assert "--check" in runs["livenessProbe"]["exec"]["command"][2]
+
+
+def test_the_exec_probes_ask_this_pods_own_process(base):
+    processes = deployments_containers(base)
+    runs = processes["runs"][0]
+    # The worker is named after its pod, and the probe checks that name's heartbeat.
+    assert runs["command"][-2:] == ["--name", "$(POD_NAME)"]
+    assert runs["env"] == [
+        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+    ]
+    probe = shlex.split(runs["livenessProbe"]["exec"]["command"][2])
+    assert probe == ["exec", "studio", "execute_runs", "--check", "--name", "$POD_NAME"]
+    # Celery names its nodes celery@<host> and, with remote control, celerybeat@<host>.
+    for name, node in (("worker", "celery@$HOSTNAME"), ("beat", "celerybeat@$HOSTNAME")):
+        probe = shlex.split(processes[name][0]["livenessProbe"]["exec"]["command"][2])
+        assert probe[probe.index("-d") + 1] == node
+    assert "--enable-remote-control" in processes["beat"][0]["command"]
 
 
 def test_every_process_has_probes_resources_and_a_locked_down_pod(base):
