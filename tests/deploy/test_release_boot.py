@@ -245,7 +245,9 @@ def test_both_web_processes_are_healthy_and_pages_need_https(deployment: Deploym
 
 
 def test_static_files_are_served_with_debug_off(deployment: Deployment) -> None:
-    answer = httpx.get(f"{deployment.web[1]}/static/css/studio.css", headers=PROXY_HEADERS)
+    answer = httpx.get(
+        f"{deployment.web[1]}/static/css/studio.css", headers=PROXY_HEADERS, timeout=60
+    )
 
     assert answer.status_code == 200
     assert answer.headers["content-type"].startswith("text/css")
