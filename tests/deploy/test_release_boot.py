@@ -46,7 +46,7 @@ PASSWORD = "a-long-password-for-the-boot-test"
 # Run workers beat every second and take a worker that missed 5 s of beats for dead, so
 # a killed worker's run is ended within seconds (the default: 30).
 WORKER_BEATS = {"STUDIO_RUN_WORKER_POLL_SECONDS": "1", "STUDIO_RUN_WORKER_DEAD_SECONDS": "5"}
-EVENT_TIMEOUT = 120
+EVENT_TIMEOUT = 180
 
 
 @dataclass
@@ -332,7 +332,11 @@ def test_a_run_worker_killed_mid_run_has_its_run_ended_cleanly_and_the_thread_go
         ended = receive_until(ws, {"run-finish", "run-error"}, received)
         assert (ended["type"], ended.get("code")) == ("run-error", "interrupted"), ended
 
-        stored = stored_events(deployment, thread_id)
+        def ended_in_store() -> list[dict] | None:
+            events = stored_events(deployment, thread_id)
+            return events if events[-1]["type"] == "run-error" else None
+
+        stored = wait_until(ended_in_store, timeout=EVENT_TIMEOUT, what="the run's end stored")
         # Nothing lost: the store holds one unbroken sequence, ending with the run's end,
         # and a new socket on the other web process gets exactly that.
         assert [event["seq"] for event in stored] == list(range(1, len(stored) + 1))
