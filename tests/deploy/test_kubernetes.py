@@ -208,9 +208,15 @@ def test_every_process_has_probes_resources_and_a_locked_down_pod(base):
 def test_the_web_probes_ask_the_health_check_as_an_allowed_host(base):
     web = deployments_containers(base)["web"][0]
     config = find(base, kind="ConfigMap", name="studio-config")["data"]
-    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+    # Ready on what a web process needs; alive while it answers (no restart for an outage).
+    paths = {
+        "startupProbe": "/healthz?parts=database,redis",
+        "readinessProbe": "/healthz?parts=database,redis",
+        "livenessProbe": "/healthz?parts=",
+    }
+    for probe, path in paths.items():
         request = web[probe]["httpGet"]
-        assert request["path"] == "/healthz"
+        assert request["path"] == path
         assert request["port"] == "http"
         host = {h["name"]: h["value"] for h in request["httpHeaders"]}["Host"]
         assert host in config["ALLOWED_HOSTS"].split(",")
