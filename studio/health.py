@@ -25,9 +25,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from urllib.parse import parse_qs
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import parse_qs
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
