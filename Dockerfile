@@ -15,4 +15,5 @@ COPY manage.py ./
 RUN pip install --no-cache-dir . && useradd --system --uid 10001 studio
 USER studio
 EXPOSE 8000
-CMD ["python", "-m", "daphne", "-b", "0.0.0.0", "-p", "8000", "studio.asgi:application"]
+# `serve` is Daphne with the studio's websocket message limit (Daphne's own is 1 MiB).
+CMD ["python", "manage.py", "serve", "--host", "0.0.0.0", "--port", "8000"]
