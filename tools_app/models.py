@@ -44,9 +44,16 @@ class ToolQuerySet(models.QuerySet["Tool"]):
         """Code and built-in tools are shared; studio tools belong to their owner."""
         return self.filter(models.Q(source=Source.CODE) | models.Q(owner=user))
 
+    def namespace_of(self, owner) -> ToolQuerySet:
+        """The tools whose names a new tool of `owner` may not repeat: the owner's own and
+        the shared ones (no owner: code and built-in tools). Another user's names are no
+        concern of theirs, so a clash never tells anyone that someone else has a name."""
+        return self.filter(models.Q(owner__isnull=True) | models.Q(owner=owner))
+
 
 class Tool(models.Model):
-    name = models.CharField(max_length=64, unique=True, help_text="snake_case, unique.")
+    # Unique per owner, and among the shared (code, built-in) tools: see Meta.constraints.
+    name = models.CharField(max_length=64, help_text="snake_case, unique per owner.")
     description = models.TextField(blank=True)
     kind = models.CharField(max_length=16, choices=ToolKind.choices)
     input_schema = models.JSONField(default=dict, blank=True)
@@ -78,6 +85,19 @@ class Tool(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["name"],
+                condition=models.Q(owner__isnull=True),
+                name="tool_shared_name_unique",
+                violation_error_message="A shared tool with this name already exists.",
+            ),
+            models.UniqueConstraint(
+                fields=["owner", "name"],
+                name="tool_owner_name_unique",
+                violation_error_message="You have a tool with this name already.",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name

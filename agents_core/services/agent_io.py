@@ -39,7 +39,12 @@ from agents_core.serializers import (
     SubAgentInputSerializer,
     ToolBindingInputSerializer,
 )
-from agents_core.services.agents import AGENT_FIELDS, agent_create, slug_taken
+from agents_core.services.agents import (
+    AGENT_FIELDS,
+    agent_create,
+    agent_slug_taken,
+    slug_taken,
+)
 from agents_core.services.bindings import SUBAGENT, TOOL, BindingKind, binding_create
 from studio.exceptions import ApplicationError, Conflict
 from tools_app.models import Tool
@@ -267,13 +272,15 @@ def _free_name(taken: Any, name: str, sep: str) -> str:
     raise AssertionError("unreachable")
 
 
-def _check_clashes(agents: list[dict], tools: list[dict]) -> None:
+def _check_clashes(*, owner: Any, agents: list[dict], tools: list[dict]) -> None:
+    """Only the owner's own names and the shared (code) ones clash: another user's never
+    do, so a 409 names nothing an outsider could not see anyway."""
 
     def agent_taken(slug: str) -> bool:
-        return Agent.objects.filter(slug=slug).exists()
+        return agent_slug_taken(owner=owner, slug=slug)
 
     def tool_taken(name: str) -> bool:
-        return Tool.objects.filter(name=name).exists()
+        return Tool.objects.namespace_of(owner).filter(name=name).exists()
 
     clashes = [
         {
@@ -304,23 +311,32 @@ def _check_clashes(agents: list[dict], tools: list[dict]) -> None:
         )
 
 
+def import_size(document: Any) -> int:
+    """How many agents and tools the document holds (what an import's progress counts);
+    a document of the wrong shape is refused with the path of the problem."""
+    agents, tools = _check_shape(document)
+    return len(agents) + len(tools)
+
+
 def agent_import(
     *,
     owner: Any,
     document: Any,
     renames: dict[str, Any] | None = None,
     dry_run: bool = False,
+    progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Create the document's studio tools and agents with their bindings, all or nothing.
 
     Returns what was (or, with `dry_run`, would be) created. A slug or tool name already
     taken is refused (409, `clashes` with a free name to suggest for each); `renames` maps
-    old names to new ones. Every other problem is a 400 naming its JSON path.
+    old names to new ones. Every other problem is a 400 naming its JSON path. `progress`
+    is called with the count of tools created and agents created and bound so far.
     """
     if renames is not None and not isinstance(renames, dict):
         raise _problem("$.renames", "must be an object.")
     agents, tools = _validated(*_renamed(document, renames or {}))
-    _check_clashes(agents, tools)
+    _check_clashes(owner=owner, agents=agents, tools=tools)
     plan = {
         "agent": agents[0]["slug"],
         "agents": [
@@ -336,7 +352,9 @@ def agent_import(
     }
     try:
         with transaction.atomic():
-            created = _create_all(owner=owner, agents=agents, tools=tools)
+            created = _create_all(
+                owner=owner, agents=agents, tools=tools, progress=progress or _no_progress
+            )
             for name, (_, load) in SECTIONS.items():
                 if name in document:
                     load(
@@ -349,11 +367,18 @@ def agent_import(
     return plan
 
 
-def _create_all(*, owner: Any, agents: list[dict], tools: list[dict]) -> Agent:
+def _no_progress(done: int) -> None:
+    return None
+
+
+def _create_all(
+    *, owner: Any, agents: list[dict], tools: list[dict], progress: Callable[[int], None]
+) -> Agent:
     """Create everything; returns the document's first (the exported) agent."""
 
-    for tool in tools:
+    for count, tool in enumerate(tools, start=1):
         tool_create(owner=owner, **tool)
+        progress(count)
     created = [
         agent_create(
             owner=owner, **{k: v for k, v in entry.items() if k not in ("tools", "subagents")}
@@ -362,6 +387,7 @@ def _create_all(*, owner: Any, agents: list[dict], tools: list[dict]) -> Agent:
     ]
     for index, (agent, entry) in enumerate(zip(created, agents, strict=True)):
         _bind(owner=owner, agent=agent, entry=entry, path=f"$.document.agents[{index}]")
+        progress(len(tools) + index + 1)
     return created[0]
 
 
@@ -390,9 +416,9 @@ def _bind(*, owner: Any, agent: Agent, entry: dict[str, Any], path: str) -> None
 def agent_duplicate(*, agent: Agent, owner: Any, slug: str, name: str) -> Agent:
     """A studio copy of any agent the owner can see (code agents included): the same
     settings, bound to the same tools and sub-agents."""
-    if Agent.objects.filter(slug=slug).exists():
+    if agent_slug_taken(owner=owner, slug=slug):
         raise ValidationError({"slug": slug_taken(slug)})
     document = agent_document(agent=agent, deep=False)
     document["agents"][0].update(slug=slug, name=name)
     agent_import(owner=owner, document=document)
-    return Agent.objects.get(slug=slug)
+    return Agent.objects.get(slug=slug, owner=owner)
