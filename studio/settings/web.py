@@ -102,6 +102,10 @@ if STUDIO_WEBSOCKET_MAX_MESSAGE_BYTES < STUDIO_MAX_BODY_BYTES:
         "STUDIO_WEBSOCKET_MAX_MESSAGE_BYTES must be at least STUDIO_MAX_BODY_BYTES "
         f"({STUDIO_MAX_BODY_BYTES}): a frame under the limit must reach the studio."
     )
+# An agent import (POST /api/agents/import) of this many agents and tools or more runs as
+# a Celery job (202 with the job's URL, progress readable there); smaller ones in the
+# request (agents_core/services/import_jobs.py).
+STUDIO_IMPORT_ASYNC_ITEMS = envint("STUDIO_IMPORT_ASYNC_ITEMS", 500)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Agent Studio API",
