@@ -7,6 +7,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from studio.constraints import unique_per_owner
 from studio.fields import NulFreeJSONEncoder, NulFreeTextField
 
 
@@ -85,19 +86,7 @@ class Tool(models.Model):
 
     class Meta:
         ordering = ["name"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["name"],
-                condition=models.Q(owner__isnull=True),
-                name="tool_shared_name_unique",
-                violation_error_message="A shared tool with this name already exists.",
-            ),
-            models.UniqueConstraint(
-                fields=["owner", "name"],
-                name="tool_owner_name_unique",
-                violation_error_message="You have a tool with this name already.",
-            ),
-        ]
+        constraints = unique_per_owner("name", prefix="tool", what="tool")
 
     def __str__(self) -> str:
         return self.name

@@ -132,7 +132,9 @@ class AgentImportApi(APIView):
                 body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]}
             )
         plan = agent_import(owner=request.user, **data)
-        return Response(plan, status=status.HTTP_200_OK if data["dry_run"] else 201)
+        return Response(
+            plan, status=status.HTTP_200_OK if data["dry_run"] else status.HTTP_201_CREATED
+        )
 
 
 @extend_schema(tags=TAG)

@@ -19,10 +19,10 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name='agent',
-            constraint=models.UniqueConstraint(condition=models.Q(('owner__isnull', True)), fields=('slug',), name='agent_shared_slug_unique', violation_error_message='A shared agent with this slug already exists.'),
+            constraint=models.UniqueConstraint(condition=models.Q(('owner__isnull', True)), fields=('slug',), name='agent_shared_slug_unique', violation_error_message='This slug is taken by a shared agent.'),
         ),
         migrations.AddConstraint(
             model_name='agent',
-            constraint=models.UniqueConstraint(fields=('owner', 'slug'), name='agent_owner_slug_unique', violation_error_message='You have an agent with this slug already.'),
+            constraint=models.UniqueConstraint(fields=('owner', 'slug'), name='agent_owner_slug_unique', violation_error_message='This slug is taken by another of your agents.'),
         ),
     ]

@@ -11,6 +11,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from studio.constraints import unique_per_owner
 from studio.fields import NulFreeJSONEncoder, NulFreeTextField
 from tools_app.models import Source  # one enum for where agents and tools come from
 
@@ -69,19 +70,7 @@ class Agent(models.Model):
     class Meta:
         ordering = ["name", "slug"]
         permissions = [("break_editlock", "Can break another editor's live edit lock")]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["slug"],
-                condition=models.Q(owner__isnull=True),
-                name="agent_shared_slug_unique",
-                violation_error_message="A shared agent with this slug already exists.",
-            ),
-            models.UniqueConstraint(
-                fields=["owner", "slug"],
-                name="agent_owner_slug_unique",
-                violation_error_message="You have an agent with this slug already.",
-            ),
-        ]
+        constraints = unique_per_owner("slug", prefix="agent", what="agent")
 
     def __str__(self) -> str:
         return f"{self.name} ({self.slug})"

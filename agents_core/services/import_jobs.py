@@ -20,9 +20,12 @@ from django.utils import timezone
 
 from agents_core.models import ImportJob, ImportJobStatus
 from agents_core.services.agent_io import agent_import, import_size
+from studio.celery import app as celery_app
 from studio.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
+# The Celery task, by name (agents_core.tasks imports this module).
+IMPORT_TASK = "agents_core.tasks.agent_import_job_run"
 
 
 def import_runs_async(*, document: Any) -> bool:
@@ -39,9 +42,7 @@ def import_job_create(
         request={"document": document, "renames": renames, "dry_run": dry_run},
         total=import_size(document),
     )
-    from agents_core.tasks import agent_import_job_run
-
-    transaction.on_commit(lambda: agent_import_job_run.delay(str(job.id)))
+    transaction.on_commit(lambda: celery_app.send_task(IMPORT_TASK, args=[str(job.id)]))
     return job
 
 

@@ -5,16 +5,14 @@ fails the job with the same error body (JSON path included) and writes nothing."
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
 import pytest
-from django.db import transaction
 
 from agents_core.models import Agent, ImportJob
 from tests.agents_core.factories import AgentFactory
-from tests.agents_core.race import _backends_waiting_on_a_lock, _in_thread
+from tests.agents_core.race import _backends_waiting_on_a_lock, held_uncommitted
 from tests.studio.db_state import db_fingerprint
 from tools_app.models import Tool
 
@@ -77,36 +75,23 @@ def test_a_large_import_runs_in_a_worker_with_progress_its_owner_reads(
 ):
     # Hold one of the slugs uncommitted, as another tab of the owner would: the job blocks
     # on it halfway, with its transaction open, and the progress is readable meanwhile.
-    held, release = threading.Event(), threading.Event()
+    with held_uncommitted(lambda: AgentFactory(slug="bulk-1000", owner=owner)):
+        response = api.post("/api/agents/import", {"document": _document()}, format="json")
 
-    def rival() -> None:
-        with transaction.atomic():
-            AgentFactory(slug="bulk-1000", owner=owner)
-            held.set()
-            release.wait(120)
-            raise RuntimeError("rolled back")  # the slug is free again
-
-    rival_thread = _in_thread(rival, {})
-    assert held.wait(30)
-
-    response = api.post("/api/agents/import", {"document": _document()}, format="json")
-
-    assert response.status_code == 202, response.content
-    job = response.json()
-    assert job["status"] in ("pending", "running") and job["total"] == AGENTS + TOOLS
-    assert response["Location"] == job["url"] == f"/api/agents/import-jobs/{job['id']}/"
-    wait_for(_backends_waiting_on_a_lock, what="the job to reach the held slug")
-    halfway = wait_for(
-        lambda: (body := api.get(job["url"]).json())["done"] >= TOOLS + 980 and body,
-        what="the progress up to the held slug",
-    )
-    assert halfway["status"] == "running" and halfway["done"] < halfway["total"]
-    assert not Agent.objects.filter(slug="bulk-0").exists()  # nothing committed yet
-    # Only its owner reads it.
-    assert outsider_api.get(job["url"]).status_code == 404
-    assert anon_client.get(job["url"]).status_code in (401, 403)
-    release.set()
-    rival_thread.join(30)
+        assert response.status_code == 202, response.content
+        job = response.json()
+        assert job["status"] in ("pending", "running") and job["total"] == AGENTS + TOOLS
+        assert response["Location"] == job["url"] == f"/api/agents/import-jobs/{job['id']}/"
+        wait_for(_backends_waiting_on_a_lock, what="the job to reach the held slug")
+        halfway = wait_for(
+            lambda: (body := api.get(job["url"]).json())["done"] >= TOOLS + 980 and body,
+            what="the progress up to the held slug",
+        )
+        assert halfway["status"] == "running" and halfway["done"] < halfway["total"]
+        assert not Agent.objects.filter(slug="bulk-0").exists()  # nothing committed yet
+        # Only its owner reads it.
+        assert outsider_api.get(job["url"]).status_code == 404
+        assert anon_client.get(job["url"]).status_code in (401, 403)
 
     done = _finished(api, job["url"])
 

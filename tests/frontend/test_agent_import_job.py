@@ -5,16 +5,14 @@ failed job's error shows like a refused small import's."""
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
-from django.db import transaction
 from playwright.sync_api import expect
 
 from agents_core.models import Agent, ImportJob
 from agents_core.registry import definitions_sync
 from tests.agents_core.factories import AgentFactory
-from tests.agents_core.race import _in_thread
+from tests.agents_core.race import held_uncommitted
 from tests.agents_core.test_import_jobs import _document
 from tests.conftest import browser_login, daphne_process
 
@@ -37,25 +35,13 @@ def _start_import(page, url: str, document: dict) -> None:
 def test_the_page_follows_a_large_import_to_the_new_agent(browser, owner, celery_worker):
     definitions_sync()
     # The owner's other tab holds one slug uncommitted: the job waits there, running.
-    held, release = threading.Event(), threading.Event()
-
-    def rival() -> None:
-        with transaction.atomic():
-            AgentFactory(slug="bulk-30", owner=owner)
-            held.set()
-            release.wait(120)
-            raise RuntimeError("rolled back")
-
-    rival_thread = _in_thread(rival, {})
-    assert held.wait(30)
     with daphne_process(STUDIO_IMPORT_ASYNC_ITEMS="10") as url:
         page = browser_login(browser, url, "owner")
-        _start_import(page, url, _document(60, 2))
+        with held_uncommitted(lambda: AgentFactory(slug="bulk-30", owner=owner)):
+            _start_import(page, url, _document(60, 2))
 
-        expect(page.locator("#import-progress-label")).to_contain_text("of 62 agents and tools")
-        expect(page.locator("#import-progress")).to_be_visible()
-        release.set()
-        rival_thread.join(30)
+            expect(page.locator("#import-progress-label")).to_contain_text("of 62 agents and tools")
+            expect(page.locator("#import-progress")).to_be_visible()
 
         page.wait_for_url("**/agents/bulk-0/edit/", timeout=120_000)
     assert Agent.objects.filter(owner=owner, slug__startswith="bulk-").count() == 60

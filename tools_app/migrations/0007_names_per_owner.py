@@ -19,10 +19,10 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name='tool',
-            constraint=models.UniqueConstraint(condition=models.Q(('owner__isnull', True)), fields=('name',), name='tool_shared_name_unique', violation_error_message='A shared tool with this name already exists.'),
+            constraint=models.UniqueConstraint(condition=models.Q(('owner__isnull', True)), fields=('name',), name='tool_shared_name_unique', violation_error_message='This name is taken by a shared tool.'),
         ),
         migrations.AddConstraint(
             model_name='tool',
-            constraint=models.UniqueConstraint(fields=('owner', 'name'), name='tool_owner_name_unique', violation_error_message='You have a tool with this name already.'),
+            constraint=models.UniqueConstraint(fields=('owner', 'name'), name='tool_owner_name_unique', violation_error_message='This name is taken by another of your tools.'),
         ),
     ]
