@@ -55,4 +55,5 @@ EXPOSE 8000
 # Redis or the sandbox service does not answer. The other processes of the set override it.
 HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=8)"]
-CMD ["python", "-m", "daphne", "-b", "0.0.0.0", "-p", "8000", "studio.asgi:application"]
+# `serve` is Daphne with the studio's websocket message limit (Daphne's own is 1 MiB).
+CMD ["studio", "serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -22,6 +22,7 @@ from agents_core.models import (
     Agent,
     EditLock,
     EditorOverride,
+    ImportJob,
     Message,
     NotificationRecord,
     Revision,
@@ -312,3 +313,12 @@ class TaskItemAdmin(RecordAdmin):
     list_filter = ("status",)
     search_fields = ("title", "notes", "thread__title")
     list_select_related = ("thread",)
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(RecordAdmin):
+    list_display = ("id", "owner", "status", "done", "total", "created_at", "finished_at")
+    list_filter = ("status", "created_at")
+    search_fields = ("owner__username",)
+    list_select_related = ("owner",)
+    exclude = ("request",)  # the posted document, possibly megabytes

@@ -64,7 +64,11 @@ def effective_tool_bindings(agent: Agent) -> list[AgentTool]:
     kept = [binding for binding in bindings if binding.key not in removed]
     taken = {binding.key for binding in kept}
     wanted = {key: name for key, name in override.tools_added.items() if key not in taken}
-    tools = {tool.name: tool for tool in Tool.objects.live().filter(name__in=wanted.values())}
+    # An override names tools; only shared ones may join a code agent (documents.py), and
+    # a studio agent's tools are its owner's: names are unique per owner.
+    usable = Tool.objects.live().filter(name__in=wanted.values())
+    usable = usable.filter(owner__isnull=True) if agent.is_code else usable.visible_to(agent.owner)
+    tools = {tool.name: tool for tool in usable}
     position = max((binding.position for binding in kept), default=-1)
     for key, name in wanted.items():
         if name in tools:

@@ -207,10 +207,12 @@ def _sync_tool(definition: ToolDefinition) -> tuple[object, str]:
         "code_hash": digest,
         "gone_at": None,
     }
-    tool = Tool.objects.filter(name=definition.id).first()
-    if tool is None:
+    # A code tool is shared: no studio tool of any owner may have its name (lookups by
+    # name over what a user sees would find two).
+    tool = Tool.objects.filter(name=definition.id, owner__isnull=True).first()
+    if tool is None and not Tool.objects.filter(name=definition.id).exists():
         return Tool.objects.create(name=definition.id, **values), "created"
-    if tool.source != Source.CODE:
+    if tool is None or tool.source != Source.CODE:
         raise DefinitionError(
             f"Code tool {definition.id!r} has the name of a tool created in the studio; "
             "rename one of them."
@@ -242,10 +244,12 @@ def _sync_agent(definition: AgentDefinition) -> tuple[object, str]:
         "code_hash": digest,
         "gone_at": None,
     }
-    agent = Agent.objects.filter(slug=definition.id).first()
-    if agent is None:
+    # A code agent is shared: no studio agent of any owner may have its slug (lookups by
+    # slug over what a user sees would find two).
+    agent = Agent.objects.filter(slug=definition.id, owner__isnull=True).first()
+    if agent is None and not Agent.objects.filter(slug=definition.id).exists():
         return Agent.objects.create(slug=definition.id, **values), "created"
-    if agent.source != Source.CODE:
+    if agent is None or agent.source != Source.CODE:
         raise DefinitionError(
             f"Code agent {definition.id!r} has the id of an agent created in the studio."
         )

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
-from agents_core.models import Agent, AgentTool, Run, RunStatus, SubAgent, Thread
+from agents_core.models import Agent, AgentTool, ImportJob, Run, RunStatus, SubAgent, Thread
 from studio.exceptions import NotFound
 
 
@@ -30,6 +30,11 @@ def agent_list(*, user: Any) -> QuerySet[Agent]:
 
 def agent_get(*, user: Any, slug: str) -> Agent | None:
     return agent_list(user=user).filter(slug=slug).first()
+
+
+def import_job_get(*, user: Any, job_id: Any) -> ImportJob | None:
+    """One of the user's own import jobs (anyone else's is None: a 404)."""
+    return ImportJob.objects.defer("request").filter(pk=job_id, owner_id=user.pk).first()
 
 
 def threads_for(user: Any) -> QuerySet[Thread]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
+from agents_core.services.import_jobs import IMPORT_TASK, import_job_execute
 from agents_core.services.thread_titles import TITLE_TASK, thread_title_generate
 from agents_core.signals.digest import notifications_digest
 
@@ -26,3 +27,9 @@ def notifications_digest_run(self) -> dict:
 def thread_title_generate_task(run_id: str) -> None:
     """Title a thread from its first exchange; a second copy finds the title claimed."""
     thread_title_generate(run_id=run_id)
+
+
+@shared_task(name=IMPORT_TASK, acks_late=True)
+def agent_import_job_run(job_id: str) -> None:
+    """A large import (services/import_jobs.py); a second copy finds the job claimed."""
+    import_job_execute(job_id=job_id)

@@ -11,6 +11,11 @@ urlpatterns: list = []
 urlpatterns += [
     path("agents/", agents.AgentListApi.as_view(), name="agent-list"),
     path("agents/import", agent_io.AgentImportApi.as_view(), name="agent-import"),
+    path(
+        "agents/import-jobs/<uuid:job_id>/",
+        agent_io.ImportJobDetailApi.as_view(),
+        name="agent-import-job",
+    ),
     path("agent-templates/", agent_io.AgentTemplateListApi.as_view(), name="agent-templates"),
     path("agents/<slug:slug>/export", agent_io.AgentExportApi.as_view(), name="agent-export"),
     path(

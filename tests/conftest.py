@@ -193,20 +193,20 @@ def celery_worker(transactional_db) -> Iterator[subprocess.Popen]:
 
 @contextmanager
 def daphne_process(**env: str) -> Iterator[str]:
-    """A real Daphne server on a free port; yields its base URL."""
+    """A real Daphne server on a free port, started as production starts it (`manage.py
+    serve`, with the studio's websocket limits); yields its base URL."""
     port = free_port()
     (ROOT / ".studio").mkdir(exist_ok=True)
     log = open(ROOT / ".studio" / f"test-daphne-{port}.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "daphne",
-            "-b",
+            "manage.py",
+            "serve",
+            "--host",
             "127.0.0.1",
-            "-p",
+            "--port",
             str(port),
-            "studio.asgi:application",
         ],
         cwd=ROOT,
         env=child_process_env(**env),

@@ -7,6 +7,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from studio.constraints import unique_per_owner
 from studio.fields import NulFreeJSONEncoder, NulFreeTextField
 
 
@@ -44,9 +45,16 @@ class ToolQuerySet(models.QuerySet["Tool"]):
         """Code and built-in tools are shared; studio tools belong to their owner."""
         return self.filter(models.Q(source=Source.CODE) | models.Q(owner=user))
 
+    def namespace_of(self, owner) -> ToolQuerySet:
+        """The tools whose names a new tool of `owner` may not repeat: the owner's own and
+        the shared ones (no owner: code and built-in tools). Another user's names are no
+        concern of theirs, so a clash never tells anyone that someone else has a name."""
+        return self.filter(models.Q(owner__isnull=True) | models.Q(owner=owner))
+
 
 class Tool(models.Model):
-    name = models.CharField(max_length=64, unique=True, help_text="snake_case, unique.")
+    # Unique per owner, and among the shared (code, built-in) tools: see Meta.constraints.
+    name = models.CharField(max_length=64, help_text="snake_case, unique per owner.")
     description = models.TextField(blank=True)
     kind = models.CharField(max_length=16, choices=ToolKind.choices)
     input_schema = models.JSONField(default=dict, blank=True)
@@ -78,6 +86,7 @@ class Tool(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = unique_per_owner("name", prefix="tool", what="tool")
 
     def __str__(self) -> str:
         return self.name

@@ -2,6 +2,7 @@
 preview what the model receives from instructions.
 
 GET /api/agents/<slug>/export?format=json|python, POST /api/agents/import,
+GET /api/agents/import-jobs/<id>/,
 POST /api/agents/<slug>/duplicate, GET /api/agent-templates/,
 POST /api/agents/<slug>/instructions-preview.
 """
@@ -16,15 +17,19 @@ from rest_framework import serializers, status
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from agents_core.api.agents import agent_or_404
+from agents_core.models import ImportJob
 from agents_core.runtime.messages import instruction_messages
+from agents_core.selectors import import_job_get
 from agents_core.serializers import AgentInputSerializer, AgentOutputSerializer
 from agents_core.services.agent_code import agent_python
 from agents_core.services.agent_io import agent_document, agent_duplicate, agent_import
+from agents_core.services.import_jobs import import_job_create, import_runs_async
 from agents_core.starters import STARTERS
-from studio.exceptions import ApplicationError
+from studio.exceptions import ApplicationError, NotFound
 
 TAG = ["agents"]
 
@@ -81,22 +86,66 @@ class AgentExportApi(APIView):
         return response
 
 
+class ImportJobOutputSerializer(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ImportJob
+        fields = [
+            "id",
+            "url",
+            "status",
+            "done",
+            "total",
+            "result",
+            "error",
+            "error_status",
+            "created_at",
+            "finished_at",
+        ]
+
+    def get_url(self, job: ImportJob) -> str:
+        return reverse("agent-import-job", kwargs={"job_id": job.id})
+
+
 @extend_schema(tags=TAG)
 class AgentImportApi(APIView):
     @extend_schema(
         request=ImportInputSerializer,
-        responses={200: dict, 201: dict},
+        responses={200: dict, 201: dict, 202: ImportJobOutputSerializer},
         description="Create the document's agents and studio tools, all or nothing. "
         "`dry_run` answers 200 with what would be created; a taken slug or tool name is a "
-        "409 with `clashes` (and a free name for each): send `renames` to use new names.",
+        "409 with `clashes` (and a free name for each): send `renames` to use new names. "
+        "A document of STUDIO_IMPORT_ASYNC_ITEMS agents and tools or more (500 by default) "
+        "is imported by a worker: 202 with the job (`url`, `status`, `done` / `total`); the "
+        "job's `result` is then what this endpoint answers for a small import, its `error` "
+        "and `error_status` the body and status it would have refused one with.",
     )
     def post(self, request: Request) -> Response:
         serializer = ImportInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        plan = agent_import(owner=request.user, **serializer.validated_data)
-        if serializer.validated_data["dry_run"]:
-            return Response(plan)
-        return Response(plan, status=status.HTTP_201_CREATED)
+        data = serializer.validated_data
+        if import_runs_async(document=data["document"]):
+            job = import_job_create(owner=request.user, **data)
+            body = ImportJobOutputSerializer(job).data
+            return Response(
+                body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]}
+            )
+        plan = agent_import(owner=request.user, **data)
+        return Response(
+            plan, status=status.HTTP_200_OK if data["dry_run"] else status.HTTP_201_CREATED
+        )
+
+
+@extend_schema(tags=TAG)
+class ImportJobDetailApi(APIView):
+    @extend_schema(responses=ImportJobOutputSerializer)
+    def get(self, request: Request, job_id: str) -> Response:
+        """An import job of yours: its progress, then its result or error (others: 404)."""
+        job = import_job_get(user=request.user, job_id=job_id)
+        if job is None:
+            raise NotFound("No such import job.", code="not_found")
+        return Response(ImportJobOutputSerializer(job).data)
 
 
 @extend_schema(tags=TAG)

@@ -19,6 +19,7 @@ from .core import (
     ToolCallStatus,
 )
 from .editor import EditLock, EditorOverride, LockEnd, Revision, RevisionKind
+from .imports import ImportJob, ImportJobStatus
 from .signals import (
     NotificationPriority,
     NotificationRecord,
@@ -36,6 +37,8 @@ __all__ = [
     "AgentTool",
     "EditLock",
     "EditorOverride",
+    "ImportJob",
+    "ImportJobStatus",
     "LockEnd",
     "Revision",
     "RevisionKind",

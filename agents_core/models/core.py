@@ -11,6 +11,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from studio.constraints import unique_per_owner
 from studio.fields import NulFreeJSONEncoder, NulFreeTextField
 from tools_app.models import Source  # one enum for where agents and tools come from
 
@@ -24,9 +25,16 @@ class AgentQuerySet(models.QuerySet["Agent"]):
         """Code agents are shared with every signed-in user; studio agents with their owner."""
         return self.filter(models.Q(source=Source.CODE) | models.Q(owner=user))
 
+    def namespace_of(self, owner) -> AgentQuerySet:
+        """The agents whose slugs a new agent of `owner` may not repeat: the owner's own and
+        the shared ones (no owner: code agents). Another user's slugs are no concern of
+        theirs, so a clash never tells anyone that someone else has a slug."""
+        return self.filter(models.Q(owner__isnull=True) | models.Q(owner=owner))
+
 
 class Agent(models.Model):
-    slug = models.SlugField(max_length=100, unique=True, help_text="The agent's id.")
+    # Unique per owner, and among the shared (code) agents: see Meta.constraints.
+    slug = models.SlugField(max_length=100, help_text="The agent's id.")
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     model = models.CharField(max_length=200, help_text="A litellm model string: provider/model.")
@@ -62,6 +70,7 @@ class Agent(models.Model):
     class Meta:
         ordering = ["name", "slug"]
         permissions = [("break_editlock", "Can break another editor's live edit lock")]
+        constraints = unique_per_owner("slug", prefix="agent", what="agent")
 
     def __str__(self) -> str:
         return f"{self.name} ({self.slug})"

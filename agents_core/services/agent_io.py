@@ -35,19 +35,30 @@ from agents_core.overrides import (
     effective_tool_description,
 )
 from agents_core.serializers import (
-    AgentInputSerializer,
     SubAgentInputSerializer,
     ToolBindingInputSerializer,
 )
-from agents_core.services.agents import AGENT_FIELDS, agent_create, slug_taken
+from agents_core.services.agent_documents import (
+    FORMAT,
+    VERSION,
+    check_shape,
+    document_errors,
+    document_problem,
+    invalid_document,
+    renamed_entries,
+    validated_entries,
+)
+from agents_core.services.agents import (
+    AGENT_FIELDS,
+    agent_create,
+    agent_slug_taken,
+    slug_taken,
+)
 from agents_core.services.bindings import SUBAGENT, TOOL, BindingKind, binding_create
-from studio.exceptions import ApplicationError, Conflict
+from studio.exceptions import Conflict
 from tools_app.models import Tool
-from tools_app.serializers import ToolInputSerializer
 from tools_app.services.tools import TOOL_FIELDS, tool_create
 
-FORMAT = "agent-studio.agent"
-VERSION = 1
 # What an agent entry and a tool entry hold besides the slug, the bindings and the name.
 AGENT_KEYS = AGENT_FIELDS
 TOOL_KEYS = tuple(field for field in TOOL_FIELDS if field != "name")
@@ -136,129 +147,6 @@ class _Preview(Exception):
     """Rolls back a dry run once everything was created and checked."""
 
 
-def _problem(path: str, message: str) -> ApplicationError:
-    return ApplicationError(
-        f"{path}: {message}",
-        code="invalid_document",
-        extra={"errors": [{"path": path, "message": message}]},
-    )
-
-
-def _serializer_errors(errors: Any, path: str) -> list[dict[str, str]]:
-    if isinstance(errors, dict):
-        return [
-            item
-            for key, value in errors.items()
-            for item in _serializer_errors(
-                value, path if key == "non_field_errors" else f"{path}.{key}"
-            )
-        ]
-    if isinstance(errors, list) and errors and not isinstance(errors[0], dict | list):
-        return [{"path": path, "message": str(message)} for message in errors]
-    if isinstance(errors, list):
-        return [
-            item
-            for index, value in enumerate(errors)
-            for item in _serializer_errors(value, f"{path}[{index}]")
-        ]
-    return [{"path": path, "message": str(errors)}]
-
-
-def _invalid(errors: list[dict[str, str]]) -> ApplicationError:
-    first = errors[0]
-    return ApplicationError(
-        f"{first['path']}: {first['message']}", code="invalid_document", extra={"errors": errors}
-    )
-
-
-def _list_of_objects(document: dict[str, Any], key: str, *, required: bool) -> list[dict]:
-    value = document.get(key, None if required else [])
-    if not isinstance(value, list) or (required and not value):
-        raise _problem(
-            f"$.document.{key}", "must be a non-empty list." if required else "must be a list."
-        )
-    for index, item in enumerate(value):
-        if not isinstance(item, dict):
-            raise _problem(f"$.document.{key}[{index}]", "must be an object.")
-    return value
-
-
-def _check_shape(document: Any) -> tuple[list[dict], list[dict]]:
-    if not isinstance(document, dict):
-        raise _problem("$.document", "must be an exported agent (a JSON object).")
-    if document.get("format") != FORMAT:
-        raise _problem("$.document.format", f"must be {FORMAT!r}: export an agent to get one.")
-    if document.get("version") != VERSION:
-        raise _problem("$.document.version", f"must be {VERSION}.")
-    agents = _list_of_objects(document, "agents", required=True)
-    tools = _list_of_objects(document, "tools", required=False)
-    for index, entry in enumerate(agents):
-        for key in ("tools", "subagents"):
-            if not isinstance(entry.get(key, []), list) or not all(
-                isinstance(item, dict) for item in entry.get(key, [])
-            ):
-                raise _problem(f"$.document.agents[{index}].{key}", "must be a list of objects.")
-    return agents, tools
-
-
-def _renamed(document: dict[str, Any], renames: dict[str, Any]) -> tuple[list, list]:
-    """The document's agents and tools with `renames` ({"agents": {old: new}, "tools":
-    {old: new}}) applied to their names and to every reference to them."""
-    agents, tools = _check_shape(document)
-    agent_names = renames.get("agents") or {}
-    tool_names = renames.get("tools") or {}
-    for what, mapping in (("agents", agent_names), ("tools", tool_names)):
-        if not isinstance(mapping, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()
-        ):
-            raise _problem(f"$.renames.{what}", "must map old names to new names.")
-    agents = [
-        {
-            **entry,
-            "slug": agent_names.get(entry.get("slug"), entry.get("slug")),
-            "tools": [
-                {**b, "tool": tool_names.get(b.get("tool"), b.get("tool"))}
-                for b in entry.get("tools", [])
-            ],
-            "subagents": [
-                {**b, "agent": agent_names.get(b.get("agent"), b.get("agent"))}
-                for b in entry.get("subagents", [])
-            ],
-        }
-        for entry in agents
-    ]
-    tools = [{**tool, "name": tool_names.get(tool.get("name"), tool.get("name"))} for tool in tools]
-    return agents, tools
-
-
-def _validated(agents: list[dict], tools: list[dict]) -> tuple[list[dict], list[dict]]:
-
-    errors: list[dict[str, str]] = []
-    clean_agents, clean_tools = [], []
-    for index, entry in enumerate(agents):
-        fields = {k: v for k, v in entry.items() if k not in ("tools", "subagents")}
-        serializer = AgentInputSerializer(data=fields)
-        if serializer.is_valid():
-            clean_agents.append({**serializer.validated_data, **_bindings(entry)})
-        else:
-            errors += _serializer_errors(serializer.errors, f"$.document.agents[{index}]")
-    for index, entry in enumerate(tools):
-        tool_serializer = ToolInputSerializer(
-            data={k: v for k, v in entry.items() if k != "credentials"}
-        )
-        if tool_serializer.is_valid():
-            clean_tools.append(tool_serializer.validated_data)
-        else:
-            errors += _serializer_errors(tool_serializer.errors, f"$.document.tools[{index}]")
-    if errors:
-        raise _invalid(errors)
-    return clean_agents, clean_tools
-
-
-def _bindings(entry: dict[str, Any]) -> dict[str, Any]:
-    return {"tools": entry.get("tools", []), "subagents": entry.get("subagents", [])}
-
-
 def _free_name(taken: Any, name: str, sep: str) -> str:
     for number in itertools.count(2):
         candidate = f"{name[:60]}{sep}{number}"
@@ -267,13 +155,27 @@ def _free_name(taken: Any, name: str, sep: str) -> str:
     raise AssertionError("unreachable")
 
 
-def _check_clashes(agents: list[dict], tools: list[dict]) -> None:
+def _check_clashes(*, owner: Any, agents: list[dict], tools: list[dict]) -> None:
+    """Only the owner's own names and the shared (code) ones clash: another user's never
+    do, so a 409 names nothing an outsider could not see anyway."""
+
+    # One query for each kind (an import may hold thousands); one per suggestion.
+    agents_taken = set(
+        Agent.objects.namespace_of(owner)
+        .filter(slug__in=[entry["slug"] for entry in agents])
+        .values_list("slug", flat=True)
+    )
+    tools_taken = set(
+        Tool.objects.namespace_of(owner)
+        .filter(name__in=[tool["name"] for tool in tools])
+        .values_list("name", flat=True)
+    )
 
     def agent_taken(slug: str) -> bool:
-        return Agent.objects.filter(slug=slug).exists()
+        return slug in agents_taken or agent_slug_taken(owner=owner, slug=slug)
 
     def tool_taken(name: str) -> bool:
-        return Tool.objects.filter(name=name).exists()
+        return name in tools_taken or Tool.objects.namespace_of(owner).filter(name=name).exists()
 
     clashes = [
         {
@@ -283,7 +185,7 @@ def _check_clashes(agents: list[dict], tools: list[dict]) -> None:
             "suggestion": _free_name(agent_taken, entry["slug"], "-"),
         }
         for index, entry in enumerate(agents)
-        if agent_taken(entry["slug"])
+        if entry["slug"] in agents_taken
     ] + [
         {
             "kind": "tool",
@@ -292,7 +194,7 @@ def _check_clashes(agents: list[dict], tools: list[dict]) -> None:
             "suggestion": _free_name(tool_taken, tool["name"], "_"),
         }
         for index, tool in enumerate(tools)
-        if tool_taken(tool["name"])
+        if tool["name"] in tools_taken
     ]
     if clashes:
         names = ", ".join(repr(c["name"]) for c in clashes)
@@ -304,23 +206,32 @@ def _check_clashes(agents: list[dict], tools: list[dict]) -> None:
         )
 
 
+def import_size(document: Any) -> int:
+    """How many agents and tools the document holds (what an import's progress counts);
+    a document of the wrong shape is refused with the path of the problem."""
+    agents, tools = check_shape(document)
+    return len(agents) + len(tools)
+
+
 def agent_import(
     *,
     owner: Any,
     document: Any,
     renames: dict[str, Any] | None = None,
     dry_run: bool = False,
+    progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Create the document's studio tools and agents with their bindings, all or nothing.
 
     Returns what was (or, with `dry_run`, would be) created. A slug or tool name already
     taken is refused (409, `clashes` with a free name to suggest for each); `renames` maps
-    old names to new ones. Every other problem is a 400 naming its JSON path.
+    old names to new ones. Every other problem is a 400 naming its JSON path. `progress`
+    is called with the count of tools created and agents created and bound so far.
     """
     if renames is not None and not isinstance(renames, dict):
-        raise _problem("$.renames", "must be an object.")
-    agents, tools = _validated(*_renamed(document, renames or {}))
-    _check_clashes(agents, tools)
+        raise document_problem("$.renames", "must be an object.")
+    agents, tools = validated_entries(*renamed_entries(document, renames or {}))
+    _check_clashes(owner=owner, agents=agents, tools=tools)
     plan = {
         "agent": agents[0]["slug"],
         "agents": [
@@ -336,7 +247,9 @@ def agent_import(
     }
     try:
         with transaction.atomic():
-            created = _create_all(owner=owner, agents=agents, tools=tools)
+            created = _create_all(
+                owner=owner, agents=agents, tools=tools, progress=progress or _no_progress
+            )
             for name, (_, load) in SECTIONS.items():
                 if name in document:
                     load(
@@ -349,50 +262,66 @@ def agent_import(
     return plan
 
 
-def _create_all(*, owner: Any, agents: list[dict], tools: list[dict]) -> Agent:
-    """Create everything; returns the document's first (the exported) agent."""
+def _no_progress(done: int) -> None:
+    return None
 
-    for tool in tools:
+
+def _create_all(
+    *, owner: Any, agents: list[dict], tools: list[dict], progress: Callable[[int], None]
+) -> Agent:
+    """Create everything; returns the document's first (the exported) agent. An agent is
+    created with its tool bindings (the tools exist by then); sub-agent bindings follow
+    once every agent exists."""
+
+    for count, tool in enumerate(tools, start=1):
         tool_create(owner=owner, **tool)
-    created = [
-        agent_create(
-            owner=owner, **{k: v for k, v in entry.items() if k not in ("tools", "subagents")}
-        )
-        for entry in agents
-    ]
+        progress(count)
+    created = []
+    for index, entry in enumerate(agents):
+        fields = {k: v for k, v in entry.items() if k not in ("tools", "subagents")}
+        created.append(agent_create(owner=owner, **fields))
+        _bind(owner=owner, agent=created[-1], entry=entry, path=f"$.document.agents[{index}]")
+        progress(len(tools) + index + 1)
     for index, (agent, entry) in enumerate(zip(created, agents, strict=True)):
-        _bind(owner=owner, agent=agent, entry=entry, path=f"$.document.agents[{index}]")
+        _bind(
+            owner=owner,
+            agent=agent,
+            entry=entry,
+            path=f"$.document.agents[{index}]",
+            subagents=True,
+        )
     return created[0]
 
 
-def _bind(*, owner: Any, agent: Agent, entry: dict[str, Any], path: str) -> None:
-
-    steps: list[tuple[str, type[Serializer], BindingKind]] = [
-        ("tools", ToolBindingInputSerializer, TOOL),
-        ("subagents", SubAgentInputSerializer, SUBAGENT),
-    ]
-    for key, serializer_class, kind in steps:
-        for index, binding in enumerate(entry[key]):
-            where = f"{path}.{key}[{index}]"
-            serializer = serializer_class(data=binding)
-            if not serializer.is_valid():
-                raise _invalid(_serializer_errors(serializer.errors, where))
-            data = dict(serializer.validated_data)
-            target = data.pop(kind.target_field)
-            try:
-                binding_create(
-                    kind=kind, agent=agent, user=owner, target=target, lock_id=None, **data
-                )
-            except ValidationError as exc:
-                raise _invalid(_serializer_errors(exc.message_dict, where)) from exc
+def _bind(
+    *, owner: Any, agent: Agent, entry: dict[str, Any], path: str, subagents: bool = False
+) -> None:
+    """The agent's tool bindings, or with `subagents` its sub-agent bindings."""
+    step: tuple[str, type[Serializer], BindingKind] = (
+        ("subagents", SubAgentInputSerializer, SUBAGENT)
+        if subagents
+        else ("tools", ToolBindingInputSerializer, TOOL)
+    )
+    key, serializer_class, kind = step
+    for index, binding in enumerate(entry[key]):
+        where = f"{path}.{key}[{index}]"
+        serializer = serializer_class(data=binding)
+        if not serializer.is_valid():
+            raise invalid_document(document_errors(serializer.errors, where))
+        data = dict(serializer.validated_data)
+        target = data.pop(kind.target_field)
+        try:
+            binding_create(kind=kind, agent=agent, user=owner, target=target, lock_id=None, **data)
+        except ValidationError as exc:
+            raise invalid_document(document_errors(exc.message_dict, where)) from exc
 
 
 def agent_duplicate(*, agent: Agent, owner: Any, slug: str, name: str) -> Agent:
     """A studio copy of any agent the owner can see (code agents included): the same
     settings, bound to the same tools and sub-agents."""
-    if Agent.objects.filter(slug=slug).exists():
+    if agent_slug_taken(owner=owner, slug=slug):
         raise ValidationError({"slug": slug_taken(slug)})
     document = agent_document(agent=agent, deep=False)
     document["agents"][0].update(slug=slug, name=name)
     agent_import(owner=owner, document=document)
-    return Agent.objects.get(slug=slug)
+    return Agent.objects.get(slug=slug, owner=owner)

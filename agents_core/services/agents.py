@@ -51,8 +51,14 @@ def save_or_field_error(instance: Any, field: str, message: str, **save_kwargs: 
 
 
 # --- agents ---------------------------------------------------------------------------------
+# A slug is unique among one owner's agents and the shared (code) ones: another user's
+# agents never make a slug taken, so no answer tells an outsider that a slug exists.
 def slug_taken(slug: str) -> str:
     return f"An agent with the slug {slug!r} already exists; pick another one."
+
+
+def agent_slug_taken(*, owner: Any, slug: str) -> bool:
+    return Agent.objects.namespace_of(owner).filter(slug=slug).exists()
 
 
 @transaction.atomic
@@ -60,7 +66,7 @@ def agent_create(*, owner: Any, slug: str, name: str, **fields: Any) -> Agent:
     unknown = set(fields) - set(AGENT_FIELDS)
     if unknown:
         raise TypeError(f"agent_create() got unexpected fields {sorted(unknown)}")
-    if Agent.objects.filter(slug=slug).exists():
+    if agent_slug_taken(owner=owner, slug=slug):
         raise ValidationError({"slug": slug_taken(slug)})
     agent = Agent(slug=slug, name=name, owner=owner, source=Source.STUDIO, **fields)
     save_or_field_error(agent, "slug", slug_taken(slug), force_insert=True)

@@ -97,6 +97,21 @@ STUDIO_MAX_JSON_DEPTH = envint("STUDIO_MAX_JSON_DEPTH", 64)
 # The longest string (or key) of a JSON body or frame, in characters; the field that
 # carries an OpenAPI spec as text is exempt.
 STUDIO_MAX_STRING_CHARS = envint("STUDIO_MAX_STRING_CHARS", 256 * 1024)
+# The largest websocket message Daphne reads (or sends), in bytes: what the `serve` and
+# `runstudio` commands give Daphne. A frame between STUDIO_MAX_BODY_BYTES and this gets the
+# `too_large` error event on an open socket; a larger one is closed by Daphne with 1009.
+STUDIO_WEBSOCKET_MAX_MESSAGE_BYTES = envint(
+    "STUDIO_WEBSOCKET_MAX_MESSAGE_BYTES", 2 * STUDIO_MAX_BODY_BYTES
+)
+if STUDIO_WEBSOCKET_MAX_MESSAGE_BYTES < STUDIO_MAX_BODY_BYTES:
+    raise ImproperlyConfigured(
+        "STUDIO_WEBSOCKET_MAX_MESSAGE_BYTES must be at least STUDIO_MAX_BODY_BYTES "
+        f"({STUDIO_MAX_BODY_BYTES}): a frame under the limit must reach the studio."
+    )
+# An agent import (POST /api/agents/import) of this many agents and tools or more runs as
+# a Celery job (202 with the job's URL, progress readable there); smaller ones in the
+# request (agents_core/services/import_jobs.py).
+STUDIO_IMPORT_ASYNC_ITEMS = envint("STUDIO_IMPORT_ASYNC_ITEMS", 500)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Agent Studio API",

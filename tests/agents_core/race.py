@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.db import connection, connections, transaction
@@ -63,3 +64,25 @@ def lose_the_race(*, insert_rival: Callable[[], Any], request: Callable[[], Any]
     if "error" in request_box:
         raise request_box["error"]
     return request_box["result"]
+
+
+@contextmanager
+def held_uncommitted(insert: Callable[[], Any]) -> Iterator[None]:
+    """`insert` in a transaction of another thread, held open for the block (a writer
+    that reaches the same unique value waits on it) and rolled back at its end."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with transaction.atomic():
+            insert()
+            held.set()
+            release.wait(120)
+            transaction.set_rollback(True)
+
+    thread = _in_thread(hold, box := {})
+    assert held.wait(30), box
+    try:
+        yield
+    finally:
+        release.set()
+        thread.join(30)

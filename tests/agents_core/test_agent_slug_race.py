@@ -1,4 +1,5 @@
-"""Two requests create an agent with the same slug at the same moment."""
+"""Two requests of one user (two tabs) create an agent with the same slug at the same
+moment. Slugs are unique per owner: another user's agents never race with these."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from tests.agents_core.race import lose_the_race
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_request_that_loses_the_race_gets_the_same_friendly_error(api, outsider):
+def test_the_request_that_loses_the_race_gets_the_same_friendly_error(api, owner):
     response = lose_the_race(
-        insert_rival=lambda: AgentFactory(slug="trip-planner", owner=outsider),
+        insert_rival=lambda: AgentFactory(slug="trip-planner", owner=owner, name="First tab"),
         request=lambda: api.post(
             "/api/agents/", {"slug": "trip-planner", "name": "Trip planner"}, format="json"
         ),
@@ -22,4 +23,4 @@ def test_the_request_that_loses_the_race_gets_the_same_friendly_error(api, outsi
     assert response.json() == {
         "slug": ["An agent with the slug 'trip-planner' already exists; pick another one."]
     }
-    assert Agent.objects.get(slug="trip-planner").owner == outsider
+    assert Agent.objects.get(slug="trip-planner").name == "First tab"

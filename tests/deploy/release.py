@@ -147,7 +147,7 @@ class Processes:
         port = free_port()
         proc = self.start(
             name,
-            [python, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "studio.asgi:application"],
+            [python, "-m", "studio", "serve", "--host", "127.0.0.1", "--port", str(port)],
         )
         wait_for_port(port, timeout=START_TIMEOUT, proc=proc)
         return f"http://127.0.0.1:{port}"

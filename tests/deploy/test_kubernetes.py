@@ -131,7 +131,7 @@ def test_the_processes_are_those_of_docker_compose(base):
     assert set(deployments(base)) == STUDIO_PROCESSES | {"sandbox"}
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
     commands = {name: c[0]["command"] for name, c in deployments_containers(base).items()}
-    assert commands["web"] == shlex.split("daphne -b 0.0.0.0 -p 8000 studio.asgi:application")
+    assert commands["web"] == shlex.split("studio serve --host 0.0.0.0 --port 8000")
     for name in ("runs", "worker", "beat", "sandbox"):
         assert what_runs(commands[name]) == what_runs(compose[name]["command"]), name
     assert what_runs(commands["runs"]) == ("execute_runs",)

@@ -61,11 +61,11 @@ def test_importing_under_a_new_name_brings_the_tests_along(api, owner, exported)
 
 
 def test_another_user_imports_them_as_their_own(outsider_api, outsider, exported):
+    # Slugs are per owner: the outsider's copy keeps the slug "trip", as their own.
     response = outsider_api.post("/api/agents/import", {"document": exported}, format="json")
-    assert response.status_code == 409  # the slug "trip" is taken (slugs are global)
-    body = {"document": exported, "renames": {"agents": {"trip": "their-trip"}}}
-    assert outsider_api.post("/api/agents/import", body, format="json").status_code == 201
-    assert TestCase.objects.get(owner=outsider).agent.slug == "their-trip"
+    assert response.status_code == 201, response.content
+    case = TestCase.objects.get(owner=outsider)
+    assert (case.agent.slug, case.agent.owner) == ("trip", outsider)
     assert Suite.objects.get(owner=outsider).slug == "smoke"
 
 

@@ -28,7 +28,7 @@ class ConnectorListApi(APIView):
 class ConnectorDetailApi(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> Response:
-        return Response(connector_detail(connector_get(slug)))
+        return Response(connector_detail(connector_get(slug), user=request.user))
 
 
 @extend_schema(tags=TAG)

@@ -211,7 +211,9 @@ class OpenApiPreviewApi(APIView):
     @extend_schema(request=SpecInputSerializer)
     def post(self, request: Request) -> Response:
         data = _valid(SpecInputSerializer, request)
-        preview = openapi.openapi_preview(credentials=data.get("credentials"), **_spec_args(data))
+        preview = openapi.openapi_preview(
+            owner=request.user, credentials=data.get("credentials"), **_spec_args(data)
+        )
         preview.pop("document")
         return Response(preview)
 

@@ -7,7 +7,8 @@ from typing import Any
 
 from studio.exceptions import NotFound
 from tools_app.connectors.catalogue import Connector, catalogue
-from tools_app.models import Tool, ToolSource
+from tools_app.models import ToolSource
+from tools_app.sources.common import names_taken
 
 
 def connector_get(slug: str) -> Connector:
@@ -52,11 +53,11 @@ def connector_summary(connector: Connector) -> dict[str, Any]:
     }
 
 
-def connector_detail(connector: Connector) -> dict[str, Any]:
-    """The summary and the operations offered, as the importer will make them."""
+def connector_detail(connector: Connector, *, user: Any) -> dict[str, Any]:
+    """The summary and the operations offered, as the importer will make them for `user`
+    (`name_taken`: the user's tools or the shared ones have the name)."""
     operations = connector.spec_operations()
-    names = [name for _, name in connector.operations]
-    taken = set(Tool.objects.filter(name__in=names).values_list("name", flat=True))
+    taken = names_taken([name for _, name in connector.operations], owner=user)
     return {
         **connector_summary(connector),
         "operations": [

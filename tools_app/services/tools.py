@@ -39,15 +39,22 @@ def _name_taken(name: str) -> ValidationError:
 
 
 def _save_unique(tool: Tool, **save_kwargs: Any) -> None:
-    """Save, turning a lost race for the unique name into the same friendly error."""
-    if Tool.objects.filter(name=tool.name).exclude(pk=tool.pk).exists():
+    """Save, turning a lost race for the unique name into the same friendly error. A name
+    is unique among the owner's tools and the shared ones: another user's tools never make
+    it taken, so no answer tells anyone that someone else has a tool of that name."""
+
+    def taken() -> bool:
+        rivals = Tool.objects.namespace_of(tool.owner_id).filter(name=tool.name)
+        return rivals.exclude(pk=tool.pk).exists()
+
+    if taken():
         raise _name_taken(tool.name)
     try:
         # A savepoint, so that the caller's transaction survives the IntegrityError.
         with transaction.atomic():
             tool.save(**save_kwargs)
     except IntegrityError as exc:
-        if Tool.objects.filter(name=tool.name).exclude(pk=tool.pk).exists():
+        if taken():
             raise _name_taken(tool.name) from exc
         raise
 

@@ -187,7 +187,7 @@ def a2a_agent_add(
     headers = headers_check(headers)
     card = _card_fetch(card_url, headers)
     name = name or snake_case(card.get("name") or "a2a_agent")
-    errors = names_check([name], path="$.name")
+    errors = names_check([name], owner=user, path="$.name")
     if errors:
         raise ApplicationError(errors[0]["message"], code="invalid_name", extra={"errors": errors})
     source = ToolSource.objects.create(

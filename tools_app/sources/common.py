@@ -73,10 +73,17 @@ async def pinned_client(urls: list[str], **kwargs: Any) -> Any:
     )
 
 
-def names_check(names: list[str], *, path: str) -> list[dict[str, str]]:
+def names_taken(names: list[str], *, owner: Any) -> set[str]:
+    """Which of `names` the owner's new tools may not have: their own tools' and the
+    shared ones' (never another user's, which would tell them that it exists)."""
+    tools = Tool.objects.namespace_of(owner).filter(name__in=names)
+    return set(tools.values_list("name", flat=True))
+
+
+def names_check(names: list[str], *, owner: Any, path: str) -> list[dict[str, str]]:
     """Errors for tool names that are malformed, repeated, or already taken."""
     errors = []
-    taken = set(Tool.objects.filter(name__in=names).values_list("name", flat=True))
+    taken = names_taken(names, owner=owner)
     seen: set[str] = set()
     for index, name in enumerate(names):
         where = path.format(i=index)
@@ -98,10 +105,10 @@ def names_check(names: list[str], *, path: str) -> list[dict[str, str]]:
     return errors
 
 
-def unique_name(base: str, taken: set[str]) -> str:
+def unique_name(base: str, taken: set[str], *, owner: Any) -> str:
     name = base[:64]
     counter = 2
-    while name in taken or name in RESERVED_TOOL_NAMES or Tool.objects.filter(name=name).exists():
+    while name in taken or name in RESERVED_TOOL_NAMES or names_taken([name], owner=owner):
         suffix = f"_{counter}"
         name = base[: 64 - len(suffix)] + suffix
         counter += 1

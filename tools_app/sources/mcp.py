@@ -120,9 +120,11 @@ def mcp_tools_pick(*, source: ToolSource, picks: list[dict[str, str]]) -> list[T
     ]
     taken: set[str] = set()
     names = [
-        p.get("name") or unique_name(snake_case(str(p.get("remote_name"))), taken) for p in picks
+        p.get("name")
+        or unique_name(snake_case(str(p.get("remote_name"))), taken, owner=source.owner)
+        for p in picks
     ]
-    errors += names_check(names, path="$.picks[{i}].name")
+    errors += names_check(names, owner=source.owner, path="$.picks[{i}].name")
     if errors:
         raise ApplicationError(
             f"{errors[0]['path']}: {errors[0]['message']}",

@@ -15,7 +15,7 @@ from tools_app.auth import TLS_FIELDS, credentials_errors
 from tools_app.auth.pem import ssl_context
 from tools_app.models import Tool, ToolKind, ToolSource
 from tools_app.models_sources import SourceKind
-from tools_app.sources.common import fetch_text, names_check, set_credentials
+from tools_app.sources.common import fetch_text, names_check, names_taken, set_credentials
 from tools_app.sources.openapi_load import SpecError, spec_load
 from tools_app.sources.openapi_security import openid_completed
 from tools_app.sources.openapi_spec import (
@@ -103,18 +103,16 @@ def _operations(document: dict[str, Any], url: str) -> list[Operation]:
 
 def openapi_preview(
     *,
+    owner: Any,
     text: str | bytes | None = None,
     url: str | None = None,
     credentials: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Validate a spec and list its operations (nothing is stored)."""
+    """Validate a spec and list its operations (nothing is stored); `name_taken` says
+    which suggested names the owner's tools or the shared ones already have."""
     document, url = _document(text=text, url=url, tls=_tls(credentials))
     operations = _operations(document, url)
-    taken = set(
-        Tool.objects.filter(name__in=[o.suggested_name for o in operations]).values_list(
-            "name", flat=True
-        )
-    )
+    taken = names_taken([o.suggested_name for o in operations], owner=owner)
     return {
         "title": spec_title(document),
         "version": str(document.get("openapi") or document.get("swagger")),
@@ -207,7 +205,7 @@ def openapi_import(
         p.get("name") or by_key[p["key"]].suggested_name if p.get("key") in by_key else ""
         for p in picks
     ]
-    errors += names_check(names, path="$.picks[{i}].name")
+    errors += names_check(names, owner=user, path="$.picks[{i}].name")
     if errors:
         raise ApplicationError(
             f"{errors[0]['path']}: {errors[0]['message']}",

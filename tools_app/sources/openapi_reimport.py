@@ -162,7 +162,7 @@ def openapi_reimport(
             for i, p in enumerate(add)
             if p.get("key") not in new
         ]
-        errors += names_check(names, path="$.add[{i}].name")
+        errors += names_check(names, owner=source.owner, path="$.add[{i}].name")
         if errors:
             raise ApplicationError(
                 f"{errors[0]['path']}: {errors[0]['message']}",

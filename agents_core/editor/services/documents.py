@@ -111,7 +111,8 @@ def code_values(agent: Agent, document: dict[str, Any]) -> dict[str, Any]:
     }
     added = (document.get("tools_added") or {}).items()
     names = {key: name for key, name in added if key not in descriptions}
-    tools = dict(Tool.objects.filter(name__in=names.values()).values_list("name", "description"))
+    shared = Tool.objects.filter(owner__isnull=True, name__in=names.values())
+    tools = dict(shared.values_list("name", "description"))
     descriptions.update({key: tools.get(name, "") for key, name in names.items()})
     return {"instructions": agent.instructions, "tool_descriptions": descriptions}
 
@@ -277,7 +278,8 @@ def write(agent: Agent, doc: dict[str, Any], user: Any) -> None:
     )
     wanted = doc["tools"]
     AgentTool.objects.filter(agent=agent).exclude(key__in=list(wanted)).delete()
-    tools = {t.name: t for t in Tool.objects.filter(name__in=wanted.values())}
+    usable = Tool.objects.visible_to(agent.owner).filter(name__in=wanted.values())
+    tools = {t.name: t for t in usable}
     for position, (key, tool_name) in enumerate(wanted.items()):
         AgentTool.objects.update_or_create(
             agent=agent,

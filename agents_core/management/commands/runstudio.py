@@ -42,10 +42,9 @@ class Command(BaseCommand):
                 args=("agents_core.runtime.offline",),
                 daemon=True,
             ).start()
-        from daphne.cli import CommandLineInterface
+        from studio.server import serve
 
-        application = settings.ASGI_APPLICATION.replace(".application", ":application")
-        CommandLineInterface().run(["-b", host, "-p", str(port), application])
+        serve(host=host, port=port)
 
     def _ensure_local_admin(self) -> None:
         """Embedded mode only: a local admin whose password is kept in the data folder."""

@@ -97,10 +97,31 @@ function renderClashes() {
       h("input", { value: clash.suggestion, dataset: { clash: `${clash.kind}:${clash.name}` }, "aria-label": `New name for ${clash.name}` })))));
 }
 
+// A large import answers 202 with a job that a worker runs: follow its progress here until
+// it ends, then go on with its result (what a small import answers) or its error.
+async function imported(body) {
+  let answer = await api(config.urls.import, { method: "POST", body });
+  if (!(answer && answer.url && answer.status)) return answer;
+  const status = $("import-progress");
+  status.hidden = false;
+  while (answer.status === "pending" || answer.status === "running") {
+    status.value = answer.done;
+    status.max = answer.total || 1;
+    status.textContent = `${answer.done} / ${answer.total}`;
+    $("import-progress-label").textContent = `Importing: ${answer.done} of ${answer.total} agents and tools`;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    answer = await api(answer.url);
+  }
+  status.hidden = true;
+  $("import-progress-label").textContent = "";
+  if (answer.status === "failed") throw new ApiError(answer.error_status, answer.error);
+  return answer.result;
+}
+
 async function preview() {
   clearErrors();
   try {
-    const plan = await api(config.urls.import, { method: "POST", body: importBody({ dryRun: true }) });
+    const plan = await imported(importBody({ dryRun: true }));
     $("import-plan").hidden = false;
     fill($("import-plan"), h("strong", {}, "Will create: "), planSummary(plan));
   } catch (err) {
@@ -128,8 +149,7 @@ async function create(event) {
       if (!template) throw new Error("Pick a template.");
       await api(config.urls.import, { method: "POST", body: { document: withIdentity(template.document, { slug, name }) } });
     } else {
-      const body = importBody({ dryRun: false });
-      const plan = await api(config.urls.import, { method: "POST", body });
+      const plan = await imported(importBody({ dryRun: false }));
       window.location.assign(url(config.urls.edit, plan.agent));
       return;
     }

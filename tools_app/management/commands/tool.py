@@ -73,7 +73,13 @@ class Command(BaseCommand):
             tool = tool_get(user=user, name=options["name"])
         else:
             # Without --user this is the operator's shell: every live tool is reachable.
-            tool = Tool.objects.live().filter(name=options["name"]).first()
+            # Names are unique per owner: a name several users have needs --user.
+            found = list(Tool.objects.live().filter(name=options["name"])[:2])
+            if len(found) > 1:
+                raise CommandError(
+                    f"Several users have a tool named {options['name']!r}: add --user."
+                )
+            tool = found[0] if found else None
         if tool is None:
             self.stderr.write(f"No tool named {options['name']!r}.")
             return EXIT_UNAVAILABLE
