@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from providers.gate import model_field_errors
-from studio.patterns import pattern_problem
+from studio.patterns import pattern_problem, schema_pattern_errors
 from tools_app.execution import schema_errors
 
 _NAME = {"type": "string", "minLength": 1, "maxLength": 100}
@@ -138,6 +138,7 @@ def _expectation_errors(exp: dict[str, Any], at: str) -> list[dict[str, str]]:
             Draft202012Validator.check_schema(exp["argsSchema"])
         except SchemaError as exc:
             errors.append({"path": f"{at}.argsSchema", "message": exc.message})
+        errors += schema_pattern_errors(exp["argsSchema"], f"{at}.argsSchema")
     if not errors and kind == "answer_json" and "schema" in exp:
         from jsonschema import Draft202012Validator, SchemaError
 
@@ -145,6 +146,7 @@ def _expectation_errors(exp: dict[str, Any], at: str) -> list[dict[str, str]]:
             Draft202012Validator.check_schema(exp["schema"])
         except SchemaError as exc:
             errors.append({"path": f"{at}.schema", "message": exc.message})
+        errors += schema_pattern_errors(exp["schema"], f"{at}.schema")
     return errors
 
 

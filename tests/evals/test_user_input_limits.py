@@ -55,6 +55,19 @@ def test_a_pattern_with_a_backreference_or_lookaround_is_refused_at_save(api, sy
     assert not TestCase.objects.exists()
 
 
+def test_a_json_schema_pattern_re2_cannot_match_is_refused_at_save(api, synced):
+    schema = {"type": "object", "properties": {"city": {"type": "string", "pattern": "(?<!x)P"}}}
+    expect = {"type": "tool_called", "tool": "weather_lookup", "argsSchema": schema}
+
+    response = post_case(api, spec_with(expect))
+
+    assert response.status_code == 400, response.json()
+    (error,) = response.json()["errors"]
+    assert error["path"] == "$.spec.turns[0].expect[0].argsSchema.properties.city.pattern"
+    assert "RE2" in error["message"]
+    assert not TestCase.objects.exists()
+
+
 def test_a_pattern_that_backtracks_for_ever_in_re_is_matched_at_once_in_a_celery_worker(
     owner, synced, celery_worker
 ):
