@@ -65,6 +65,21 @@ def test_a_fallback_on_a_server_gets_the_agents_listed_base(api, settings):
     assert response.status_code == 201, response.json()
 
 
+def test_the_editor_cannot_give_an_agent_a_model_its_base_does_not_allow(owner, ollama_canary):
+    from agents_core.editor.services import revisions
+    from studio.exceptions import ApplicationError
+
+    agent = AgentFactory(slug="falls", owner=owner, model="studio/scripted")
+
+    with pytest.raises(ApplicationError) as refused:
+        revisions.override_save(
+            lock_id=None, agent=agent, user=owner, version=1, data={"model": "ollama/llama3"}
+        )
+
+    assert REFUSED in refused.value.extra["model"][0]
+    assert Agent.objects.get(slug="falls").model == "studio/scripted"
+
+
 def test_run_options_with_a_refused_fallback_are_a_400(api, owner, ollama_canary):
     thread = thread_create(user=owner, agent=AgentFactory(slug="falls", owner=owner))
 
