@@ -10,17 +10,18 @@ class AgentsCoreConfig(AppConfig):
 
     def ready(self) -> None:
         from agents_core import registry
-        from agents_core.runtime import active, model_endpoints, plugins
+        from agents_core.runtime import active, plugins
         from agents_core.runtime.loop import execute_run
         from agents_core.services.async_tools import tool_run_finished_receiver
         from agents_core.signals.delivery import signals_drain_for_run, signals_on_run_end
         from agents_core.tool_side import AGENT_SIDE
+        from providers.gate import allowed_origins
         from tools_app.agent_side import agent_side_install
         from tools_app.signals import tool_run_finished
 
         # A bad STUDIO_MODEL_API_BASES entry stops the start (ImproperlyConfigured), before
         # code agents are checked against the list.
-        model_endpoints.allowed_origins()
+        allowed_origins()
         registry.connect_sync_on_migrate()
         # Tools reach code definitions, agents and task lists through this (tools_app
         # never imports agents_core).

@@ -60,9 +60,7 @@ async def model_search(query: str, count: int, model: str, context: Any) -> list
             "The model provider's search needs a model: set one in Settings → Web search "
             "(e.g. openai/gpt-4o-search-preview)."
         )
-    call = await sync_to_async(model_call)(
-        user=getattr(context, "user", None), model=model, base_set=False
-    )
+    call = await sync_to_async(model_call)(user=getattr(context, "user", None), model=model)
     if call.refusal:
         raise SearchError(f"The model {model} cannot be called: {call.refusal}")
     # Imported here, in a thread, the first time: importing the project never loads litellm.

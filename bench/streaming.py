@@ -192,7 +192,7 @@ def main() -> None:
     (ROOT / ".studio").mkdir(exist_ok=True)
     model_port = free_port()
     # The studio processes started below may send model calls to this server and no other
-    # (the operator's list of model servers; agents_core/runtime/model_endpoints.py).
+    # (the operator's list of model servers; providers/gate.py).
     os.environ["STUDIO_MODEL_API_BASES"] = f"http://127.0.0.1:{model_port}"
     model_log = ROOT / ".studio" / f"bench-sse-model-{model_port}.log"
     with open(model_log, "wb") as handle:

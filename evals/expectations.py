@@ -19,6 +19,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from studio.patterns import PatternError, pattern_search
+
 # (rubric, answer, model) -> (score in [0, 1], reason)
 Judge = Callable[[str, str, str], tuple[float, str]]
 # (reference, answer) -> similarity in [0, 1]
@@ -200,7 +202,10 @@ def _answer(exp: dict[str, Any], obs: Observation) -> Verdict:
             kind, ok, f"the answer {'contains' if ok else 'does not contain'} {exp['value']!r}"
         )
     if kind == "answer_regex":
-        ok = re.search(exp["pattern"], text) is not None
+        try:
+            ok = pattern_search(exp["pattern"], text)
+        except PatternError as exc:  # saved before patterns were held to RE2
+            return Verdict(kind, False, f"the pattern /{exp['pattern']}/ cannot be matched: {exc}")
         return Verdict(
             kind, ok, f"the answer {'matches' if ok else 'does not match'} /{exp['pattern']}/"
         )

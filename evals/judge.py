@@ -22,7 +22,7 @@ from typing import Any
 
 from django.conf import settings
 
-from agents_core.runtime.model_endpoints import base_problem
+from providers.resolve import model_call
 
 JUDGE_SYSTEM = (
     "You are an evaluation judge. You get a JSON object with a rubric and an answer. "
@@ -35,24 +35,31 @@ class JudgeError(RuntimeError):
     """The judge model could not be called or did not answer with a score."""
 
 
-def judge_answer(
-    rubric: str, answer: str, model: str, settings: dict[str, Any] | None = None
-) -> tuple[float, str]:
+def judge_answer(rubric: str, answer: str, model: str, *, user: Any = None) -> tuple[float, str]:
+    """The judge's verdict on `answer`, by `model` called as `user`'s runs call it (their
+    provider credentials) through the gate of providers/gate.py: a refused model is a
+    JudgeError, and no request is sent."""
+    call = model_call(user=user, model=model)
+    if call.refusal:
+        raise JudgeError(f"the judge model {model} was not called: {call.refusal}")
     import litellm
 
     if model.startswith("studio/"):
         import agents_core.runtime.offline  # noqa: F401 - registers the offline provider
-    extra = dict(settings or {})
-    if "api_base" in extra and (problem := base_problem(extra["api_base"])):
-        raise JudgeError(problem)
+    extra = {
+        key: value
+        for key, value in (("api_key", call.api_key), ("api_base", call.api_base))
+        if value
+    }
     try:
         response = litellm.completion(
-            model=model,
+            model=call.model,
             messages=[
                 {"role": "system", "content": JUDGE_SYSTEM},
                 {"role": "user", "content": json.dumps({"rubric": rubric, "answer": answer})},
             ],
-            **{"temperature": 0, **extra},
+            temperature=0,
+            **extra,
         )
         text = response.choices[0].message.content or ""
     except Exception as exc:  # noqa: BLE001 - any provider failure is the judge's failure

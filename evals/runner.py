@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -62,7 +63,7 @@ def case_play(*, case: TestCase, user: Any, metadata: dict[str, Any] | None = No
         verdicts = check_turn(
             turn.get("expect") or [],
             obs,
-            judge=judge_answer,
+            judge=partial(judge_answer, user=user),
             similarity=similarity_measure(),
             judge_model=settings.STUDIO_EVAL_JUDGE_MODEL or case.agent.model,
         )

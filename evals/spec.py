@@ -3,9 +3,10 @@ error with its JSON path (`$.turns[0].expect[1].pattern`)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from providers.gate import model_field_errors
+from studio.patterns import pattern_problem, schema_pattern_errors
 from tools_app.execution import schema_errors
 
 _NAME = {"type": "string", "minLength": 1, "maxLength": 100}
@@ -123,10 +124,13 @@ def _expectation_errors(exp: dict[str, Any], at: str) -> list[dict[str, str]]:
         for error in schema_errors(EXPECTATIONS[KINDS.index(kind)], exp)
     ]
     if not errors and kind == "answer_regex":
-        try:
-            re.compile(exp["pattern"])
-        except re.error as exc:
-            errors.append({"path": f"{at}.pattern", "message": f"not a regular expression: {exc}"})
+        problem = pattern_problem(exp["pattern"])
+        if problem:
+            errors.append({"path": f"{at}.pattern", "message": problem})
+    if not errors and kind == "judge" and "model" in exp:
+        # The judge's model passes the gate every model call passes (no base: the judge
+        # is called at its provider's own endpoint or a credential's server).
+        errors += model_field_errors(exp["model"], f"{at}.model")
     if not errors and kind == "tool_called" and "argsSchema" in exp:
         from jsonschema import Draft202012Validator, SchemaError
 
@@ -134,6 +138,7 @@ def _expectation_errors(exp: dict[str, Any], at: str) -> list[dict[str, str]]:
             Draft202012Validator.check_schema(exp["argsSchema"])
         except SchemaError as exc:
             errors.append({"path": f"{at}.argsSchema", "message": exc.message})
+        errors += schema_pattern_errors(exp["argsSchema"], f"{at}.argsSchema")
     if not errors and kind == "answer_json" and "schema" in exp:
         from jsonschema import Draft202012Validator, SchemaError
 
@@ -141,6 +146,7 @@ def _expectation_errors(exp: dict[str, Any], at: str) -> list[dict[str, str]]:
             Draft202012Validator.check_schema(exp["schema"])
         except SchemaError as exc:
             errors.append({"path": f"{at}.schema", "message": exc.message})
+        errors += schema_pattern_errors(exp["schema"], f"{at}.schema")
     return errors
 
 

@@ -15,23 +15,35 @@ import math
 from django.conf import settings
 
 from knowledge.embedding_models import local_available, local_dimension
+from providers.gate import model_refusal
 
 
 class EmbeddingError(RuntimeError):
     """The embedding model could not be reached or answered badly."""
 
 
+def embedding_model_refusal(model: str) -> str | None:
+    """The gate (providers/gate.py) for an embedding model, with the operator's embedding
+    server as its base; the packaged model runs in this process and calls nothing."""
+    if model.startswith("local/"):
+        return None
+    return model_refusal(model, api_base=settings.STUDIO_KNOWLEDGE_EMBEDDING_API_BASE)
+
+
 def embed(texts: list[str], *, model: str) -> list[list[float]]:
     if not texts:
         return []
+    kwargs = {}
+    if settings.STUDIO_KNOWLEDGE_EMBEDDING_API_BASE and not model.startswith("local/"):
+        kwargs["api_base"] = settings.STUDIO_KNOWLEDGE_EMBEDDING_API_BASE
+    refusal = embedding_model_refusal(model)
+    if refusal:
+        raise EmbeddingError(f"The embedding model {model} was not called: {refusal}")
     import litellm
 
     from knowledge import local_embedder
 
     local_embedder.register()
-    kwargs = {}
-    if settings.STUDIO_KNOWLEDGE_EMBEDDING_API_BASE and not model.startswith("local/"):
-        kwargs["api_base"] = settings.STUDIO_KNOWLEDGE_EMBEDDING_API_BASE
     try:
         response = litellm.embedding(
             model=model,

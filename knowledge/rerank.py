@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from providers.gate import model_refusal
+
 
 class RerankError(RuntimeError):
     """The rerank model failed; the search falls back to the fused order."""
@@ -14,14 +16,17 @@ class RerankError(RuntimeError):
 
 def rerank(query: str, texts: list[str], *, top_n: int) -> list[tuple[int, float]]:
     """(index into `texts`, relevance) of the best `top_n`, best first."""
+    model = settings.STUDIO_KNOWLEDGE_RERANK_MODEL
+    base = settings.STUDIO_KNOWLEDGE_RERANK_API_BASE
+    refusal = model_refusal(model, api_base=base)
+    if refusal:
+        raise RerankError(f"The rerank model {model} was not called: {refusal}")
     import litellm
 
-    kwargs = {}
-    if settings.STUDIO_KNOWLEDGE_RERANK_API_BASE:
-        kwargs["api_base"] = settings.STUDIO_KNOWLEDGE_RERANK_API_BASE
+    kwargs = {"api_base": base} if base else {}
     try:
         response = litellm.rerank(
-            model=settings.STUDIO_KNOWLEDGE_RERANK_MODEL,
+            model=model,
             query=query,
             documents=texts,
             top_n=top_n,

@@ -8,8 +8,8 @@ from typing import Any
 from django.conf import settings
 
 from agents_core.runtime.errors import model_error
-from agents_core.runtime.model_endpoints import base_problem
 from providers.catalog import PROVIDERS
+from providers.gate import model_refusal
 from providers.models import ProviderCredential
 from providers.resolve import NO_KEY
 from providers.services import credential_key, invalid
@@ -29,7 +29,7 @@ def _target(credential: ProviderCredential, model: str) -> str:
 def credential_test(*, credential: ProviderCredential, model: str = "") -> dict[str, Any]:
     """{"ok": True, "model", "answer"} or {"ok": False, "model", "code", "error"}."""
     target = _target(credential, model)
-    if credential.api_base and (problem := base_problem(credential.api_base)):
+    if problem := model_refusal(target, api_base=credential.api_base):
         return {"ok": False, "model": target, "code": "model_base_refused", "error": problem}
     try:
         key = credential_key(credential)

@@ -4,7 +4,7 @@ The order, first match wins: an api_key the agent or the run sets in modelSettin
 run loop keeps it); the user's own credential for the model's provider; a site-wide
 credential; the server's environment (litellm reads OPENAI_API_KEY and the others itself).
 
-What keeps a key where it belongs (the rules of agents_core/runtime/model_endpoints.py):
+What keeps a key where it belongs (the gate of providers/gate.py):
 - a user's own key goes to the provider's endpoint, to the base of their credential, or to
   a base their agent or run sets; every base is on the operator's STUDIO_MODEL_API_BASES;
 - a site-wide credential is used only when the agent and the run set no base, so its key
@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agents_core.runtime.model_endpoints import base_problem
 from providers.catalog import PROVIDERS, litellm_model, provider_of
+from providers.gate import model_refusal
 from providers.selectors import credential_for
 from providers.services import credential_key
 from tools_app.crypto import CredentialsUnavailable
@@ -37,21 +37,21 @@ class ModelCall:
     refusal: str = ""  # why the call may not be made ("" when it may)
 
 
-def model_call(*, user: Any, model: str, base_set: bool) -> ModelCall:
-    """How a call of `model` by `user` is made; `base_set`: the agent or the run names a
-    base URL (a site-wide key is then never used)."""
+def model_call(*, user: Any, model: str, api_base: str = "") -> ModelCall:
+    """How a call of `model` by `user` is made, through the gate (providers/gate.py);
+    `api_base`: the base URL the agent, the run or the operator names for it (a site-wide
+    key is then never used). A refused call carries its reason in `refusal`."""
     provider = provider_of(model)
     target = litellm_model(model)
-    if provider == "studio":
-        return ModelCall(model, target)
-    credential = credential_for(user=user, provider=provider)
-    if credential is None or (credential.is_site and base_set):
-        return ModelCall(model, target)
+    credential = None if provider == "studio" else credential_for(user=user, provider=provider)
+    if credential is None or (credential.is_site and api_base):
+        refusal = model_refusal(model, api_base=api_base)
+        return ModelCall(model, target, refusal=refusal or "")
     label = f"{'site' if credential.is_site else 'own'}:{credential.name}"
-    if credential.api_base:
-        problem = base_problem(credential.api_base)
-        if problem:
-            return ModelCall(model, target, credential=label, refusal=f"{label} api_base {problem}")
+    refusal = model_refusal(model, api_base=api_base or credential.api_base)
+    if refusal:
+        where = f"{label} api_base " if credential.api_base and not api_base else ""
+        return ModelCall(model, target, credential=label, refusal=f"{where}{refusal}")
     if PROVIDERS[credential.provider].needs_base:
         target = "openai/" + model.split("/", 1)[1]
     try:

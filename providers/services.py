@@ -8,8 +8,8 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from agents_core.runtime.model_endpoints import base_problem
 from providers.catalog import ALIASES, PROVIDERS
+from providers.gate import base_problem
 from providers.models import ProviderCredential
 from providers.models_list import litellm_providers
 from studio.exceptions import ApplicationError

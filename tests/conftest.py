@@ -290,6 +290,19 @@ def anthropic_server(settings) -> Iterator:
         yield server
 
 
+@pytest.fixture
+def ollama_canary(settings, monkeypatch):
+    """A canary model server on 127.0.0.1 where litellm sends an `ollama/...` model that has
+    no base (OLLAMA_API_BASE), on no list of the operator: it must never see a connection
+    (tests/agents_core/canary.py)."""
+    from tests.agents_core.canary import canary_server
+
+    settings.STUDIO_MODEL_RETRIES = 0
+    with canary_server() as server:
+        monkeypatch.setenv("OLLAMA_API_BASE", server.origin)
+        yield server
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Run the browser tests last.
 

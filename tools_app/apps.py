@@ -12,7 +12,11 @@ class ToolsAppConfig(AppConfig):
     def ready(self) -> None:
         import tools_app.checks  # noqa: F401 - registers the system checks
         import tools_app.types.builtin  # noqa: F401 - registers the built-in tool types
+        from studio.patterns import jsonschema_uses_re2
         from tools_app import recovery
+
+        # User patterns in JSON Schemas are matched in linear time (studio/patterns.py).
+        jsonschema_uses_re2()
 
         # Every Celery worker recovers async tool runs whose worker died (not only beat).
         worker_process_init.connect(recovery.recovery_start, dispatch_uid="tools_app.recovery")

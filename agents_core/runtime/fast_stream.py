@@ -3,7 +3,7 @@ most calls speak: OpenAI's chat completions and Anthropic's Messages, over serve
 
 litellm stays the gateway: it maps the options, builds and sends the request (URL, headers,
 body, key), through the same client and to the same checked base as every other call
-(runtime/model_endpoints.py), and turns a refusal (401, 429, 5xx, a connection refused)
+(providers/gate.py), and turns a refusal (401, 429, 5xx, a connection refused)
 into its exception types before any chunk is read. What it hands back is its stream
 wrapper (`CustomStreamWrapper`) over the provider's response; its per-chunk work (a
 pydantic chunk per event, its checks, its logging bookkeeping, the assembly of the whole

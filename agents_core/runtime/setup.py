@@ -16,10 +16,11 @@ from agents_core.runtime.model_endpoints import (
     BASE_KEYS,
     METADATA_BASE_KEYS,
     REFUSED_CODE,
+    call_base,
     run_model_refusals,
-    sets_base,
 )
 from providers.catalog import fallback_problems
+from providers.gate import model_refusal
 from providers.options import call_kwargs
 from providers.resolve import ModelCall, model_call
 from tools_app.models import Source, Tool, ToolKind
@@ -132,8 +133,8 @@ class RunSetup:
                 f"The model call was not made: {'; '.join(problems)}", "invalid_options"
             )
         refusals = run_model_refusals(agent=self.agent, run_options=self.run.options)
-        if call is not None and call.refusal:
-            refusals.append({"message": call.refusal})
+        if call is not None and call.refusal and not refusals:
+            refusals.append({"message": f"{call.requested}: {call.refusal}"})
         if refusals:
             text = "; ".join(refusal["message"] for refusal in refusals)
             raise ModelError(f"The model call was not made: {text}", REFUSED_CODE)
@@ -159,6 +160,11 @@ class RunSetup:
                 settings["api_key"] = call.api_key
             if call.api_base and not settings.get("api_base"):
                 settings["api_base"] = call.api_base
+        # The gate once more, on exactly what litellm is about to be given.
+        requested = call.requested if call is not None else self.agent.model
+        refusal = model_refusal(requested, api_base=settings.get("api_base", ""))
+        if refusal:
+            raise ModelError(f"The model call was not made: {requested}: {refusal}", REFUSED_CODE)
         return settings
 
     def call_kwargs(
@@ -254,7 +260,7 @@ def load_setup(run_id: Any) -> RunSetup:
         )
     definition = get_agent_definition(agent.slug) if agent.is_code else None
     options = {**(agent.default_options or {}), **(run.options or {})}
-    base_set = sets_base(
+    base = call_base(
         metadata=agent.metadata, default_options=agent.default_options, run_options=run.options
     )
     return RunSetup(
@@ -267,7 +273,7 @@ def load_setup(run_id: Any) -> RunSetup:
         options=options,
         hooks=dict(definition.hooks) if definition is not None else {},
         model_calls=[
-            model_call(user=run.started_by, model=model, base_set=base_set)
+            model_call(user=run.started_by, model=model, api_base=base)
             for model in [agent.model, *_fallbacks(options)]
         ],
     )

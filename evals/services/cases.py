@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
 from agents_core.models import Agent
+from agents_core.services.run_options import run_options_check
 from evals.models import Suite, TestCase
 from evals.spec import spec_errors
 from studio.exceptions import ApplicationError, Conflict
@@ -15,13 +16,31 @@ from studio.exceptions import ApplicationError, Conflict
 EXPORT_VERSION = 1
 
 
-def _check_spec(spec: Any, path: str = "$.spec") -> None:
-    errors = spec_errors(spec, path=path)
+def _check_spec(agent: Agent, spec: Any, path: str = "$.spec") -> None:
+    errors = spec_errors(spec, path=path) or _options_errors(agent, spec, path)
     if errors:
         first = errors[0]
         raise ApplicationError(
             f"{first['path']}: {first['message']}", code="invalid", extra={"errors": errors}
         )
+
+
+def _options_errors(agent: Agent, spec: dict[str, Any], path: str) -> list[dict[str, str]]:
+    """The case's run options, checked as a run start checks them (its fallbacks and base
+    URLs through the model gate), with paths inside the case. The agent's own saved
+    configuration is not the case's to answer for: a run start reports that."""
+    if not spec.get("options"):
+        return []
+    try:
+        run_options_check(agent=agent, options=spec["options"])
+    except ApplicationError as exc:
+        errors = exc.extra.get("errors") or [{"path": "$.options", "message": exc.message}]
+        return [
+            {**error, "path": path + error["path"][1:]}
+            for error in errors
+            if error["path"].startswith("$.options")
+        ]
+    return []
 
 
 def _name_taken(field: str, message: str) -> Conflict:
@@ -33,7 +52,7 @@ def _name_taken(field: str, message: str) -> Conflict:
 def case_create(
     *, agent: Agent, owner: Any, name: str, spec: dict[str, Any], description: str = ""
 ) -> TestCase:
-    _check_spec(spec)
+    _check_spec(agent, spec)
     try:
         with transaction.atomic():
             return TestCase.objects.create(
@@ -45,7 +64,7 @@ def case_create(
 
 def case_update(*, case: TestCase, data: dict[str, Any]) -> TestCase:
     if "spec" in data:
-        _check_spec(data["spec"])
+        _check_spec(case.agent, data["spec"])
     for key in ("name", "description", "spec"):
         if key in data:
             setattr(case, key, data[key])
@@ -152,7 +171,7 @@ def cases_import(*, agent: Agent, owner: Any, data: Any) -> dict[str, int]:
         )
     by_name: dict[str, TestCase] = {}
     for index, item in enumerate(data["cases"]):
-        _check_spec(item["spec"], path=f"$.cases[{index}].spec")
+        _check_spec(agent, item["spec"], path=f"$.cases[{index}].spec")
         case, _ = TestCase.objects.update_or_create(
             agent=agent,
             owner=owner,

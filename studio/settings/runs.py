@@ -20,7 +20,7 @@ STUDIO_CODE_MODULES = envlist("STUDIO_CODE_MODULES", [])
 # The model servers (scheme://host:port, comma-separated) a model call may be sent to with
 # an api_base, e.g. a local Ollama or vLLM. Without a base a call goes to its provider's
 # own endpoint; any other base, wherever an agent or a run sets it, is refused: it would
-# receive the server's provider keys (agents_core/runtime/model_endpoints.py).
+# receive the server's provider keys (providers/gate.py).
 STUDIO_MODEL_API_BASES = envlist("STUDIO_MODEL_API_BASES", [])
 # How long a provider's "test connection" call may take, in seconds (providers/connection.py).
 STUDIO_PROVIDER_TEST_TIMEOUT = envfloat("STUDIO_PROVIDER_TEST_TIMEOUT", 20.0)

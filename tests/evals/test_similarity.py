@@ -26,6 +26,7 @@ def test_with_a_model_the_measure_is_the_cosine_of_its_vectors(settings, monkeyp
     with embeddings_server() as (url, server):
         settings.STUDIO_EVAL_SIMILARITY_MODEL = MODEL
         settings.STUDIO_KNOWLEDGE_EMBEDDING_API_BASE = url
+        settings.STUDIO_MODEL_API_BASES = [url.removesuffix("/v1")]
         score = similarity_measure()(reference, answer)
     assert server.requests == 1 and server.texts == 2
     assert score == pytest.approx(max(0.0, expected), abs=1e-6) and score > 0
@@ -34,6 +35,7 @@ def test_with_a_model_the_measure_is_the_cosine_of_its_vectors(settings, monkeyp
 def test_an_unreachable_embedding_server_fails_the_expectation(settings):
     settings.STUDIO_EVAL_SIMILARITY_MODEL = MODEL
     settings.STUDIO_KNOWLEDGE_EMBEDDING_API_BASE = free_port_url()
+    settings.STUDIO_MODEL_API_BASES = [settings.STUDIO_KNOWLEDGE_EMBEDDING_API_BASE]
     settings.STUDIO_KNOWLEDGE_EMBEDDING_TIMEOUT = 5
     (verdict,) = check_turn(
         [{"type": "similar", "reference": "Paris"}],

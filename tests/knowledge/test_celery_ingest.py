@@ -57,12 +57,14 @@ def test_a_worker_killed_mid_ingestion_leaves_no_duplicate_or_missing_chunk(
         env = {
             "STUDIO_KNOWLEDGE_EMBEDDING_MODELS": FAKE_MODEL,
             "STUDIO_KNOWLEDGE_EMBEDDING_API_BASE": url,
+            "STUDIO_MODEL_API_BASES": url.removesuffix("/v1"),
             "STUDIO_KNOWLEDGE_EMBED_BATCH": "4",
             "OPENAI_API_KEY": "test-key",
         }
         with override_settings(
             STUDIO_KNOWLEDGE_EMBEDDING_MODELS=[FAKE_MODEL],
             STUDIO_KNOWLEDGE_EMBEDDING_API_BASE=url,
+            STUDIO_MODEL_API_BASES=[url.removesuffix("/v1")],
         ):
             kb = make_kb(owner, "killed", embedding_model=FAKE_MODEL)
             assert kb.embedding_dim == 64

@@ -71,6 +71,7 @@ def test_a_rerank_model_orders_the_candidates(fts_kb, settings, monkeypatch, rer
 
     settings.STUDIO_KNOWLEDGE_RERANK_MODEL = "cohere/rerank-english-v3.0"
     settings.STUDIO_KNOWLEDGE_RERANK_API_BASE = url
+    settings.STUDIO_MODEL_API_BASES = [url]  # a model server the operator lists
     result = knowledge_search(kb=fts_kb, query="keeper", k=2)
     assert result["reranked"] is True
     assert [r["text"] for r in result["results"]] == [texts[1], texts[2]]

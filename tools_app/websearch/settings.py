@@ -12,6 +12,7 @@ from typing import Any
 
 from django.conf import settings
 
+from providers.gate import model_refusal
 from studio.exceptions import ApplicationError
 from tools_app.crypto import decrypt, encrypt, key_hint
 from tools_app.models_websearch import WebSearchProvider, WebSearchSetting
@@ -72,6 +73,8 @@ def _check(provider: Any, base_url: Any, model: Any) -> None:
         raise invalid("$.model", "must be a model string such as openai/gpt-4o-search-preview")
     if model and provider != "native":
         raise invalid("$.model", "only the model provider's search (native) takes a model")
+    if model and (refusal := model_refusal(model)):
+        raise invalid("$.model", refusal)
 
 
 def web_search_save(*, owner: Any, data: dict[str, Any]) -> WebSearchSetting:

@@ -13,6 +13,7 @@ from typing import Any
 from agents_core.definitions import DefinitionError, valid_model_string, validate_instructions
 from agents_core.editor.policy import EDITOR, field_ownership
 from agents_core.models import Agent, AgentTool, EditorOverride, Source, SubAgent
+from agents_core.runtime.model_endpoints import agent_model_errors
 from studio.exceptions import ApplicationError
 from tools_app.models import Tool
 
@@ -196,6 +197,14 @@ def validate(agent: Agent, changes: dict[str, Any], user: Any) -> dict[str, Any]
         except DefinitionError as exc:
             raise field_error("instructions", str(exc)) from exc
     _validate_row(clean)
+    if "model" in clean:
+        # The agent's new model with its saved base and fallbacks: the gate of every save.
+        errors = agent_model_errors(
+            model=clean["model"], metadata=agent.metadata, default_options=agent.default_options
+        )
+        if errors:
+            name, texts = next(iter(errors.items()))
+            raise field_error(name, "; ".join(texts))
     _validate_tools(agent, clean, user)
     return clean
 
