@@ -5,8 +5,6 @@ per call, no server environment, CPU/memory/time limits, its own network namespa
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,8 +12,9 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.test import override_settings
 
-from tests.conftest import free_port, stop_process, wait_for_port
+from tests.conftest import free_port
 from tests.tools_app.engine.sandbox_procs import gone
+from tests.tools_app.engine.sandbox_service import sandbox_service
 from tools_app.crypto import credentials_set
 from tools_app.services.execute import tool_execute
 from tools_app.services.runs import tool_run_data
@@ -203,29 +202,10 @@ def test_bwrap_blocks_the_hosts_loopback(listener):
 
 
 def test_the_sandbox_service_runs_code_posted_by_the_studio(python_tool, owner):
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tools_app.types.python.server",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        cwd=ROOT,
-        env={"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, proc=proc)
+    with sandbox_service() as service:
         tool = python_tool("import os\nprint('remote')\nreturn {'pid_ns': os.getpid()}")
-        with override_settings(STUDIO_SANDBOX_URL=f"http://127.0.0.1:{port}"):
+        with override_settings(STUDIO_SANDBOX_URL=service.url, STUDIO_SANDBOX_TOKEN=service.token):
             run = tool_execute(tool=tool, input={}, user=owner)
-    finally:
-        stop_process(proc)
 
     data = tool_run_data(run)
     assert data["status"] == "completed", data["error"]
@@ -236,7 +216,9 @@ def test_the_sandbox_service_runs_code_posted_by_the_studio(python_tool, owner):
 def test_an_unreachable_sandbox_service_is_a_clear_failed_run(python_tool, owner):
     tool = python_tool("return 1")
 
-    with override_settings(STUDIO_SANDBOX_URL=f"http://127.0.0.1:{free_port()}"):
+    with override_settings(
+        STUDIO_SANDBOX_URL=f"http://127.0.0.1:{free_port()}", STUDIO_SANDBOX_TOKEN="token"
+    ):
         run = tool_execute(tool=tool, input={}, user=owner)
 
     assert run.status == "failed"
