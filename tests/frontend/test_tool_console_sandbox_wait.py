@@ -1,0 +1,82 @@
+"""The test console says when a run waits for a sandbox slot, and why, until it runs:
+the user's share of the sandbox service's pool is held by runs another caller sent.
+Headless Chromium against a real Daphne process and the real sandbox service."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import daphne_process
+from tests.frontend.test_tool_console_isolation import doubler, open_console, shot
+from tests.tools_app.engine.sandbox_service import ServiceProcess, sandbox_service
+from tests.tools_app.engine.test_python_fair_shares import SHARE_NOTE
+from tools_app.types.python import run_limits
+from tools_app.types.python.remote import remote_run
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+__all__ = ["doubler"]  # the fixture, used by name
+
+HOG = "import time\ntime.sleep(60)"
+
+
+def hold_share(service: ServiceProcess, tenant: str, seconds: float) -> threading.Thread:
+    """Three runs of `tenant` sent from another thread; returns once one of them waits
+    (the other two hold the share), and they go on for `seconds`."""
+    told = threading.Event()
+
+    async def heard(note: str | None) -> None:
+        told.set()
+
+    async def hold() -> None:
+        await asyncio.gather(
+            *(
+                remote_run(
+                    service.url,
+                    token=service.token,
+                    code=HOG,
+                    input=None,
+                    timeout=seconds,
+                    limits=run_limits(),
+                    tenant=tenant,
+                    on_wait=heard,
+                )
+                for _ in range(3)
+            )
+        )
+
+    thread = threading.Thread(target=asyncio.run, args=(hold(),), daemon=True)
+    thread.start()
+    assert told.wait(60), "none of the three runs waited"
+    return thread
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[ServiceProcess, str]]:
+    with sandbox_service("--owner-slots", "2", "--spares", "0") as service:
+        env = {"STUDIO_SANDBOX_URL": service.url, "STUDIO_SANDBOX_TOKEN": service.token}
+        with daphne_process(**env) as url:
+            yield service, url
+
+
+def test_the_console_shows_a_run_waiting_for_a_sandbox_slot(served, browser, doubler, owner):
+    service, url = served
+    page = open_console(browser, url)
+    holder = hold_share(service, f"user:{owner.pk}", 15)
+
+    page.fill("#console-form input[name='$.n']", "21")
+    page.click("#console-send")
+    waiting = page.wait_for_selector("#console-waiting", timeout=30000)
+    assert waiting.inner_text().strip() == SHARE_NOTE
+    assert page.locator("#console-send").inner_text() == "Waiting for a slot…"
+    shot(page, "console-waiting")
+    page.wait_for_selector("#console-status[data-status='completed']", timeout=60000)
+
+    assert json.loads(page.locator("#console-output").inner_text()) == {"double": 42}
+    assert page.locator("#console-waiting").count() == 0
+    page.context.close()
+    holder.join(60)
