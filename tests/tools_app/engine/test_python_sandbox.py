@@ -99,6 +99,19 @@ def test_a_two_gigabyte_allocation_fails_inside_the_sandbox(python_tool, owner):
     assert "MemoryError" in run.error
 
 
+@override_settings(STUDIO_SANDBOX_OUTPUT_MB=1)
+def test_a_run_that_prints_more_than_its_output_limit_fails_with_the_reason(python_tool, owner):
+    within = python_tool("print('x' * 500_000)\nreturn 'done'")
+    beyond = python_tool("import sys\nsys.stdout.write('x' * 3_000_000)\nreturn 'done'")
+
+    kept = tool_execute(tool=within, input={}, user=owner)
+    cut = tool_execute(tool=beyond, input={}, user=owner)
+
+    assert kept.status == "completed" and kept.output == "done"
+    assert cut.status == "failed"
+    assert cut.error == "The run printed more than its output limit of 1 MB."
+
+
 def test_the_code_cannot_see_the_server_environment(python_tool, owner, monkeypatch):
     monkeypatch.setenv("STUDIO_TEST_SECRET", "hunter2-server-secret")
     code = (
