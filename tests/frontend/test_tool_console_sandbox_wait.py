@@ -13,45 +13,26 @@ import pytest
 
 from tests.conftest import daphne_process
 from tests.frontend.test_tool_console_isolation import doubler, open_console, shot
-from tests.tools_app.engine.sandbox_service import ServiceProcess, sandbox_service
+from tests.tools_app.engine.sandbox_service import ServiceProcess, sandbox_service, share_held
 from tests.tools_app.engine.test_python_fair_shares import SHARE_NOTE
-from tools_app.types.python import run_limits
-from tools_app.types.python.remote import remote_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 __all__ = ["doubler"]  # the fixture, used by name
 
-HOG = "import time\ntime.sleep(60)"
-
 
 def hold_share(service: ServiceProcess, tenant: str, seconds: float) -> threading.Thread:
-    """Three runs of `tenant` sent from another thread; returns once one of them waits
-    (the other two hold the share), and they go on for `seconds`."""
-    told = threading.Event()
-
-    async def heard(note: str | None) -> None:
-        told.set()
+    """share_held from a thread of its own (the page's test is synchronous): returns once
+    the user's share is held, while the runs go on for `seconds`."""
+    held = threading.Event()
 
     async def hold() -> None:
-        await asyncio.gather(
-            *(
-                remote_run(
-                    service.url,
-                    token=service.token,
-                    code=HOG,
-                    input=None,
-                    timeout=seconds,
-                    limits=run_limits(),
-                    tenant=tenant,
-                    on_wait=heard,
-                )
-                for _ in range(3)
-            )
-        )
+        runs = await share_held(service, tenant, seconds)
+        held.set()
+        await asyncio.gather(*runs)
 
     thread = threading.Thread(target=asyncio.run, args=(hold(),), daemon=True)
     thread.start()
-    assert told.wait(60), "none of the three runs waited"
+    assert held.wait(60), "none of the three runs waited"
     return thread
 
 

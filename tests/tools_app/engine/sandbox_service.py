@@ -3,6 +3,7 @@ docker-compose runs it: started with a shared secret and the flags a test gives.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -70,3 +71,46 @@ def sandbox_service(*flags: str, prefix: tuple[str, ...] = ()) -> Iterator[Servi
         yield ServiceProcess(f"http://127.0.0.1:{port}", token, proc)
     finally:
         stop_process(proc)
+
+
+HOG = "import time\ntime.sleep(60)"
+
+
+async def share_held(
+    service: ServiceProcess, tenant: str, seconds: float
+) -> list[asyncio.Future[dict[str, Any]]]:
+    """Three runs of `tenant` sent to the service as another caller would send them;
+    returns once one of them waits (the other two then hold a share of 2), while each
+    goes on for `seconds` (its timeout). Cancel them to stop waiting for their answers."""
+    from tools_app.types.python import run_limits
+    from tools_app.types.python.remote import remote_run
+
+    told = asyncio.Event()
+
+    async def heard(note: str | None) -> None:
+        told.set()
+
+    limits, target = run_limits(), {"url": service.url, "token": service.token}
+    runs = [
+        asyncio.ensure_future(
+            remote_run(
+                **target,
+                code=HOG,
+                input=None,
+                timeout=seconds,
+                limits=limits,
+                tenant=tenant,
+                on_wait=heard,
+            )
+        )
+        for _ in range(3)
+    ]
+    await asyncio.wait_for(told.wait(), 60)
+    return runs
+
+
+async def stopped(runs: list[asyncio.Future[Any]]) -> None:
+    """Stop waiting for these runs' answers (the service's end stops the runs)."""
+    for run in runs:
+        run.cancel()
+    await asyncio.gather(*runs, return_exceptions=True)

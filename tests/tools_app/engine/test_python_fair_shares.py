@@ -17,13 +17,18 @@ from asgiref.sync import async_to_sync
 from django.test import override_settings
 
 from tests.tools_app.engine.sandbox_procs import sandbox_processes
-from tests.tools_app.engine.sandbox_service import MODULE, ROOT, ServiceProcess, sandbox_service
+from tests.tools_app.engine.sandbox_service import (
+    HOG,
+    MODULE,
+    ROOT,
+    ServiceProcess,
+    sandbox_service,
+    stopped,
+)
 from tests.tools_app.engine.test_python_isolation import until
 from tools_app.execution import ExecutionContext, ToolOutcome, run_tool
 from tools_app.types.python import isolation_status, run_limits
 
-# Holds its slot until its timeout (or the end of the test's service).
-HOG = "import time\ntime.sleep(60)\nreturn 'woke'"
 NAP = "import time\nstarted = time.time()\ntime.sleep(0.5)\nreturn [started, time.time()]"
 SHARE_NOTE = (
     "Waiting for a sandbox slot: your runs hold your share of 2 at once; this one starts "
@@ -57,12 +62,6 @@ class Watched:
 def start(tool: Any, user: Any) -> tuple[Watched, asyncio.Future[ToolOutcome]]:
     watched = Watched(user)
     return watched, asyncio.ensure_future(run_tool(tool, {}, watched.context))
-
-
-async def stopped(tasks: list[asyncio.Future[ToolOutcome]]) -> None:
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def test_one_users_runs_never_make_another_users_run_wait(service, python_tool, owner, teammate):

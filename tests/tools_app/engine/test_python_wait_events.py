@@ -13,14 +13,10 @@ from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-from tests.tools_app.engine.sandbox_service import sandbox_service
+from tests.tools_app.engine.sandbox_service import sandbox_service, share_held, stopped
 from tests.tools_app.engine.test_python_fair_shares import SHARE_NOTE
 from tools_app.consumers import ToolRunConsumer
 from tools_app.models import ToolRun
-from tools_app.types.python import run_limits
-from tools_app.types.python.remote import remote_run
-
-HOG = "import time\ntime.sleep(60)"
 
 
 async def connected(user) -> WebsocketCommunicator:  # noqa: ANN001
@@ -37,28 +33,8 @@ async def test_a_waiting_run_is_told_to_its_users_socket_only(python_tool, owner
     client.force_authenticate(owner)
     mine, theirs = await connected(owner), await connected(teammate)
     with sandbox_service("--owner-slots", "2", "--spares", "0") as service:
-        told = asyncio.Event()
-
-        async def heard(note: str | None) -> None:
-            told.set()
-
-        # Another caller holds the owner's share: of three runs it sends, one waits.
-        hogs = [
-            asyncio.ensure_future(
-                remote_run(
-                    service.url,
-                    token=service.token,
-                    code=HOG,
-                    input=None,
-                    timeout=8,
-                    limits=run_limits(),
-                    tenant=f"user:{owner.pk}",
-                    on_wait=heard,
-                )
-            )
-            for _ in range(3)
-        ]
-        await asyncio.wait_for(told.wait(), 60)
+        # Another caller holds the owner's share of the service's pool.
+        hogs = await share_held(service, f"user:{owner.pk}", 8)
         with override_settings(STUDIO_SANDBOX_URL=service.url, STUDIO_SANDBOX_TOKEN=service.token):
             body = {"input": {"n": 21}, "watch": "run-1"}
             post = sync_to_async(client.post, thread_sensitive=False)
@@ -68,9 +44,7 @@ async def test_a_waiting_run_is_told_to_its_users_socket_only(python_tool, owner
             first = await mine.receive_json_from(timeout=60)
             second = await mine.receive_json_from(timeout=60)
             response = await answer
-        for hog in hogs:
-            hog.cancel()
-        await asyncio.gather(*hogs, return_exceptions=True)
+        await stopped(hogs)
     assert await theirs.receive_nothing(timeout=0.2)
     await mine.disconnect()
     await theirs.disconnect()
