@@ -136,7 +136,7 @@ def test_an_unauthenticated_request_gets_401_and_runs_nothing(service, python_to
     for token in ("", "not-the-secret", service.token + "x"):
         status, answer = service.call("/run", body, token=token)
         assert (status, answer) == (401, {"error": "unauthenticated"}), token
-        assert sandbox_processes(spares=True) == []
+        assert sandbox_processes(under=service.proc.pid) == []
     status, _ = service.call("/status", {"limits": run_limits().as_dict()}, token="wrong")
     assert status == 401
 
@@ -192,7 +192,7 @@ def test_a_request_above_the_operators_maxima_is_refused_with_400(changes, error
     ) as service:
         status, answer = service.call("/run", {"code": HOG, "timeout": 5, "limits": limits})
         status_of_status, _ = service.call("/status", {"limits": limits})
-        assert sandbox_processes(spares=True) == []
+        assert sandbox_processes(under=service.proc.pid) == []
 
     assert (status, status_of_status) == (400, 400)
     assert answer["error"] == f"bad request: {error} (its --max-* flags)"
