@@ -26,13 +26,15 @@ if settings.STUDIO_SERVE_STATIC:
     http_app = ASGIStaticFilesHandler(django_asgi_app)
 
 from studio.body_limit import BodyLimit  # noqa: E402
+from studio.health import HealthCheck  # noqa: E402
 from tools_app.api.execute_fast import FastExecute  # noqa: E402
 from tools_app.sources.asgi import SourcesRouter  # noqa: E402
 
 # /mcp/ and /a2a/ are served by the MCP and A2A SDKs' own ASGI apps (tools_app.sources);
 # REST execute with a token on the event loop (tools_app.api.execute_fast), else Django;
-# bodies over STUDIO_MAX_BODY_BYTES get 413 before Django or an SDK reads them.
-http_app = BodyLimit(SourcesRouter(FastExecute(http_app)))
+# bodies over STUDIO_MAX_BODY_BYTES get 413 before Django or an SDK reads them; /healthz
+# is answered first of all (no session, no HTTPS redirect, no Host check: studio/health.py).
+http_app = HealthCheck(BodyLimit(SourcesRouter(FastExecute(http_app))))
 
 application = ProtocolTypeRouter(
     {

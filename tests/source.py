@@ -4,6 +4,7 @@ their modules, and the imports each module makes (at module level and inside fun
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,3 +67,16 @@ def imported_names(module: Module) -> set[str]:
             names.add(base)
             names.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
     return names
+
+
+# What the settings package reads from the environment: env*("NAME", ...) and
+# os.environ.get("NAME").
+_ENV_READ = re.compile(r"""(?:env[a-z]*|os\.environ\.get)\(\s*["']([A-Z][A-Z0-9_]+)["']""")
+
+
+def settings_environment_variables() -> set[str]:
+    return {
+        name
+        for path in (ROOT / "studio" / "settings").glob("*.py")
+        for name in _ENV_READ.findall(path.read_text())
+    }

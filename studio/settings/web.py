@@ -7,7 +7,7 @@ import os
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
-from studio.env import envbool, envint
+from studio.env import envbool, envfloat, envint
 
 # --- Security headers ---------------------------------------------------------------------
 # Every response Django answers carries these (docs/security.md, "Security headers").
@@ -55,6 +55,12 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", SECURE_SSL_REDIRECT)
 CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", SECURE_SSL_REDIRECT)
 
+# GET /healthz (studio/health.py): how long each part (database, Redis, sandbox service)
+# may take to answer before it is reported as failing, in seconds.
+STUDIO_HEALTH_TIMEOUT = envfloat("STUDIO_HEALTH_TIMEOUT", 3.0)
+if STUDIO_HEALTH_TIMEOUT <= 0:
+    raise ImproperlyConfigured("STUDIO_HEALTH_TIMEOUT must be more than 0.")
+
 
 # --- REST API -----------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -95,11 +101,15 @@ STUDIO_MAX_STRING_CHARS = envint("STUDIO_MAX_STRING_CHARS", 256 * 1024)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Agent Studio API",
     "DESCRIPTION": "Build, test and chat with LLM agents.",
-    "VERSION": "0.1.0",
+    "VERSION": "0.2.0",  # the package version (pyproject.toml)
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Swagger UI's files come from drf-spectacular-sidecar, not a CDN (no network needed).
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # `check --deploy` checks the deployment's settings; the schema's own warnings (names
+    # of components, views it cannot describe) are the API docs' quality, not a
+    # deployment's, and would make every deployment's check fail alike.
+    "ENABLE_DJANGO_DEPLOY_CHECK": False,
 }

@@ -6,11 +6,10 @@ listed in docs/configuration.md."""
 from __future__ import annotations
 
 import ast
-import re
 
 from django.conf import settings
 
-from tests.source import ROOT, production_modules
+from tests.source import ROOT, production_modules, settings_environment_variables
 
 SETTINGS_PACKAGE = ROOT / "studio" / "settings"
 
@@ -76,10 +75,7 @@ def test_no_code_repeats_a_default_with_getattr():
 
 
 def test_every_environment_variable_of_the_settings_is_documented():
-    read = re.compile(r"""(?:env[a-z]*|os\.environ\.get)\(\s*["']([A-Z][A-Z0-9_]+)["']""")
-    variables = {
-        name for path in SETTINGS_PACKAGE.glob("*.py") for name in read.findall(path.read_text())
-    }
+    variables = settings_environment_variables()
     documented = (ROOT / "docs" / "configuration.md").read_text()
     assert len(variables) > 50
     missing = sorted(v for v in variables if f"`{v}`" not in documented)
