@@ -1,5 +1,7 @@
 """/ws/tool-runs/: pushes `{"type": "tool-run", ...ToolRun JSON}` to the signed-in user
-when one of their async tool runs finishes (tools_app.services.runs.tool_run_notify).
+when one of their async tool runs finishes (tools_app.services.runs.tool_run_notify), and
+`{"type": "tool-run-state", "watch", "id", "note"}` while one of their runs waits for a
+sandbox slot (`note`: why; null once it runs: services.runs.tool_run_waiter).
 
 It takes no messages: any frame a client sends is answered with an error event
 (studio.websocket), and the socket stays open."""
@@ -28,3 +30,6 @@ class ToolRunConsumer(JsonFrameConsumer):
 
     async def tool_run(self, event: dict[str, Any]) -> None:
         await self.send_json({"type": "tool-run", **event["run"]})
+
+    async def tool_run_state(self, event: dict[str, Any]) -> None:
+        await self.send_json({"type": "tool-run-state", **event["state"]})

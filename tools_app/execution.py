@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -49,6 +50,8 @@ from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
 from tools_app.records import tool_run_record
 from tools_app.types import INLINE_DECLINED
 from tools_app.validation import json_safe, schema_errors, summary, validate_input
+
+logger = logging.getLogger(__name__)
 
 MAX_LOG_CHARS = 64_000
 NUL_NOTE = "[studio] NUL characters (U+0000) in the result are shown as U+FFFD."
@@ -81,6 +84,9 @@ class ExecutionContext:
     # log(text): appends to the run's logs; writer(event): custom events for the stream.
     log_writer: Callable[[str], Any] | None = None
     writer: Callable[[dict[str, Any]], Any] | None = None
+    # on_wait(note): the run waits for a shared resource (a sandbox slot) and why; then
+    # on_wait(None) once it runs. The chat and the console show it while it lasts.
+    on_wait: Callable[[str | None], Awaitable[None]] | None = None
     # Returns the tool's decrypted credentials; only types that declare credential
     # fields (HTTP) call it; Python code tools never do.
     credentials: Callable[[Tool], dict[str, Any]] | None = None
@@ -115,6 +121,16 @@ class ExecutionContext:
             result = self.writer(event)
             if inspect.isawaitable(result):
                 await result
+
+    async def waiting(self, note: str | None) -> None:
+        """Tell the caller the run waits (`note`: why) or runs again (None). Never
+        raises: a caller that cannot be told must not stop the run."""
+        if self.on_wait is None:
+            return
+        try:
+            await self.on_wait(note)
+        except Exception:  # noqa: BLE001 - showing the wait is best effort
+            logger.warning("Could not show a tool run's wait", exc_info=True)
 
     def logs_text(self) -> str:
         text = "".join(line if line.endswith("\n") else line + "\n" for line in self.logs)

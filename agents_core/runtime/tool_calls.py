@@ -218,6 +218,10 @@ class ToolCalls:
         async def writer(event: dict[str, Any]) -> None:
             await sink.emit("custom", toolCallId=call.id, toolName=call.name, data=event)
 
+        async def on_wait(note: str | None) -> None:
+            # The call waits for a sandbox slot (note: why), or runs again (None).
+            await sink.emit("tool-call-waiting", toolCallId=call.id, toolName=call.name, note=note)
+
         async def before(value: Any) -> Any:
             return await self._gate(call, first, resume)
 
@@ -232,6 +236,7 @@ class ToolCalls:
             call_id=call.id,
             abort=self.active.abort,
             writer=writer,
+            on_wait=on_wait,
             resume_payload=resume,
             before=before,
             after=after,

@@ -7,7 +7,7 @@ import os
 
 from django.core.exceptions import ImproperlyConfigured
 
-from studio.env import envbool, envchoice, envfloat, envint, envlist
+from studio.env import envbool, envchoice, envfloat, envint, envlist, envsecret
 from studio.settings.base import DATA_DIR
 
 # --- Tools --------------------------------------------------------------------------------
@@ -41,6 +41,14 @@ STUDIO_PYTHON_EXECUTABLE = os.environ.get("STUDIO_PYTHON_EXECUTABLE", "/usr/bin/
 # Python tools run in the sandbox service at this URL; empty: in this process's own
 # sandboxes (tools_app/types/python; docs/security.md, "Python tools").
 STUDIO_SANDBOX_URL = os.environ.get("STUDIO_SANDBOX_URL", "")
+# The secret the sandbox service checks on every run (its own STUDIO_SANDBOX_TOKEN); read
+# from STUDIO_SANDBOX_TOKEN or the file STUDIO_SANDBOX_TOKEN_FILE names.
+STUDIO_SANDBOX_TOKEN = envsecret("STUDIO_SANDBOX_TOKEN") or ""
+if STUDIO_SANDBOX_URL and not STUDIO_SANDBOX_TOKEN:
+    raise ImproperlyConfigured(
+        "STUDIO_SANDBOX_URL needs STUDIO_SANDBOX_TOKEN (or STUDIO_SANDBOX_TOKEN_FILE): the "
+        "secret the sandbox service is started with."
+    )
 # auto: bubblewrap when it works here. rlimits: no namespaces, the operator's explicit
 # choice of weak isolation. Python tools refuse to run when only weak isolation works,
 # unless STUDIO_SANDBOX_ALLOW_WEAK is set.
@@ -49,18 +57,27 @@ STUDIO_SANDBOX_ISOLATION = envchoice(
 )
 STUDIO_SANDBOX_ALLOW_WEAK = envbool("STUDIO_SANDBOX_ALLOW_WEAK", False)
 # Each run's limits: processes (threads count), memory without swap, CPUs (0: no cap),
-# the size of its private /tmp and /dev/shm; the longest timeout a Python tool may have.
+# the size of its private /tmp and /dev/shm, what it may print (its result included); the
+# longest timeout a Python tool may have.
 STUDIO_SANDBOX_PIDS = envint("STUDIO_SANDBOX_PIDS", 64)
 STUDIO_SANDBOX_MEMORY_MB = envint("STUDIO_SANDBOX_MEMORY_MB", 256)
 STUDIO_SANDBOX_CPUS = envfloat("STUDIO_SANDBOX_CPUS", 1.0)
 STUDIO_SANDBOX_TMP_MB = envint("STUDIO_SANDBOX_TMP_MB", 64)
+STUDIO_SANDBOX_OUTPUT_MB = envint("STUDIO_SANDBOX_OUTPUT_MB", 8)
 STUDIO_SANDBOX_MAX_TIMEOUT = envfloat("STUDIO_SANDBOX_MAX_TIMEOUT", 300.0)
-# At most POOL_SIZE runs at once per process; more wait in a queue for at most
-# QUEUE_WAIT seconds (then a clear "busy" error). A run's timeout starts when it starts.
+# At most POOL_SIZE runs at once per process (the service's own --pool-size and
+# --owner-slots when STUDIO_SANDBOX_URL is set), OWNER_SLOTS of them for one user; more
+# wait in a queue, round-robin between users, for at most QUEUE_WAIT seconds (then a
+# clear error). A run's timeout starts when it starts.
 STUDIO_SANDBOX_POOL_SIZE = envint("STUDIO_SANDBOX_POOL_SIZE", 4)
+STUDIO_SANDBOX_OWNER_SLOTS = envint("STUDIO_SANDBOX_OWNER_SLOTS", 2)
 STUDIO_SANDBOX_QUEUE_WAIT = envfloat("STUDIO_SANDBOX_QUEUE_WAIT", 60.0)
-if STUDIO_SANDBOX_POOL_SIZE < 1:
-    raise ImproperlyConfigured("STUDIO_SANDBOX_POOL_SIZE must be at least 1.")
+if STUDIO_SANDBOX_POOL_SIZE < 1 or STUDIO_SANDBOX_OWNER_SLOTS < 1:
+    raise ImproperlyConfigured(
+        "STUDIO_SANDBOX_POOL_SIZE and STUDIO_SANDBOX_OWNER_SLOTS must be at least 1."
+    )
+if STUDIO_SANDBOX_OUTPUT_MB < 1:
+    raise ImproperlyConfigured("STUDIO_SANDBOX_OUTPUT_MB must be at least 1.")
 # Sandboxed interpreters each process keeps started ahead of their run, each for one run
 # only (0: every run starts its own when it comes).
 STUDIO_SANDBOX_SPARES = envint("STUDIO_SANDBOX_SPARES", 1)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import time
@@ -105,6 +106,9 @@ def _database_recreate(url: str, *, create: bool = True) -> None:
 def _start(procs: Processes, release: Release, data: Path) -> list[str]:
     """The process set of docker-compose.yml, from the virtualenv; the web URLs."""
     port = free_port()
+    # The secret the sandbox service and every studio process share (it runs nothing
+    # for a caller without it).
+    procs.env["STUDIO_SANDBOX_TOKEN"] = secrets.token_urlsafe(32)
     sandbox = procs.start(
         "sandbox",
         [

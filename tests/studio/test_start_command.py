@@ -113,7 +113,7 @@ def test_docker_compose_file_is_valid(tmp_path):
     compose = tmp_path / "docker-compose.yml"
     compose.write_text((ROOT / "docker-compose.yml").read_text())
     (tmp_path / ".studio").mkdir()
-    for name in ("secret_key", "encryption_key"):
+    for name in ("secret_key", "encryption_key", "sandbox_token"):
         (tmp_path / ".studio" / name).write_text("not-a-real-secret")
     result = subprocess.run(
         ["docker-compose", "-f", str(compose), "config", "-q"],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
@@ -11,12 +13,13 @@ from rest_framework.views import APIView
 
 from studio.exceptions import ApplicationError, NotFound
 from tools_app.api.tools import tool_or_404
-from tools_app.execution import tool_definition
+from tools_app.execution import ExecutionContext, tool_definition
 from tools_app.models import Tool
 from tools_app.services.execute import tool_execute
-from tools_app.services.runs import tool_run_data, tool_run_get, tool_run_list
+from tools_app.services.runs import tool_run_data, tool_run_get, tool_run_list, tool_run_waiter
 
 TAG = ["tool runs"]
+WATCH = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 # OpenAPI documentation of the bodies (the views read and write plain JSON).
 EXECUTE_REQUEST = inline_serializer(
@@ -26,6 +29,11 @@ EXECUTE_REQUEST = inline_serializer(
         "input_text": serializers.CharField(
             required=False,
             help_text="The input as JSON text (syntax errors come back with line and column).",
+        ),
+        "watch": serializers.CharField(
+            required=False,
+            help_text="A name for this run: while it waits for a sandbox slot, /ws/tool-runs/ "
+            "sends tool-run-state events with it.",
         ),
     },
 )
@@ -67,7 +75,9 @@ TOOL_RUN_PAGE = inline_serializer(
 )
 class ToolExecuteApi(APIView):
     """Run a tool with `{"input": {...}}` or `{"input_text": "..."}`; `?mode=async` answers
-    202 with a pending run (the result is pushed on /ws/tool-runs/ and can be polled)."""
+    202 with a pending run (the result is pushed on /ws/tool-runs/ and can be polled).
+    `watch` (optional, a name the caller picks): while the run waits for a sandbox slot,
+    /ws/tool-runs/ says so with that name (tool-run-state)."""
 
     def post(self, request: Request, name: str) -> Response:
         tool = tool_or_404(request, name)
@@ -80,8 +90,19 @@ class ToolExecuteApi(APIView):
             return Response({"input_text": ["Must be a string."]}, status=400)
         if input_text is None and "input" not in data:
             return Response({"input": ["Give input (JSON) or input_text (text)."]}, status=400)
+        watch = data.get("watch")
+        if watch is not None and not (isinstance(watch, str) and WATCH.fullmatch(watch)):
+            return Response({"watch": ["At most 64 letters, digits, - or _."]}, status=400)
+        context = ExecutionContext(user=request.user)
+        if watch:
+            context.on_wait = tool_run_waiter(user_id=request.user.pk, watch=watch)
         run = tool_execute(
-            tool=tool, input=data.get("input"), input_text=input_text, user=request.user, mode=mode
+            tool=tool,
+            input=data.get("input"),
+            input_text=input_text,
+            user=request.user,
+            mode=mode,
+            context=context,
         )
         body = tool_run_data(run)
         if getattr(run, "input_rejected", False):

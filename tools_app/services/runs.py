@@ -47,6 +47,7 @@ from tools_app.services.leases import (
     worker_name,
 )
 from tools_app.signals import tool_run_finished
+from tools_app.types.python.pool import OnWait
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +60,19 @@ UNCLAIMED_SECONDS = 600.0
 
 def tool_runs_group(user_id: int) -> str:
     return f"tool_runs_{user_id}"
+
+
+def tool_run_waiter(*, user_id: int, watch: str = "", run_id: str = "") -> OnWait:
+    """An ExecutionContext.on_wait that tells the user's consoles (/ws/tool-runs/) that a
+    run waits for a sandbox slot (`note`: why) or runs again (None). `watch` names a
+    synchronous run (the console chose it when it sent the run), `run_id` an async one."""
+
+    async def on_wait(note: str | None) -> None:
+        state = {"watch": watch, "id": run_id, "note": note}
+        message = {"type": "tool.run.state", "state": state}
+        await sync_to_async(group_send_sync)(tool_runs_group(user_id), message)
+
+    return on_wait
 
 
 # --- reads --------------------------------------------------------------------------------
@@ -181,6 +195,8 @@ async def _execute_held(run: ToolRun, worker: str) -> ToolOutcome:
         idempotency_key=tool_run_idempotency_key(run),
         attempt=run.attempts,
     )
+    if run.created_by_id is not None:
+        context.on_wait = tool_run_waiter(user_id=run.created_by_id, run_id=str(run.id))
     # Renewed once more right before the tool starts: a process that stalled since its
     # claim (long enough for its run to be taken back) must not start the tool at all.
     if not await sync_to_async(lease_renew)(run_id=run.id, attempt=run.attempts, worker=worker):

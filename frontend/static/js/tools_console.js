@@ -129,9 +129,26 @@ export function openConsole(slot, tool) {
       liveDot.title = socketState === "open" ? "Live: async results arrive as they land" : "Reconnecting… (polling meanwhile)";
       liveDot.dataset.state = socketState;
     },
+    onRunState: (state) => {
+      const mine = (state.watch && state.watch === watching) || (state.id && state.id === current?.id);
+      if (mine) showWaiting(state.note);
+    },
   });
 
   let current = null; // the run shown in the result pane
+  let watching = null; // the name sent with the synchronous run under way
+
+  // A run waiting for a sandbox slot says so (and why) until it runs.
+  function showWaiting(note) {
+    document.getElementById("console-waiting")?.remove();
+    if (!note) {
+      if (watching) send.textContent = "Running…";
+      return;
+    }
+    if (watching) send.textContent = "Waiting for a slot…";
+    result.prepend(h("p", { class: "muted pending-note", id: "console-waiting", role: "status" },
+      h("span", { class: "spinner", "aria-hidden": "true" }), " ", note));
+  }
 
   async function run() {
     if (send.disabled) return;
@@ -144,6 +161,10 @@ export function openConsole(slot, tool) {
       body = { input: form.getValue() };
     }
     const async = asyncBox.checked;
+    if (!async) {
+      watching = `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+      body.watch = watching;
+    }
     send.disabled = true;
     send.textContent = async ? "Queuing…" : "Running…";
     result.classList.add("is-busy");
@@ -159,6 +180,8 @@ export function openConsole(slot, tool) {
         showRefusal(err);
       }
     } finally {
+      watching = null;
+      document.getElementById("console-waiting")?.remove();
       send.disabled = false;
       send.textContent = "Send";
       result.classList.remove("is-busy");

@@ -386,6 +386,27 @@ describe("messages, tasks and signals", () => {
     assert.deepEqual(snapshot(withInbox).timeline, ["m1", "r1"]);
   });
 
+  test("a call waiting for a sandbox slot says so, then runs and completes", () => {
+    const why = "Waiting for a sandbox slot: your runs hold your share of 2 at once; this one starts when one of them ends.";
+    const { state, changes } = play(numbered([
+      { type: "run-start", runId: "r1", message: "x" },
+      { type: "tool-call", runId: "r1", toolCallId: "w1", toolName: "py_double", input: { n: 21 } },
+      { type: "tool-call-waiting", runId: "r1", toolCallId: "w1", toolName: "py_double", note: why },
+      { type: "tool-call-waiting", runId: "r1", toolCallId: "w1", toolName: "py_double", note: null },
+      { type: "tool-result", runId: "r1", toolCallId: "w1", toolName: "py_double", output: { double: 42 } },
+    ]));
+    const call = state.calls.get("w1");
+    assert.deepEqual([types(changes[2]), types(changes[3])], [["call:status"], ["call:status"]]);
+    assert.equal(call.status, "completed");
+    assert.equal(call.note, null);
+    const waiting = play(numbered([
+      { type: "run-start", runId: "r1", message: "x" },
+      { type: "tool-call", runId: "r1", toolCallId: "w1", toolName: "py_double", input: { n: 21 } },
+      { type: "tool-call-waiting", runId: "r1", toolCallId: "w1", toolName: "py_double", note: why },
+    ])).state.calls.get("w1");
+    assert.deepEqual([waiting.status, waiting.note, waiting.noteDetail], ["running", "waiting for a sandbox slot", why]);
+  });
+
   test("an async result completes a call that went pending", () => {
     const { state } = play(numbered([
       { type: "run-start", runId: "r1", message: "x" },

@@ -41,16 +41,18 @@ def processes_with(needle: bytes) -> list[int]:
     return found
 
 
-def sandbox_processes(*, spares: bool = False) -> list[int]:
-    """Sandbox processes started by THIS test process (other sessions may run their own):
-    those of runs, and with `spares` those still waiting for a run too."""
-    idle = set() if spares else spare_pids()
+def sandbox_processes(*, spares: bool = False, under: int | None = None) -> list[int]:
+    """Sandbox processes started by THIS test process (other sessions may run their own),
+    or by the process `under` (a sandbox service it started): those of runs, and with
+    `spares` those still waiting for a run too."""
+    idle = set() if spares or under else spare_pids()
+    root = under or os.getpid()
     found = []
     for pid in processes_with(RUNNER_SIGNATURE):
         ancestor, hops = pid, 0
         while ancestor > 1 and hops < 12 and ancestor not in idle:
             ancestor, hops = _parent(ancestor), hops + 1
-            if ancestor == os.getpid():
+            if ancestor == root:
                 found.append(pid)
                 break
     return found

@@ -11,7 +11,6 @@ import asyncio
 import os
 import secrets
 import socket
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -21,8 +20,8 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.test import override_settings
 
-from tests.conftest import free_port, stop_process, wait_for_port
 from tests.tools_app.engine.sandbox_procs import gone, sandbox_processes
+from tests.tools_app.engine.sandbox_service import sandbox_service
 from tools_app.execution import ExecutionContext, run_tool
 from tools_app.models import Tool
 from tools_app.services.execute import tool_execute
@@ -324,7 +323,8 @@ def test_a_run_that_waits_longer_than_the_queue_allows_gets_a_clear_error(
     assert first.status == "completed" and first.output == "slow"
     assert second.status == "failed"
     assert second.error == (
-        "All 1 sandbox slots of this server stayed busy for 1 s. Try again later."
+        "Waited 1 s for a sandbox slot: all 1 slots of the sandbox stayed in use all that "
+        "time, so this run did not start. Try again later."
     )
 
 
@@ -336,7 +336,7 @@ def test_freed_slots_go_round_robin_across_users():
         await pool.acquire(tenant=tenant, wait=10)
         order.append(label)
         await asyncio.sleep(0.01)
-        pool.release()
+        pool.release(tenant=tenant)
 
     async def scenario():
         await pool.acquire(tenant="a", wait=1)  # the pool is full
@@ -344,7 +344,7 @@ def test_freed_slots_go_round_robin_across_users():
         await asyncio.sleep(0.05)
         waiting.append(asyncio.ensure_future(one("b", "b0")))
         await asyncio.sleep(0.05)
-        pool.release()
+        pool.release(tenant="a")
         await asyncio.gather(*waiting)
 
     async_to_sync(scenario)()
@@ -361,10 +361,10 @@ def test_a_waiter_that_gives_up_returns_no_slot_twice():
         await pool.acquire(tenant="a", wait=1)
         with pytest.raises(SandboxBusy):
             await pool.acquire(tenant="b", wait=0.1)
-        pool.release()
+        pool.release(tenant="a")
         await pool.acquire(tenant="b", wait=1)  # the slot is free again, exactly once
         assert pool.busy == 1
-        pool.release()
+        pool.release(tenant="b")
 
     async_to_sync(scenario)()
 
@@ -420,31 +420,11 @@ def test_a_host_where_no_mode_works_refuses_python_tools(python_tool, owner):
 def test_a_sandbox_service_run_by_a_non_root_user_refuses_python_tools(python_tool, owner):
     """As a non-root user, runs would share the service's uid and no cgroup is writable:
     the service refuses, and the studio shows its reason."""
-    port = free_port()
-    proc = subprocess.Popen(  # noqa: S603
-        [
-            "setpriv",
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            str(ROOT / ".venv" / "bin" / "python"),
-            "-m",
-            "tools_app.types.python.server",
-            "--port",
-            str(port),
-        ],
-        cwd=ROOT,
-        env={"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, proc=proc)
+    nobody = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+    with sandbox_service(prefix=nobody) as service:
         tool = python_tool("return 'ran'")
-        with override_settings(STUDIO_SANDBOX_URL=f"http://127.0.0.1:{port}"):
+        with override_settings(STUDIO_SANDBOX_URL=service.url, STUDIO_SANDBOX_TOKEN=service.token):
             run = tool_execute(tool=tool, input={}, user=owner)
-    finally:
-        stop_process(proc)
 
     assert run.status == "failed"
     assert run.error.startswith("Python tools are disabled on this server: bubblewrap works")

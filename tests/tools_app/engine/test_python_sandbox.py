@@ -5,8 +5,6 @@ per call, no server environment, CPU/memory/time limits, its own network namespa
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,8 +12,9 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.test import override_settings
 
-from tests.conftest import free_port, stop_process, wait_for_port
+from tests.conftest import free_port
 from tests.tools_app.engine.sandbox_procs import gone
+from tests.tools_app.engine.sandbox_service import sandbox_service
 from tools_app.crypto import credentials_set
 from tools_app.services.execute import tool_execute
 from tools_app.services.runs import tool_run_data
@@ -98,6 +97,19 @@ def test_a_two_gigabyte_allocation_fails_inside_the_sandbox(python_tool, owner):
 
     assert run.status == "failed"
     assert "MemoryError" in run.error
+
+
+@override_settings(STUDIO_SANDBOX_OUTPUT_MB=1)
+def test_a_run_that_prints_more_than_its_output_limit_fails_with_the_reason(python_tool, owner):
+    within = python_tool("print('x' * 500_000)\nreturn 'done'")
+    beyond = python_tool("import sys\nsys.stdout.write('x' * 3_000_000)\nreturn 'done'")
+
+    kept = tool_execute(tool=within, input={}, user=owner)
+    cut = tool_execute(tool=beyond, input={}, user=owner)
+
+    assert kept.status == "completed" and kept.output == "done"
+    assert cut.status == "failed"
+    assert cut.error == "The run printed more than its output limit of 1 MB."
 
 
 def test_the_code_cannot_see_the_server_environment(python_tool, owner, monkeypatch):
@@ -203,29 +215,10 @@ def test_bwrap_blocks_the_hosts_loopback(listener):
 
 
 def test_the_sandbox_service_runs_code_posted_by_the_studio(python_tool, owner):
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tools_app.types.python.server",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        cwd=ROOT,
-        env={"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, proc=proc)
+    with sandbox_service() as service:
         tool = python_tool("import os\nprint('remote')\nreturn {'pid_ns': os.getpid()}")
-        with override_settings(STUDIO_SANDBOX_URL=f"http://127.0.0.1:{port}"):
+        with override_settings(STUDIO_SANDBOX_URL=service.url, STUDIO_SANDBOX_TOKEN=service.token):
             run = tool_execute(tool=tool, input={}, user=owner)
-    finally:
-        stop_process(proc)
 
     data = tool_run_data(run)
     assert data["status"] == "completed", data["error"]
@@ -236,7 +229,9 @@ def test_the_sandbox_service_runs_code_posted_by_the_studio(python_tool, owner):
 def test_an_unreachable_sandbox_service_is_a_clear_failed_run(python_tool, owner):
     tool = python_tool("return 1")
 
-    with override_settings(STUDIO_SANDBOX_URL=f"http://127.0.0.1:{free_port()}"):
+    with override_settings(
+        STUDIO_SANDBOX_URL=f"http://127.0.0.1:{free_port()}", STUDIO_SANDBOX_TOKEN="token"
+    ):
         run = tool_execute(tool=tool, input={}, user=owner)
 
     assert run.status == "failed"

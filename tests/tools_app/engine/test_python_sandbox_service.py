@@ -5,6 +5,7 @@ isolate runs answers 503 with the reason, /status describes what a run gets."""
 from __future__ import annotations
 
 import json
+import secrets
 import threading
 import urllib.error
 import urllib.request
@@ -22,7 +23,9 @@ from tools_app.types.python.server import SandboxHandler
 class Service:
     def __init__(self, **host: Any) -> None:
         config = replace(host_config(), **host)
-        handler = type("Handler", (SandboxHandler,), {"host_config": config})
+        self.token = secrets.token_urlsafe(32)
+        attributes = {"host_config": config, "token": self.token}
+        handler = type("Handler", (SandboxHandler,), attributes)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
@@ -30,10 +33,12 @@ class Service:
 
     def call(self, path: str, body: Any = None) -> tuple[int, dict[str, Any]]:
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.url + path, data=data)  # noqa: S310 - 127.0.0.1
+        headers = {"Authorization": f"Bearer {self.token}"}
+        request = urllib.request.Request(self.url + path, data=data, headers=headers)  # noqa: S310
         try:
             with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310
-                return response.status, json.loads(response.read())
+                # /run answers NDJSON: the result is its last line.
+                return response.status, json.loads(response.read().splitlines()[-1])
         except urllib.error.HTTPError as exc:
             return exc.code, json.loads(exc.read())
 

@@ -44,6 +44,7 @@ def host_config() -> HostConfig:
         python=settings.STUDIO_PYTHON_EXECUTABLE,
         pool_size=settings.STUDIO_SANDBOX_POOL_SIZE,
         spares=settings.STUDIO_SANDBOX_SPARES,
+        owner_slots=settings.STUDIO_SANDBOX_OWNER_SLOTS,
     )
 
 
@@ -55,6 +56,7 @@ def run_limits() -> RunLimits:
         tmp_mb=settings.STUDIO_SANDBOX_TMP_MB,
         max_timeout=settings.STUDIO_SANDBOX_MAX_TIMEOUT,
         queue_wait=settings.STUDIO_SANDBOX_QUEUE_WAIT,
+        output_mb=settings.STUDIO_SANDBOX_OUTPUT_MB,
     )
 
 
@@ -63,10 +65,17 @@ def isolation_status() -> dict[str, Any]:
     limits, service}. Probes the host (or asks the service) once per process."""
     limits = run_limits()
     if settings.STUDIO_SANDBOX_URL:
-        status = remote_status(settings.STUDIO_SANDBOX_URL, limits)
+        status = remote_status(settings.STUDIO_SANDBOX_URL, settings.STUDIO_SANDBOX_TOKEN, limits)
     else:
         status = capabilities(host_config()).summary(limits)
     return {**status, "service": settings.STUDIO_SANDBOX_URL or None}
+
+
+def owner_key(tool: Any, context: Any) -> str:
+    """Whose share of the sandbox pool a run takes: the user who runs it (else the tool's
+    owner). One function, so that keying the share by workspace changes only this."""
+    user_id = getattr(context.user, "pk", None)
+    return f"user:{user_id}" if user_id is not None else f"user:{tool.owner_id or ''}"
 
 
 class PythonToolType(ToolType):
@@ -99,16 +108,17 @@ class PythonToolType(ToolType):
         from tools_app.errors import ToolError
 
         code = tool.config.get("code", "")
-        tenant = str(getattr(context.user, "pk", None) or tool.owner_id or "")
-        limits = run_limits()
+        tenant, limits = owner_key(tool, context), run_limits()
         if settings.STUDIO_SANDBOX_URL:
             result = await remote_run(
                 settings.STUDIO_SANDBOX_URL,
+                token=settings.STUDIO_SANDBOX_TOKEN,
                 code=code,
                 input=input,
                 timeout=tool.timeout_seconds,
                 limits=limits,
                 tenant=tenant,
+                on_wait=context.waiting,
             )
         else:
             result = await sandbox_run(
@@ -118,6 +128,7 @@ class PythonToolType(ToolType):
                 host=host_config(),
                 limits=limits,
                 tenant=tenant,
+                on_wait=context.waiting,
             )
         context.isolation = result.get("isolation")
         for stream in ("stdout", "stderr"):

@@ -65,6 +65,7 @@ class HostConfig:
     python: str
     pool_size: int
     spares: int = 1  # sandboxed interpreters kept started ahead of their run (spares.py)
+    owner_slots: int = 2  # slots of the pool one owner's runs may hold at once (pool.py)
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class RunLimits:
     tmp_mb: int
     max_timeout: float
     queue_wait: float
+    output_mb: int = 8  # what the run may print, its result included
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -1,11 +1,15 @@
 """Who may run now, and as which uid.
 
-- `SlotPool`: at most N sandboxed runs at once in this process. A run that finds every
-  slot taken waits in a queue (at most `wait` seconds, then `SandboxBusy`), and freed
-  slots go round-robin across tenants, so one user's burst of runs cannot push another
-  user's run to the back of a long line. The pool is shared by every thread and event
-  loop of the process (Daphne, async_to_sync, Celery threads, the sandbox service's
-  request threads).
+- `SlotPool`: at most `size` sandboxed runs at once in this process, and at most
+  `per_owner` of them for one owner key (a user's id today, a workspace's later). A run
+  that cannot start waits in its owner's queue (at most `wait` seconds, then
+  `SandboxBusy` with a message that says whose runs held the slots). A freed slot goes
+  round-robin across the owners that may take one (an owner at its share is skipped),
+  first come first served within an owner, so one owner's burst of runs never holds
+  more than its share nor pushes another owner's run to the back of a long line. The
+  pool is shared by every thread and event loop of the process (Daphne, async_to_sync,
+  Celery threads, the sandbox service's request threads); with the sandbox service,
+  every web process and worker sends its runs to the one pool of the service.
 - `uid_claim`: a uid of its own for each run, from a configured range, held with an
   flock on a file per uid, so the processes of one host (web, workers, the service)
   never hand the same uid to two runs at once. A uid needs no /etc/passwd entry; with a
@@ -33,13 +37,18 @@ import os
 import signal
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+# Told to a run that has to wait: why (one line a person reads), then None once it has
+# its slot. It should not raise: what it raises ends the wait (the run does not start).
+OnWait = Callable[[str | None], Awaitable[None]]
+
 
 class SandboxBusy(Exception):  # noqa: N818 - a state, not an error of the caller
-    """Every slot stayed taken for the whole bounded wait."""
+    """No slot came free for the run within the whole bounded wait."""
 
 
 @dataclass(eq=False)
@@ -49,13 +58,17 @@ class _Waiter:
 
 
 class SlotPool:
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, per_owner: int | None = None) -> None:
         if size < 1:
             raise ValueError("The sandbox pool needs at least one slot.")
+        if per_owner is not None and per_owner < 1:
+            raise ValueError("Each owner needs at least one slot of the pool.")
         self.size = size
+        self.per_owner = min(per_owner or size, size)
         self._busy = 0
+        self._running: Counter[str] = Counter()  # owner -> slots it holds
         self._lock = threading.Lock()
-        # tenant -> its waiters in arrival order; the dict's order is the rotation.
+        # owner -> its waiters in arrival order; the dict's order is the rotation.
         self._queues: OrderedDict[str, deque[_Waiter]] = OrderedDict()
 
     @property
@@ -67,23 +80,58 @@ class SlotPool:
         with self._lock:
             return sum(len(queue) for queue in self._queues.values())
 
-    async def acquire(self, *, tenant: str, wait: float) -> None:
+    def running(self, owner: str) -> int:
+        with self._lock:
+            return self._running[owner]
+
+    async def acquire(self, *, tenant: str, wait: float, on_wait: OnWait | None = None) -> None:
+        """A slot for a run of `tenant` (the owner key). Whoever waits could not start:
+        the free slots, if any, belong to owners below their share (release hands a
+        freed slot on at once), so a run that may start now overtakes nobody."""
         loop = asyncio.get_running_loop()
         with self._lock:
-            if self._busy < self.size and not self._queues:
-                self._busy += 1
+            if self._busy < self.size and self._running[tenant] < self.per_owner:
+                self._take(tenant)
                 return
+            own_share = self._running[tenant] >= self.per_owner
             waiter = _Waiter(loop, loop.create_future())
             self._queues.setdefault(tenant, deque()).append(waiter)
         try:
+            if on_wait is not None:
+                await on_wait(self._why(own_share))
             await asyncio.wait_for(asyncio.shield(waiter.future), timeout=wait)
+            if on_wait is not None:
+                await on_wait(None)
         except BaseException as exc:
             self._abandon(tenant, waiter)
             if isinstance(exc, TimeoutError):
-                raise SandboxBusy(
-                    f"All {self.size} sandbox slots of this server stayed busy for {wait:g} s."
-                ) from None
+                raise SandboxBusy(self._gave_up(tenant, wait)) from None
             raise
+
+    def _why(self, own_share: bool) -> str:
+        if own_share:
+            return (
+                f"Waiting for a sandbox slot: your runs hold your share of {self.per_owner} "
+                "at once; this one starts when one of them ends."
+            )
+        return f"Waiting for a sandbox slot: all {self.size} are in use; runs take turns."
+
+    def _gave_up(self, tenant: str, wait: float) -> str:
+        with self._lock:
+            own_share = self._running[tenant] >= self.per_owner
+        if own_share:
+            return (
+                f"Waited {wait:g} s for a sandbox slot: your other runs held your share of "
+                f"{self.per_owner} slots all that time, so this run did not start."
+            )
+        return (
+            f"Waited {wait:g} s for a sandbox slot: all {self.size} slots of the sandbox "
+            "stayed in use all that time, so this run did not start."
+        )
+
+    def _take(self, tenant: str) -> None:
+        self._busy += 1
+        self._running[tenant] += 1
 
     def _abandon(self, tenant: str, waiter: _Waiter) -> None:
         """A waiter that stops waiting (timeout, cancellation) gives back a slot it may
@@ -96,42 +144,55 @@ class SlotPool:
                     del self._queues[tenant]
                 return
         if waiter.future.done() and not waiter.future.cancelled():
-            self.release()
+            self.release(tenant=tenant)
         else:
             waiter.future.cancel()  # a hand-over still in flight sees it and passes on
 
-    def release(self) -> None:
+    def release(self, *, tenant: str) -> None:
+        """Give back a slot `tenant` held; it goes to the next owner in the rotation
+        that is below its share (that owner's oldest waiter)."""
         with self._lock:
-            while self._queues:
-                tenant, queue = next(iter(self._queues.items()))
-                waiter = queue.popleft()
-                del self._queues[tenant]
-                if queue:
-                    self._queues[tenant] = queue  # to the back of the rotation
-                try:
-                    waiter.loop.call_soon_threadsafe(self._hand_over, waiter)
-                    return  # the slot moves to the waiter: _busy stays as it is
-                except RuntimeError:
-                    continue  # that waiter's loop is gone
             self._busy -= 1
+            self._running[tenant] -= 1
+            if self._running[tenant] <= 0:
+                del self._running[tenant]
+            self._hand_on()
 
-    def _hand_over(self, waiter: _Waiter) -> None:
+    def _hand_on(self) -> None:
+        while self._busy < self.size:
+            owner = next(
+                (name for name in self._queues if self._running[name] < self.per_owner), None
+            )
+            if owner is None:
+                return
+            queue = self._queues.pop(owner)
+            waiter = queue.popleft()
+            if queue:
+                self._queues[owner] = queue  # to the back of the rotation
+            try:
+                waiter.loop.call_soon_threadsafe(self._hand_over, owner, waiter)
+            except RuntimeError:
+                continue  # that waiter's loop is gone
+            self._take(owner)
+
+    def _hand_over(self, owner: str, waiter: _Waiter) -> None:
         if waiter.future.done():
-            self.release()  # it stopped waiting just before: the next one gets the slot
+            self.release(tenant=owner)  # it stopped waiting just before: pass it on
         else:
             waiter.future.set_result(None)
 
 
-_pools: dict[int, SlotPool] = {}
+_pools: dict[tuple[int, int], SlotPool] = {}
 _pools_lock = threading.Lock()
 
 
-def pool_for(size: int) -> SlotPool:
-    """This process's pool of `size` slots."""
+def pool_for(size: int, per_owner: int) -> SlotPool:
+    """This process's pool of `size` slots, `per_owner` of them at most for one owner."""
     with _pools_lock:
-        if size not in _pools:
-            _pools[size] = SlotPool(size)
-        return _pools[size]
+        key = (size, per_owner)
+        if key not in _pools:
+            _pools[key] = SlotPool(size, per_owner)
+        return _pools[key]
 
 
 # --- uids ---------------------------------------------------------------------------------

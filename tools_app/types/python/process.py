@@ -37,7 +37,6 @@ from tools_app.types.python.isolation import (
 from tools_app.types.python.pool import uid_kill
 
 RUNNER = (Path(__file__).with_name("runner.py")).read_text()
-MAX_STDOUT = 8 * 1024 * 1024
 MAX_STDERR = 256 * 1024
 
 
@@ -75,13 +74,14 @@ class Started:
             stdin.close()
         await _exited(self.proc)
 
-    def finish(self) -> Ended:
-        """Kill the whole tree, reap the process, read what it wrote and remove its
-        cgroup (blocking: call it in a thread). The caller gives the uid back after."""
+    def finish(self, max_stdout: int = 0) -> Ended:
+        """Kill the whole tree, reap the process, read what it wrote (at most
+        `max_stdout` bytes of stdout) and remove its cgroup (blocking: call it in a
+        thread). The caller gives the uid back after."""
         try:
             self.dead = kill_tree(self.proc, self.cgroup, self.identity)
             self.proc.wait()
-            stdout, stderr = _contents(self.out, MAX_STDOUT), _contents(self.err, MAX_STDERR)
+            stdout, stderr = _contents(self.out, max_stdout), _contents(self.err, MAX_STDERR)
             memory_killed = self.cgroup is not None and self.cgroup.memory_killed()
         finally:
             self.close_fds()

@@ -4,8 +4,9 @@ no Django settings: the `sandbox` service of docker-compose runs this module too
 A run, in order:
 1. refuses at once when this host cannot isolate runs and the operator did not accept
    weak isolation (isolation.capabilities), or when the timeout is above the maximum;
-2. waits for a slot of this process's bounded pool (pool.SlotPool, at most
-   `queue_wait` seconds, then a clear "busy" error);
+2. waits for a slot of this process's bounded pool (pool.SlotPool: a share per owner,
+   round-robin between owners; `on_wait` hears why it waits and when it got its slot;
+   at most `queue_wait` seconds, then a clear error that says whose runs held them);
 3. takes a spare, a sandboxed interpreter started ahead for it and never used before
    (spares), or else waits for a uid of its own and starts one now (process.start: a
    NEW `python3 -I -S` in bubblewrap, inside the run's own cgroup, with rlimits and the
@@ -43,7 +44,7 @@ from tools_app.types.python.isolation import (
     identity_claim,
     known_capabilities,
 )
-from tools_app.types.python.pool import SandboxBusy, pool_for
+from tools_app.types.python.pool import OnWait, SandboxBusy, pool_for
 from tools_app.types.python.process import Started, start
 from tools_app.types.python.spares import refill, take
 
@@ -59,10 +60,11 @@ async def sandbox_run(
     host: HostConfig,
     limits: RunLimits,
     tenant: str = "",
+    on_wait: OnWait | None = None,
 ) -> dict[str, Any]:
-    """Run `code` on `input`; returns {ok, output | error, traceback, stdout, stderr,
-    isolation, sandbox, exit_code, duration_ms, queued_ms}. Never raises for anything
-    the code does."""
+    """Run `code` on `input` for `tenant` (the owner key whose share of the pool the run
+    takes); returns {ok, output | error, traceback, stdout, stderr, isolation, sandbox,
+    exit_code, duration_ms, queued_ms}. Never raises for anything the code does."""
     # Probing runs processes: once per host, in a thread.
     caps = known_capabilities(host) or await asyncio.to_thread(capabilities, host)
     if caps.refusal:
@@ -79,9 +81,9 @@ async def sandbox_run(
     except ValueError as exc:
         return _failed(f"The input cannot be sent to the sandbox: {exc}", caps, limits)
     queued = time.perf_counter()
-    pool = pool_for(host.pool_size)
+    pool = pool_for(host.pool_size, host.owner_slots)
     try:
-        await pool.acquire(tenant=tenant, wait=limits.queue_wait)
+        await pool.acquire(tenant=tenant, wait=limits.queue_wait, on_wait=on_wait)
     except SandboxBusy as exc:
         return _failed(f"{exc} Try again later.", caps, limits, busy=True)
     try:
@@ -96,7 +98,7 @@ async def sandbox_run(
             started.identity.release(clean=started.dead)
         return result
     finally:
-        pool.release()
+        pool.release(tenant=tenant)
         refill(host, limits, caps)
 
 
@@ -163,7 +165,7 @@ async def _serve(
         timed_out = True
     finally:
         # Also on cancellation (the pipeline's own deadline, or an abort).
-        ended = await asyncio.to_thread(started.finish)
+        ended = await asyncio.to_thread(started.finish, limits.output_mb * 1024 * 1024)
     result = {} if timed_out else _parse(ended.stdout, marker)
     result.update(
         stderr=ended.stderr.decode("utf-8", "replace"),
@@ -175,6 +177,9 @@ async def _serve(
     )
     if timed_out:
         result.update(ok=False, error=f"The code ran longer than {timeout:g} s and was stopped.")
+    elif "ok" not in result and len(ended.stdout) >= limits.output_mb * 1024 * 1024:
+        error = f"The run printed more than its output limit of {limits.output_mb} MB."
+        result.update(ok=False, error=error)
     elif "ok" not in result:
         result.update(ok=False, error=_death_reason(ended.exit_code, ended.memory_killed, limits))
     elif ended.memory_killed:

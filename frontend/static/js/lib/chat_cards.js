@@ -85,6 +85,7 @@ export class ToolCard {
     const { status, note } = this.call;
     this.element.dataset.status = status;
     this.statusEl.textContent = note || (status === "completed" ? this.completedLabel() : CALL_STATUSES[status] || status);
+    this.statusEl.title = (note && this.call.noteDetail) || "";
   }
 
   completedLabel() {

@@ -238,6 +238,13 @@ const HANDLERS = {
     const call = event.toolCallId ? this.calls.get(event.toolCallId) : null;
     if (call) this.emit(...calls.addLog(call, event.data));
   },
+  // The call waits for a sandbox slot (`note` says why), or runs again (no note).
+  "tool-call-waiting"(event) {
+    const call = this.callFor(event);
+    if (call.status !== "running") return;
+    call.noteDetail = event.note || "";
+    this.emit(...calls.setStatus(call, "running", event.note ? "waiting for a sandbox slot" : null));
+  },
   "tool-call-pending"(event) {
     const call = this.callFor(event);
     this.hooks(call, event);

@@ -7,8 +7,9 @@ export const FINAL = new Set(["completed", "failed", "cancelled", "timeout"]);
 export const isFinal = (run) => Boolean(run) && FINAL.has(run.status);
 
 export class ToolRunWatcher {
-  constructor({ url = "/ws/tool-runs/", pollMs = 1500, safetyMs = 4000, onState = () => {} } = {}) {
+  constructor({ url = "/ws/tool-runs/", pollMs = 1500, safetyMs = 4000, onState = () => {}, onRunState = () => {} } = {}) {
     this.url = url;
+    this.onRunState = onRunState; // ({watch, id, note}): a run waits for a sandbox slot (note) or runs (null)
     this.pollMs = pollMs;
     this.safetyMs = safetyMs;
     this.onState = onState; // "open" | "closed": for the connection dot in the console
@@ -42,6 +43,7 @@ export class ToolRunWatcher {
         return;
       }
       if (data?.type === "tool-run" && data.id) this.deliver(data, "socket");
+      else if (data?.type === "tool-run-state") this.onRunState(data);
     });
     socket.addEventListener("close", () => {
       if (this.socket !== socket) return;
