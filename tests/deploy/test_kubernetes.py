@@ -36,7 +36,6 @@ READ_ELSEWHERE = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "litellm",
     "HOME": "libraries that cache under the home directory",
     "POD_NAME": "the run worker's command line (its --name)",
-    "STUDIO_SANDBOX_TOKEN": "the sandbox service and the studio's client: their shared token",
 }
 
 
