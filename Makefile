@@ -34,7 +34,8 @@ wheel: install
 	rm -rf dist build
 	$(PY) -m pip wheel --quiet --no-deps --wheel-dir dist .
 
-## Start the embedded studio (SQLite, in-memory layer, in-process Celery, offline model).
+## Start the embedded studio (its own PostgreSQL in .studio/pgdata, in-memory layer,
+## in-process Celery, offline model).
 run: install
 	STUDIO_EMBEDDED=1 $(PY) manage.py runstudio --host $(HOST) --port $(PORT)
 

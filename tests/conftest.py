@@ -9,9 +9,11 @@ their rows: mark them `@pytest.mark.django_db(transaction=True)`.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -82,6 +84,17 @@ def outsider_api(outsider) -> APIClient:
 
 
 # --- real processes -----------------------------------------------------------------------
+@pytest.fixture
+def embedded_data_dir() -> Iterator[Path]:
+    """A data folder for an embedded studio, whose PostgreSQL server runs as another user
+    when the tests run as root: directly under the system's temp folder, since pytest's own
+    (pytest-of-<user>) is made private again by every session that starts."""
+    path = Path(tempfile.mkdtemp(prefix="studio-embedded-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

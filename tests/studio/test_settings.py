@@ -28,6 +28,7 @@ from django.conf import settings
 print(json.dumps({
     "engine": settings.DATABASES["default"]["ENGINE"],
     "db_name": str(settings.DATABASES["default"]["NAME"]),
+    "db_host": str(settings.DATABASES["default"]["HOST"]),
     "layer": settings.CHANNEL_LAYERS["default"]["BACKEND"],
     "broker": settings.CELERY_BROKER_URL,
     "embedded_worker": settings.CELERY_EMBEDDED_WORKER,
@@ -57,29 +58,36 @@ def report(**env: str) -> dict:
     return json.loads(result.stdout)
 
 
-def test_embedded_settings_need_no_services_and_generate_a_local_secret(tmp_path):
-    settings = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(tmp_path))
+def test_embedded_settings_need_no_services_and_generate_a_local_secret(embedded_data_dir):
+    data_dir = embedded_data_dir
+    settings = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(data_dir))
 
-    assert settings["engine"] == "django.db.backends.sqlite3"
-    assert settings["db_name"] == str(tmp_path / "db.sqlite3")
+    # Its own PostgreSQL, on a socket in its data folder, stopped when the process exits.
+    assert settings["engine"] == "django.db.backends.postgresql"
+    assert settings["db_name"] == "studio"
+    assert settings["db_host"] == str(data_dir / "pgdata")
+    assert (data_dir / "pgdata" / "PG_VERSION").read_text().strip() == "18"
+    assert not (data_dir / "pgdata" / "postmaster.pid").exists()
     assert settings["layer"] == "channels.layers.InMemoryChannelLayer"
     assert settings["broker"] == "memory://"
     assert settings["embedded_worker"] is True
     assert len(settings["secret_key"]) >= 50
-    assert (tmp_path / "secret_key").read_text().strip() == settings["secret_key"]
+    assert (data_dir / "secret_key").read_text().strip() == settings["secret_key"]
     assert settings["encryption_keys"] == 1
 
 
-def test_the_embedded_secret_survives_a_restart(tmp_path):
-    first = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(tmp_path))
-    second = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(tmp_path))
+def test_the_embedded_secret_survives_a_restart(embedded_data_dir):
+    data_dir = embedded_data_dir
+    first = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(data_dir))
+    second = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(data_dir))
 
     assert first["secret_key"] == second["secret_key"]
 
 
-def test_two_embedded_data_folders_get_different_secrets(tmp_path):
-    one = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(tmp_path / "one"))
-    two = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(tmp_path / "two"))
+def test_two_embedded_data_folders_get_different_secrets(embedded_data_dir):
+    data_dir = embedded_data_dir
+    one = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(data_dir / "one"))
+    two = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(data_dir / "two"))
 
     assert one["secret_key"] != two["secret_key"]
 
@@ -108,12 +116,15 @@ def test_services_settings_use_postgres_redis_and_keep_debug_off(tmp_path):
     assert settings["debug"] is False
 
 
-def test_with_nothing_configured_a_checkout_that_ran_make_run_reads_its_embedded_studio(tmp_path):
-    (tmp_path / "secret_key").write_text("made-by-make-run")
-    settings = report(STUDIO_DATA_DIR=str(tmp_path))
+def test_with_nothing_configured_a_checkout_that_ran_make_run_reads_its_embedded_studio(
+    embedded_data_dir,
+):
+    data_dir = embedded_data_dir
+    (data_dir / "secret_key").write_text("made-by-make-run")
+    settings = report(STUDIO_DATA_DIR=str(data_dir))
 
-    assert settings["engine"] == "django.db.backends.sqlite3"
-    assert settings["db_name"] == str(tmp_path / "db.sqlite3")
+    assert settings["engine"] == "django.db.backends.postgresql"
+    assert settings["db_host"] == str(data_dir / "pgdata")
     assert settings["secret_key"] == "made-by-make-run"
 
 
@@ -125,6 +136,28 @@ def test_a_configured_database_never_falls_back_to_the_embedded_studio(tmp_path)
 
     assert result.returncode != 0
     assert "SECRET_KEY is not set" in result.stderr
+
+
+def test_a_sqlite_database_url_is_refused_with_a_clear_message(tmp_path):
+    result = read_settings(
+        STUDIO_DATA_DIR=str(tmp_path),
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        SECRET_KEY="a-secret-from-the-environment",
+    )
+
+    assert result.returncode != 0
+    assert (
+        "ImproperlyConfigured: DATABASE_URL must name a PostgreSQL database (postgres://...), "
+        "not sqlite" in result.stderr
+    )
+
+
+def test_without_embedded_mode_a_database_url_is_required(tmp_path):
+    result = read_settings(STUDIO_DATA_DIR=str(tmp_path), SECRET_KEY="a-secret")
+
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: DATABASE_URL is not set" in result.stderr
+    assert not (tmp_path / "pgdata").exists()
 
 
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
@@ -151,18 +184,19 @@ def test_a_command_of_an_unconfigured_studio_says_what_to_set_in_one_line(tmp_pa
     ]
 
 
-def test_a_command_against_a_database_never_migrated_says_so_in_one_line(tmp_path):
+def test_a_command_against_a_database_never_migrated_says_so_in_one_line(embedded_data_dir):
+    data_dir = embedded_data_dir
     result = manage(
         "tool",
         "execute",
         "weather_lookup",
         '{"city": "Paris"}',
         STUDIO_EMBEDDED="1",
-        STUDIO_DATA_DIR=str(tmp_path),
+        STUDIO_DATA_DIR=str(data_dir),
     )
 
     assert result.returncode == 3
     assert "Traceback" not in result.stderr
     [line] = result.stderr.strip().splitlines()
-    assert line.startswith("The studio's database is not ready (no such table")
+    assert line.startswith("The studio's database is not ready (relation ")
     assert line.endswith("start it once with `make run`, or run `python manage.py migrate`.")
