@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -123,7 +124,8 @@ def child_process_env(**extra: str) -> dict[str, str]:
 
     db = connection.settings_dict
     url = (
-        f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}"
+        # A unix socket's folder (the embedded server) is the host, percent-encoded.
+        f"postgres://{db['USER'] or 'postgres'}@{quote(db['HOST'] or '127.0.0.1', safe='')}"
         f":{db['PORT'] or 5432}/{db['NAME']}"
     )
     env = {
