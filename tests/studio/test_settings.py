@@ -39,13 +39,17 @@ print(json.dumps({
 """
 
 
-def read_settings(**env: str) -> subprocess.CompletedProcess:
+def settings_env(**env: str) -> dict[str, str]:
     clean = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
     clean.update(DJANGO_SETTINGS_MODULE="studio.settings", PYTHONPATH=str(ROOT), **env)
+    return clean
+
+
+def read_settings(**env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-c", REPORT],
         cwd=ROOT,
-        env=clean,
+        env=settings_env(**env),
         capture_output=True,
         text=True,
         timeout=60,
@@ -82,6 +86,67 @@ def test_the_embedded_secret_survives_a_restart(embedded_data_dir):
     second = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(data_dir))
 
     assert first["secret_key"] == second["secret_key"]
+
+
+# A process that uses the embedded server until it reads a line, then queries it again.
+HOLD = """
+import django
+django.setup()
+from django.db import connection
+def ask():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_database()")
+        return cursor.fetchone()[0]
+print(ask(), flush=True)
+input()
+print(ask(), flush=True)
+"""
+
+
+def hold_the_server(data_dir) -> subprocess.Popen:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD],
+        cwd=ROOT,
+        env=settings_env(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(data_dir)),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout.readline().strip() == "studio"
+    return holder
+
+
+def test_a_second_process_finds_the_running_server_and_leaves_it_to_the_first(
+    embedded_data_dir,
+):
+    postmaster = embedded_data_dir / "pgdata" / "postmaster.pid"
+    holder = hold_the_server(embedded_data_dir)
+    try:
+        server_pid = postmaster.read_text().split()[0]
+        # Another process (a command in a fresh shell) uses the same server and exits.
+        settings = report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(embedded_data_dir))
+        assert settings["db_host"] == str(embedded_data_dir / "pgdata")
+        assert postmaster.read_text().split()[0] == server_pid
+
+        out, _ = holder.communicate("\n", timeout=60)
+    finally:
+        holder.kill()
+    assert out.strip() == "studio"
+    assert holder.returncode == 0
+    # The last process to go stopped it.
+    assert not postmaster.exists()
+
+
+def test_a_process_killed_outright_does_not_keep_the_server_running(embedded_data_dir):
+    postmaster = embedded_data_dir / "pgdata" / "postmaster.pid"
+    holder = hold_the_server(embedded_data_dir)
+    holder.kill()
+    holder.wait(timeout=30)
+    assert postmaster.exists()  # nobody stopped it
+
+    report(STUDIO_EMBEDDED="1", STUDIO_DATA_DIR=str(embedded_data_dir))
+
+    assert not postmaster.exists()
 
 
 def test_two_embedded_data_folders_get_different_secrets(embedded_data_dir):
