@@ -34,11 +34,13 @@ wheel: install
 	rm -rf dist build
 	$(PY) -m pip wheel --quiet --no-deps --wheel-dir dist .
 
-## Start the embedded studio (SQLite, in-memory layer, in-process Celery, offline model).
+## Start the embedded studio (its own PostgreSQL in .studio/pgdata, in-memory layer,
+## in-process Celery, offline model).
 run: install
 	STUDIO_EMBEDDED=1 $(PY) manage.py runstudio --host $(HOST) --port $(PORT)
 
-## Run the whole suite against PostgreSQL and Redis on 127.0.0.1 (see README).
+## Run the whole suite: PostgreSQL at DATABASE_URL (unset: the embedded server, data in
+## .studio/test-pgdata) and Redis on 127.0.0.1 (see README).
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
 

@@ -1,8 +1,12 @@
 """Test settings: real PostgreSQL and Redis, fast hashers, in-memory email and layer.
 
-Tests that need the Redis channel layer or a Celery worker ask for it with fixtures
-(tests/conftest.py). Give each concurrent test run its own DATABASE_URL database and
-REDIS_URL db number so that runs do not share rows or queues.
+The database is DATABASE_URL's server when it is set (CI, engineers sharing one server);
+without it, the embedded PostgreSQL of the embedded studio, with its data in
+.studio/test-pgdata, started by the test session (the processes the tests start inherit
+the DATABASE_URL set here) and stopped when it ends. Tests that need the Redis channel
+layer or a Celery worker ask for it with fixtures (tests/conftest.py). Give each
+concurrent test run its own DATABASE_URL database and REDIS_URL db number so that runs
+do not share rows or queues.
 """
 
 from __future__ import annotations
@@ -10,7 +14,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/studio")
+if not os.environ.get("DATABASE_URL"):
+    from studio.embedded_db import embedded_database_url
+
+    os.environ["DATABASE_URL"] = embedded_database_url(
+        Path(__file__).resolve().parent.parent / ".studio" / "test-pgdata", name="studio"
+    )
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
 # Two fixed Fernet keys: the first encrypts, both decrypt.

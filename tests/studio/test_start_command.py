@@ -14,7 +14,7 @@ from tests.conftest import ROOT, free_port, stop_process, wait_for_port
 
 
 @pytest.fixture
-def embedded_env(tmp_path) -> dict[str, str]:
+def embedded_env(embedded_data_dir) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -27,11 +27,14 @@ def embedded_env(tmp_path) -> dict[str, str]:
             "DJANGO_SETTINGS_MODULE",
         }
     }
-    env.update({"STUDIO_EMBEDDED": "1", "STUDIO_DATA_DIR": str(tmp_path)})
+    env.update({"STUDIO_EMBEDDED": "1", "STUDIO_DATA_DIR": str(embedded_data_dir)})
     return env
 
 
-def test_the_embedded_studio_starts_signs_in_and_lists_the_demo_agents(embedded_env, tmp_path):
+def test_the_embedded_studio_starts_signs_in_and_lists_the_demo_agents(
+    embedded_env, embedded_data_dir
+):
+    tmp_path = embedded_data_dir
     port = free_port()
     log_path = tmp_path / "studio.log"
     with open(log_path, "wb") as log:
@@ -68,9 +71,13 @@ def test_the_embedded_studio_starts_signs_in_and_lists_the_demo_agents(embedded_
     output = log_path.read_text()
     assert f"Sign in as  admin / {password}" in output
     assert "beat: Starting..." in output  # scheduled jobs (digests) run embedded too
-    assert (tmp_path / "db.sqlite3").exists()
-    # Stopped by SIGTERM, it leaves no process behind: no worker or beat child outlives it.
+    # Its data lives in its own PostgreSQL server, in the data folder.
+    assert (tmp_path / "pgdata" / "PG_VERSION").read_text().strip() == "18"
+    # Stopped by SIGTERM, it leaves no process behind: no worker or beat child outlives it,
+    # and its PostgreSQL server stops with it.
     assert _processes_with(f"runstudio --port {port}") == []
+    assert not (tmp_path / "pgdata" / "postmaster.pid").exists()
+    assert _processes_with(str(tmp_path / "pgdata")) == []
 
 
 def _processes_with(text: str) -> list[int]:
