@@ -86,8 +86,9 @@ def read_isolated(job: Job, *, beat: Callable[[], None]) -> Reading:
         raise _died(child.returncode, job)
     answer = json.loads(output)
     if "error" in answer:
-        error = TooLarge if answer.get("too_large") else ParseError
-        raise error(answer["error"])
+        error = (TooLarge if answer.get("too_large") else ParseError)(answer["error"])
+        error.peak_rss_mb = answer["peak_rss_mb"]
+        raise error
     return Reading(
         drafts=[Draft(*draft) for draft in answer["drafts"]],
         title=answer["title"],

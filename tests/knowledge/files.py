@@ -147,9 +147,11 @@ def _document_xml(paragraphs: list[str]) -> bytes:
 
 
 def docx_bomb(text_bytes: int = 50_000_000) -> bytes:
-    """A DOCX of about 100 KB whose one paragraph unzips to `text_bytes` of text."""
+    """A DOCX of a few hundred KB whose paragraphs (1,000 characters each) unzip to about
+    `text_bytes` of text."""
     sentence = "The quick brown fox jumps over the lazy dog again and again. "
-    return _docx_with(_document_xml([(sentence * (text_bytes // len(sentence) + 1))[:text_bytes]]))
+    paragraph = (sentence * 17)[:1000]
+    return _docx_with(_document_xml([paragraph] * max(1, text_bytes // 1000)))
 
 
 def docx_of_paragraphs(paragraphs: list[str]) -> bytes:
