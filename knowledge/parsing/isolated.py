@@ -125,8 +125,13 @@ def _wait(child: subprocess.Popen, request: bytes, job: Job, beat: Callable[[], 
 def _died(returncode: int | None, job: Job) -> ParseError:
     if returncode == -signal.SIGXCPU:
         return _too_slow(job)
+    if returncode is not None and returncode >= 0:  # not a signal: a failure of its own
+        return ParseError(
+            f"The document's reader stopped with exit code {returncode} (the worker's log "
+            "has its output)."
+        )
     return TooLarge(
-        f"Reading the document stopped (exit code {returncode}): it probably needs more "
+        f"Reading the document stopped (signal {-(returncode or 0)}): it probably needs more "
         f"than the {job.memory_mb:,} MB of memory a document may use "
         "(STUDIO_KNOWLEDGE_PARSE_MEMORY_MB)."
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 
 import pytest
 
@@ -70,3 +71,12 @@ def test_when_the_worker_stops_waiting_the_child_is_killed():
     with pytest.raises(Cancelled):
         read_isolated(job(slow_docx(), "docx"), beat=beat)
     assert seen and not any(alive(pid) for pid in seen)
+
+
+def test_a_child_killed_from_outside_is_reported_as_over_its_memory():
+    def oom_killer() -> None:  # what the kernel's OOM killer does to a process
+        for pid in parser_children(os.getpid()):
+            os.kill(pid, signal.SIGKILL)
+
+    with pytest.raises(TooLarge, match="signal 9.*STUDIO_KNOWLEDGE_PARSE_MEMORY_MB"):
+        read_isolated(job(slow_docx(), "docx"), beat=oom_killer)
