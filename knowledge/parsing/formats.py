@@ -37,15 +37,15 @@ _HTML_PIECE = 1 << 16
 def parse_pdf(content: bytes, limits: Limits, budget: TextBudget) -> Parsed:
     # Every compressed stream of the PDF may expand to max_unzipped_bytes at most.
     most = limits.max_unzipped_bytes
-    streams = {
-        f"{kind}_maximum_output_length": most
-        for kind in ("zlib", "lzw", "run_length", "brotli", "jbig2")
-    }
     try:
         with apply_configuration(
             maximum_declared_stream_length=most,
             array_based_stream_maximum_output_length=most,
-            **streams,
+            zlib_maximum_output_length=most,
+            lzw_maximum_output_length=most,
+            run_length_maximum_output_length=most,
+            brotli_maximum_output_length=most,
+            jbig2_maximum_output_length=most,
         ):
             return _read_pdf(content, limits, budget)
     except LimitReachedError:

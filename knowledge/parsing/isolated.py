@@ -6,7 +6,8 @@ space (`RLIMIT_AS`: what it maps with the parsers loaded plus the parse's budget
 time, and only then reads the bytes. The worker kills it when the wall-clock limit
 passes or when the document is no longer its own (cancelled, deleted, taken over:
 `beat` raises), so the memory a parse took goes back to the system at once, whatever
-the parsers did with it. What comes back is the chunks as JSON, never pickled objects.
+the parsers did with it. What comes back is the chunks as JSON, never pickled objects;
+what goes in has none of the worker's environment (keys, settings) beyond the locale.
 
 A fresh interpreter per document costs about half a second of start-up; in exchange it
 works the same from a prefork or solo Celery worker and from the embedded studio's
@@ -41,6 +42,7 @@ _MB = 1 << 20
 _PIECE = 1 << 20
 # Where the `knowledge` package lives, for the child's import path.
 _ROOT = str(Path(__file__).resolve().parents[2])
+_PASSED_ON = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR")
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,7 @@ def read_isolated(job: Job, *, beat: Callable[[], None]) -> Reading:
         [sys.executable, "-m", __name__],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([_ROOT, *sys.path])},
+        env=_child_env(),
     )
     try:
         output = _wait(child, json.dumps(header).encode() + b"\n" + job.content, job, beat)
@@ -96,6 +98,14 @@ def read_isolated(job: Job, *, beat: Callable[[], None]) -> Reading:
         peak_rss_mb=answer["peak_rss_mb"],
         seconds=time.monotonic() - started,
     )
+
+
+def _child_env() -> dict[str, str]:
+    """The parser's environment: the import path and the locale, none of the worker's
+    settings or keys (it parses untrusted bytes and needs nothing else)."""
+    env = {"PYTHONPATH": os.pathsep.join([_ROOT, *sys.path]), "PATH": os.defpath}
+    env.update({key: value for key, value in os.environ.items() if key in _PASSED_ON})
+    return env
 
 
 def _wait(child: subprocess.Popen, request: bytes, job: Job, beat: Callable[[], None]) -> bytes:
