@@ -193,13 +193,18 @@ def check_nesting(text: str, max_depth: int | None = None) -> None:
     """Refuse JSON text nested deeper than `max_depth` (settings.STUDIO_MAX_JSON_DEPTH)
     before any parser recurses into it: JSONInputError with the path."""
     max_depth = settings.STUDIO_MAX_JSON_DEPTH if max_depth is None else max_depth
-    outside = _STRING.sub("", text) if '"' in text else text
+    outside = outside_strings(text)
     if outside.count("[") + outside.count("{") <= max_depth:
         return
     brackets = _BRACKET.findall(outside)
     if max(accumulate(_DEPTH_STEP[b] for b in brackets), default=0) <= max_depth:
         return
     raise _too_deep(_deep_path(text, max_depth), max_depth)
+
+
+def outside_strings(text: str) -> str:
+    """JSON text without its strings: its punctuation, numbers and literals, to count."""
+    return _STRING.sub("", text) if '"' in text else text
 
 
 def _deep_path(text: str, max_depth: int) -> str:

@@ -10,14 +10,22 @@ text formats: a file named .pdf that is not a PDF is refused, not guessed at.
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 
 from knowledge.parsing import formats
 from knowledge.parsing.base import Block, Parsed, ParseError, UnsupportedFormat, decode_text
+from knowledge.parsing.limits import Limits, TextBudget, TooLarge, json_check, zip_open
 
-__all__ = ["Block", "Parsed", "ParseError", "UnsupportedFormat", "parse", "sniff"]
+__all__ = [
+    "Block",
+    "Limits",
+    "Parsed",
+    "ParseError",
+    "TooLarge",
+    "UnsupportedFormat",
+    "parse",
+    "sniff",
+]
 
 FORMATS = ("pdf", "docx", "html", "markdown", "text", "csv", "json")
 _TEXT_EXTENSIONS = {
@@ -49,17 +57,24 @@ def _extension(filename: str) -> str:
     return filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
 
 
-def sniff(content: bytes, *, filename: str = "", content_type: str = "") -> str:
-    """The document's format, one of FORMATS; raises UnsupportedFormat."""
+def sniff(
+    content: bytes, *, filename: str = "", content_type: str = "", limits: Limits | None = None
+) -> str:
+    """The document's format, one of FORMATS; raises UnsupportedFormat, or TooLarge for
+    an archive or JSON whose declared sizes, parts or nesting are over the limits (seen
+    without unzipping or parsing anything)."""
+    limits = limits or Limits.from_settings()
     ext = _extension(filename)
     declared = content_type.split(";")[0].strip().lower()
     if content.startswith(b"%PDF-"):
         return "pdf"
     if content.startswith(b"PK\x03\x04"):
         try:
-            names = set(zipfile.ZipFile(io.BytesIO(content)).namelist())
-        except zipfile.BadZipFile:
-            raise UnsupportedFormat("The file looks like a ZIP archive but is damaged.") from None
+            names = set(zip_open(content, limits).namelist())
+        except TooLarge:
+            raise
+        except ParseError as exc:
+            raise UnsupportedFormat(str(exc)) from None
         if "word/document.xml" in names:
             return "docx"
         raise UnsupportedFormat("ZIP archives other than DOCX documents are not supported.")
@@ -82,6 +97,7 @@ def sniff(content: bytes, *, filename: str = "", content_type: str = "") -> str:
         else:
             guess = "text"
     if guess == "json":
+        json_check(text, limits)
         try:
             json.loads(text)
         except ValueError as exc:
@@ -89,7 +105,10 @@ def sniff(content: bytes, *, filename: str = "", content_type: str = "") -> str:
     return guess
 
 
-def parse(content: bytes, *, format: str) -> Parsed:  # noqa: A002
+def parse(content: bytes, *, format: str, limits: Limits | None = None) -> Parsed:  # noqa: A002
+    """The document's blocks, within `limits` (default: the settings'); raises ParseError
+    (TooLarge for a limit)."""
+    limits = limits or Limits.from_settings()
     parser = {
         "pdf": formats.parse_pdf,
         "docx": formats.parse_docx,
@@ -101,7 +120,7 @@ def parse(content: bytes, *, format: str) -> Parsed:  # noqa: A002
     }.get(format)
     if parser is None:
         raise UnsupportedFormat(f"Unknown format {format!r}.")
-    parsed = parser(content)
+    parsed = parser(content, limits, TextBudget(limits))
     if not any(block.text.strip() for block in parsed.blocks):
         raise ParseError("The document has no text to index (a scanned PDF needs OCR first).")
     return parsed

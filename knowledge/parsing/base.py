@@ -10,6 +10,9 @@ from charset_normalizer import from_bytes
 class ParseError(ValueError):
     """The document could not be read; the message says why, for its failed status."""
 
+    # The peak resident memory of the process that read it (MB), when it was measured.
+    peak_rss_mb: float | None = None
+
 
 class UnsupportedFormat(ParseError):
     """The bytes are none of the formats the studio reads."""

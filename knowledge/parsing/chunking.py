@@ -12,8 +12,12 @@ from dataclasses import dataclass
 import semchunk
 
 from knowledge.parsing.base import Block
+from knowledge.parsing.limits import too_large
 
 HEADING_SEPARATOR = " > "
+# Every chunk carries its heading path: a path is cut here, so that a document of
+# enormous headings cannot multiply its size by its chunk count.
+HEADING_MAX_CHARS = 1000
 
 
 @dataclass
@@ -24,11 +28,16 @@ class Draft:
     table: bool = False
 
 
-def chunk_blocks(blocks: list[Block], *, chunk_chars: int, overlap: int) -> list[Draft]:
+def chunk_blocks(
+    blocks: list[Block], *, chunk_chars: int, overlap: int, max_chunks: int | None = None
+) -> list[Draft]:
+    """The chunks of the blocks; more than `max_chunks` (None: no limit) is TooLarge,
+    found section by section, before the rest is cut."""
     chunker = semchunk.chunkerify(len, chunk_chars)
     drafts: list[Draft] = []
     for group in _groups(blocks):
-        heading = HEADING_SEPARATOR.join(group[0].heading)
+        _check_count(drafts, max_chunks)
+        heading = HEADING_SEPARATOR.join(group[0].heading)[:HEADING_MAX_CHARS]
         page = group[0].page
         if group[0].table:
             for text in _table_chunks(group[0].text, chunk_chars):
@@ -43,7 +52,13 @@ def chunk_blocks(blocks: list[Block], *, chunk_chars: int, overlap: int) -> list
             for piece in pieces
             if piece.strip()
         )
+    _check_count(drafts, max_chunks)
     return drafts
+
+
+def _check_count(drafts: list[Draft], max_chunks: int | None) -> None:
+    if max_chunks is not None and len(drafts) > max_chunks:
+        raise too_large(f"it makes more than {max_chunks:,} chunks", max_chunks, "MAX_CHUNKS")
 
 
 def _groups(blocks: list[Block]) -> list[list[Block]]:

@@ -14,34 +14,67 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 from lxml import html as lxml_html
 from markdown_it import MarkdownIt
-from pypdf import PdfReader
-from pypdf.errors import PdfReadError
+from pypdf import PdfReader, apply_configuration
+from pypdf.errors import LimitReachedError, PdfReadError
 
 from knowledge.parsing.base import Block, Parsed, ParseError, decode_text
+from knowledge.parsing.limits import (
+    Limits,
+    TextBudget,
+    json_check,
+    too_large,
+    zip_open,
+    zip_read_all,
+)
 
 _HEADING_STYLE = re.compile(r"^(?:heading|überschrift|titre)\s*(\d)$", re.IGNORECASE)
 _TABLE_LINE = re.compile(r"^\s*\|")
 CSV_MAX_ROWS = 200_000
+_HTML_PIECE = 1 << 16
 
 
 # --- PDF ---------------------------------------------------------------------------------
-def parse_pdf(content: bytes) -> Parsed:
+def parse_pdf(content: bytes, limits: Limits, budget: TextBudget) -> Parsed:
+    # Every compressed stream of the PDF may expand to max_unzipped_bytes at most.
+    most = limits.max_unzipped_bytes
     try:
-        reader = PdfReader(io.BytesIO(content))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise ParseError("The PDF is encrypted with a password.")
-        outline = _pdf_outline(reader)
-        blocks = []
-        for number, page in enumerate(reader.pages, start=1):
-            text = page.extract_text() or ""
-            if text.strip():
-                blocks.append(Block(text=text, heading=outline.get(number, []), page=number))
-        title = (reader.metadata.title if reader.metadata else None) or ""
+        with apply_configuration(
+            maximum_declared_stream_length=most,
+            array_based_stream_maximum_output_length=most,
+            zlib_maximum_output_length=most,
+            lzw_maximum_output_length=most,
+            run_length_maximum_output_length=most,
+            brotli_maximum_output_length=most,
+            jbig2_maximum_output_length=most,
+        ):
+            return _read_pdf(content, limits, budget)
+    except LimitReachedError:
+        raise too_large(
+            f"a compressed stream of the PDF expands to more than {most:,} bytes",
+            most,
+            "MAX_UNZIPPED_BYTES",
+        ) from None
     except (PdfReadError, ValueError, KeyError, TypeError) as exc:
         if isinstance(exc, ParseError):
             raise
         raise ParseError(f"The PDF could not be read: {exc}") from None
-    return Parsed(format="pdf", blocks=blocks, title=str(title), pages=len(reader.pages))
+
+
+def _read_pdf(content: bytes, limits: Limits, budget: TextBudget) -> Parsed:
+    reader = PdfReader(io.BytesIO(content))
+    if reader.is_encrypted and not reader.decrypt(""):
+        raise ParseError("The PDF is encrypted with a password.")
+    count = len(reader.pages)
+    if count > limits.max_pdf_pages:
+        raise too_large(f"the PDF has {count:,} pages", limits.max_pdf_pages, "MAX_PDF_PAGES")
+    outline = _pdf_outline(reader)
+    blocks = []
+    for number, page in enumerate(reader.pages, start=1):
+        text = budget.take(page.extract_text() or "")
+        if text.strip():
+            blocks.append(Block(text=text, heading=outline.get(number, []), page=number))
+    title = (reader.metadata.title if reader.metadata else None) or ""
+    return Parsed(format="pdf", blocks=blocks, title=str(title), pages=count)
 
 
 def _pdf_outline(reader: PdfReader) -> dict[int, list[str]]:
@@ -75,19 +108,27 @@ def _pdf_outline(reader: PdfReader) -> dict[int, list[str]]:
 
 
 # --- DOCX --------------------------------------------------------------------------------
-def parse_docx(content: bytes) -> Parsed:
+def parse_docx(content: bytes, limits: Limits, budget: TextBudget) -> Parsed:
+    # The archive's declared sizes, then the bytes it really unzips to, before
+    # python-docx reads (and holds) any part of it.
+    zip_read_all(zip_open(content, limits), limits)
     try:
         document = docx.Document(io.BytesIO(content))
     except Exception as exc:  # noqa: BLE001 - python-docx raises many kinds on bad input
         raise ParseError(f"The Word document could not be read: {exc}") from None
     blocks: list[Block] = []
     path: list[tuple[int, str]] = []
+    # A paragraph's style is looked up by id among all styles: once per id, not once per
+    # paragraph (which made a document of 100,000 paragraphs take minutes).
+    levels: dict[str | None, int] = {}
     for element in document.element.body.iterchildren():
         tag = element.tag.rsplit("}", 1)[-1]
         if tag == "p":
             paragraph = Paragraph(element, document)
-            text = paragraph.text.strip()
-            level = _docx_heading_level(paragraph)
+            text = budget.take(paragraph.text).strip()
+            if element.style not in levels:
+                levels[element.style] = _docx_heading_level(paragraph)
+            level = levels[element.style]
             if level and text:
                 path = [entry for entry in path if entry[0] < level] + [(level, text)]
             elif text:
@@ -95,9 +136,8 @@ def parse_docx(content: bytes) -> Parsed:
         elif tag == "tbl":
             rows = _docx_rows(Table(element, document))
             if rows:
-                blocks.append(
-                    Block(text=markdown_table(rows), heading=[t for _, t in path], table=True)
-                )
+                text = budget.take(markdown_table(rows))
+                blocks.append(Block(text=text, heading=[t for _, t in path], table=True))
     title = document.core_properties.title or (path[0][1] if path else "")
     return Parsed(format="docx", blocks=blocks, title=title)
 
@@ -132,8 +172,9 @@ def markdown_table(rows: list[list[str]]) -> str:
 
 
 # --- HTML --------------------------------------------------------------------------------
-def parse_html(content: bytes) -> Parsed:
+def parse_html(content: bytes, limits: Limits, budget: TextBudget) -> Parsed:
     text = decode_text(content)
+    _html_check(text, limits)
     markdown = trafilatura.extract(
         text,
         output_format="markdown",
@@ -157,16 +198,33 @@ def parse_html(content: bytes) -> Parsed:
             line.strip() for line in tree.text_content().splitlines() if line.strip()
         )
         title = title or (tree.findtext(".//title") or "").strip()
-    parsed = parse_markdown(markdown)
+    parsed = parse_markdown(budget.take(markdown))
     return Parsed(format="html", blocks=parsed.blocks, title=title or parsed.title)
+
+
+def _html_check(text: str, limits: Limits) -> None:
+    """Refuse a page of more elements than the limit, counted as lxml's parser makes
+    them, before the extractor builds its own trees of the page."""
+    parser = lxml_html.etree.HTMLPullParser(events=("start",))
+    nodes = 0
+    for start in range(0, len(text), _HTML_PIECE):
+        parser.feed(text[start : start + _HTML_PIECE])
+        nodes += sum(1 for _ in parser.read_events())
+        if nodes > limits.max_html_nodes:
+            raise too_large(
+                f"the page has more than {limits.max_html_nodes:,} HTML elements",
+                limits.max_html_nodes,
+                "MAX_HTML_NODES",
+            )
+    parser.close()
 
 
 # --- Markdown and text -------------------------------------------------------------------
 _md = MarkdownIt("commonmark").enable("table")
 
 
-def parse_markdown_bytes(content: bytes) -> Parsed:
-    return parse_markdown(decode_text(content))
+def parse_markdown_bytes(content: bytes, limits: Limits, budget: TextBudget) -> Parsed:
+    return parse_markdown(budget.take(decode_text(content)))
 
 
 def parse_markdown(text: str) -> Parsed:
@@ -209,13 +267,13 @@ def _section_blocks(lines: list[str], heading: list[str]) -> list[Block]:
     return blocks
 
 
-def parse_text(content: bytes) -> Parsed:
-    return Parsed(format="text", blocks=[Block(text=decode_text(content))])
+def parse_text(content: bytes, limits: Limits, budget: TextBudget) -> Parsed:
+    return Parsed(format="text", blocks=[Block(text=budget.take(decode_text(content)))])
 
 
 # --- CSV and JSON ------------------------------------------------------------------------
-def parse_csv(content: bytes) -> Parsed:
-    text = decode_text(content)
+def parse_csv(content: bytes, limits: Limits, budget: TextBudget) -> Parsed:
+    text = budget.take(decode_text(content))
     try:
         dialect = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|")
     except csv.Error:
@@ -234,20 +292,22 @@ def parse_csv(content: bytes) -> Parsed:
     return Parsed(format="csv", blocks=[Block(text=markdown_table(rows), table=True)])
 
 
-def parse_json(content: bytes) -> Parsed:
+def parse_json(content: bytes, limits: Limits, budget: TextBudget) -> Parsed:
+    text = decode_text(content)
+    json_check(text, limits)
     try:
-        value = json.loads(decode_text(content))
+        value = json.loads(text)
     except ValueError as exc:
         raise ParseError(f"The file is not valid JSON: {exc}") from None
     blocks: list[Block] = []
     if isinstance(value, list):
         for index, item in enumerate(value):
-            blocks.append(Block(text=_json_lines(item), heading=[f"$[{index}]"]))
+            blocks.append(Block(text=budget.take(_json_lines(item)), heading=[f"$[{index}]"]))
     elif isinstance(value, dict):
         for key, item in value.items():
-            blocks.append(Block(text=_json_lines(item, key), heading=[f"$.{key}"]))
+            blocks.append(Block(text=budget.take(_json_lines(item, key)), heading=[f"$.{key}"]))
     else:
-        blocks.append(Block(text=json.dumps(value, ensure_ascii=False)))
+        blocks.append(Block(text=budget.take(json.dumps(value, ensure_ascii=False))))
     return Parsed(format="json", blocks=blocks)
 
 

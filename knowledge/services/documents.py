@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from knowledge.models import ACTIVE_STATUSES, Document, DocumentKind, DocumentStatus, KnowledgeBase
-from knowledge.parsing import ParseError, UnsupportedFormat, sniff
+from knowledge.parsing import ParseError, TooLarge, UnsupportedFormat, sniff
 from knowledge.queue import ingest_after_commit
 from knowledge.services.progress import progress_publish
 from knowledge.store import get_store
@@ -48,6 +48,8 @@ def document_add_file(
         fmt = sniff(content, filename=filename, content_type=content_type)
     except UnsupportedFormat as exc:
         raise ApplicationError(str(exc), status_code=415, code="unsupported_format") from None
+    except TooLarge as exc:
+        raise ApplicationError(str(exc), status_code=413, code="too_large") from None
     except ParseError as exc:
         raise ApplicationError(str(exc), code="unreadable") from None
     document = Document.objects.create(

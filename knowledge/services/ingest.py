@@ -32,8 +32,9 @@ from django.utils import timezone
 from knowledge.crawl import CrawlError, fetch_page, robots_allows, same_site_links
 from knowledge.embeddings import EmbeddingError, embed
 from knowledge.models import ACTIVE_STATUSES, Document, DocumentKind, DocumentStatus, KnowledgeBase
-from knowledge.parsing import ParseError, parse, sniff
-from knowledge.parsing.chunking import Draft, chunk_blocks
+from knowledge.parsing import Limits, ParseError, TooLarge, sniff
+from knowledge.parsing.chunking import Draft
+from knowledge.parsing.isolated import Job, Reading, read_isolated
 from knowledge.queue import ingest_after_commit
 from knowledge.services.progress import progress_publish
 from knowledge.store import Chunk, get_store
@@ -105,9 +106,8 @@ def document_ingest(*, document_id: int) -> None:
 
 def _ingest(document: Document, kb: KnowledgeBase) -> None:
     content = _content(document)
-    parsed = parse(content, format=document.format)
-    drafts = chunk_blocks(parsed.blocks, chunk_chars=kb.chunk_chars, overlap=kb.chunk_overlap)
-    chunks = make_chunks(document, drafts)
+    parsed = _read(document, kb, content)
+    chunks = make_chunks(document, parsed.drafts)
     store = get_store()
     existing = {
         chunk.id: chunk
@@ -115,6 +115,8 @@ def _ingest(document: Document, kb: KnowledgeBase) -> None:
             table=kb.table_name, document_id=document.id, with_vectors=kb.has_vectors
         )
     }
+    # Checked before the first write: a refused document leaves nothing behind.
+    _check_room(kb, adding=len(chunks), replacing=len(existing))
     fresh = [chunk for chunk in chunks if chunk.id not in existing]
     _step(
         document,
@@ -153,6 +155,40 @@ def _ingest(document: Document, kb: KnowledgeBase) -> None:
         chunks_embedded=len(fresh),
         finished_at=timezone.now(),
     )
+
+
+def _read(document: Document, kb: KnowledgeBase, content: bytes) -> Reading:
+    """The document's chunks, read in a child process within the limits; the worker
+    beats (and sees a cancel, which kills the child) while it waits."""
+    job = Job(
+        content=content,
+        format=document.format,
+        limits=Limits.from_settings(),
+        chunk_chars=kb.chunk_chars,
+        overlap=kb.chunk_overlap,
+        memory_mb=settings.STUDIO_KNOWLEDGE_PARSE_MEMORY_MB,
+        seconds=settings.STUDIO_KNOWLEDGE_PARSE_SECONDS,
+    )
+    reading = read_isolated(job, beat=lambda: _step(document))
+    log.info(
+        "knowledge document %s: %d chunks read in %.2fs, peak %.0f MB",
+        document.id,
+        len(reading.drafts),
+        reading.seconds,
+        reading.peak_rss_mb,
+    )
+    return reading
+
+
+def _check_room(kb: KnowledgeBase, *, adding: int, replacing: int) -> None:
+    limit = settings.STUDIO_KNOWLEDGE_MAX_BASE_CHUNKS
+    others = get_store().count(table=kb.table_name) - replacing
+    if others + adding > limit:
+        raise TooLarge(
+            f"The knowledge base is full: it holds {others:,} chunks and this document "
+            f"makes {adding:,} (the limit is {limit:,} per base, "
+            "STUDIO_KNOWLEDGE_MAX_BASE_CHUNKS)."
+        )
 
 
 def _content(document: Document) -> bytes:

@@ -134,3 +134,24 @@ STUDIO_KNOWLEDGE_STALE_SECONDS = envint("STUDIO_KNOWLEDGE_STALE_SECONDS", 120)
 # From this many chunks a base gets an approximate vector index (IVF); below it an
 # exact scan is fast enough (docs/benchmarks.md).
 STUDIO_KNOWLEDGE_ANN_MIN_ROWS = envint("STUDIO_KNOWLEDGE_ANN_MIN_ROWS", 50_000)
+# What one document may produce when it is read (knowledge/parsing/limits.py): characters
+# of text, chunks (and chunks in one base); a DOCX's parts, the bytes they unzip to (also
+# the most one compressed PDF stream may expand to) and how much one large part may
+# expand; PDF pages; HTML elements; JSON nesting and values. Over a limit, the document
+# fails with a message naming it, before any chunk of it is written.
+STUDIO_KNOWLEDGE_MAX_TEXT_CHARS = envint("STUDIO_KNOWLEDGE_MAX_TEXT_CHARS", 5_000_000)
+STUDIO_KNOWLEDGE_MAX_CHUNKS = envint("STUDIO_KNOWLEDGE_MAX_CHUNKS", 10_000)
+STUDIO_KNOWLEDGE_MAX_BASE_CHUNKS = envint("STUDIO_KNOWLEDGE_MAX_BASE_CHUNKS", 500_000)
+STUDIO_KNOWLEDGE_MAX_UNZIPPED_BYTES = envint("STUDIO_KNOWLEDGE_MAX_UNZIPPED_BYTES", 100_000_000)
+STUDIO_KNOWLEDGE_MAX_ZIP_PARTS = envint("STUDIO_KNOWLEDGE_MAX_ZIP_PARTS", 2_000)
+STUDIO_KNOWLEDGE_MAX_ZIP_RATIO = envint("STUDIO_KNOWLEDGE_MAX_ZIP_RATIO", 100)
+STUDIO_KNOWLEDGE_MAX_PDF_PAGES = envint("STUDIO_KNOWLEDGE_MAX_PDF_PAGES", 2_000)
+STUDIO_KNOWLEDGE_MAX_HTML_NODES = envint("STUDIO_KNOWLEDGE_MAX_HTML_NODES", 300_000)
+STUDIO_KNOWLEDGE_MAX_JSON_DEPTH = envint("STUDIO_KNOWLEDGE_MAX_JSON_DEPTH", 64)
+STUDIO_KNOWLEDGE_MAX_JSON_VALUES = envint("STUDIO_KNOWLEDGE_MAX_JSON_VALUES", 1_000_000)
+# A document is read in a child process of the worker, which may add this much address
+# space (MB) to what its libraries take, and may take this long (seconds, wall clock;
+# its CPU time is capped a second later); over either it is killed and the document
+# fails. A cancelled ingestion kills it at once.
+STUDIO_KNOWLEDGE_PARSE_MEMORY_MB = envint("STUDIO_KNOWLEDGE_PARSE_MEMORY_MB", 1024)
+STUDIO_KNOWLEDGE_PARSE_SECONDS = envint("STUDIO_KNOWLEDGE_PARSE_SECONDS", 300)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import struct
+import zipfile
 
 import docx
 from fpdf import FPDF
@@ -117,3 +119,83 @@ def sample_files() -> dict[str, tuple[str, bytes, str]]:
             "tarnwick",
         ),
     }
+
+
+# --- bombs: small files that expand to much more -------------------------------------
+_W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+
+
+def _docx_with(document_xml: bytes, extra: dict[str, bytes] | None = None) -> bytes:
+    """A real DOCX (make_docx's parts) whose word/document.xml is replaced."""
+    source = zipfile.ZipFile(io.BytesIO(make_docx([("Part", "Text.")])))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as target:
+        for item in source.infolist():
+            data = document_xml if item.filename == "word/document.xml" else source.read(item)
+            target.writestr(item.filename, data)
+        for name, data in (extra or {}).items():
+            target.writestr(name, data)
+    return out.getvalue()
+
+
+def _document_xml(paragraphs: list[str]) -> bytes:
+    body = "".join(f"<w:p><w:r><w:t>{text}</w:t></w:r></w:p>" for text in paragraphs)
+    return (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+        f'<w:document xmlns:w="{_W}"><w:body>{body}</w:body></w:document>'
+    ).encode()
+
+
+def docx_bomb(text_bytes: int = 50_000_000) -> bytes:
+    """A DOCX of a few hundred KB whose paragraphs (1,000 characters each) unzip to about
+    `text_bytes` of text."""
+    sentence = "The quick brown fox jumps over the lazy dog again and again. "
+    paragraph = (sentence * 17)[:1000]
+    return _docx_with(_document_xml([paragraph] * max(1, text_bytes // 1000)))
+
+
+def docx_of_paragraphs(paragraphs: list[str]) -> bytes:
+    return _docx_with(_document_xml(paragraphs))
+
+
+def docx_with_parts(count: int) -> bytes:
+    """A DOCX carrying `count` extra (tiny) parts."""
+    parts = {f"customXml/extra{i}.xml": b"<a/>" for i in range(count)}
+    return _docx_with(_document_xml(["Many parts."]), parts)
+
+
+def docx_lying_about_size(text_bytes: int = 20_000_000, declared: int = 1_000) -> bytes:
+    """A DOCX bomb whose zip says (in the central directory and the local header) that
+    its document.xml is `declared` bytes long."""
+    content = bytearray(docx_bomb(text_bytes))
+    name = b"word/document.xml"
+    central = content.find(b"PK\x01\x02")
+    while central >= 0:
+        length = struct.unpack("<H", content[central + 28 : central + 30])[0]
+        if content[central + 46 : central + 46 + length] == name:
+            struct.pack_into("<I", content, central + 24, declared)
+            local = struct.unpack("<I", content[central + 42 : central + 46])[0]
+            struct.pack_into("<I", content, local + 22, declared)
+        central = content.find(b"PK\x01\x02", central + 4)
+    return bytes(content)
+
+
+def pdf_of_pages(count: int, text: str = "Page text.") -> bytes:
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    for number in range(count):
+        pdf.add_page()
+        pdf.multi_cell(0, 6, f"{text} {number}", new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
+
+
+def deep_json(depth: int = 100_000) -> bytes:
+    return b"[" * depth + b"]" * depth
+
+
+def wide_json(values: int) -> bytes:
+    return b"[" + b"0," * (values - 1) + b"0]"
+
+
+def giant_html(elements: int) -> bytes:
+    return b"<!doctype html><html><body>" + b"<p>x</p>" * elements + b"</body></html>"
