@@ -330,3 +330,14 @@ def replace_nul(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [replace_nul(item) for item in value]
     return value
+
+
+def has_nul(value: Any) -> bool:
+    """Whether replace_nul would change `value` (the same walk, without copying)."""
+    if isinstance(value, str):
+        return NUL in value
+    if isinstance(value, dict):
+        return any(has_nul(key) or has_nul(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return any(has_nul(item) for item in value)
+    return False

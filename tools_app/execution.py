@@ -42,7 +42,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 
-from studio.json_input import replace_nul
+from studio.json_input import has_nul, replace_nul
 from tools_app.agent_side import AgentSide, agent_side_get
 from tools_app.deadlines import DeadlinePassed
 from tools_app.errors import InputError, ToolError, ToolSuspended
@@ -389,18 +389,7 @@ def _without_nul(outcome: ToolOutcome) -> None:
     """NUL (U+0000) cannot be stored: what the tool produced shows U+FFFD, and says so."""
     names = ("output", "model_output", "error", "errors", "suspend_payload", "logs")
     values = [getattr(outcome, name) for name in names]
-    if _has_nul(values):
+    if has_nul(values):
         for name, value in zip(names, replace_nul(values), strict=True):
             setattr(outcome, name, value)
         outcome.logs += f"{NUL_NOTE}\n"
-
-
-def _has_nul(value: Any) -> bool:
-    """Whether replace_nul would change `value` (the same walk, without copying)."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(key) or _has_nul(item) for key, item in value.items())
-    if isinstance(value, list | tuple):
-        return any(_has_nul(item) for item in value)
-    return False
