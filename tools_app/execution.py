@@ -48,6 +48,7 @@ from tools_app.deadlines import DeadlinePassed
 from tools_app.errors import InputError, ToolError, ToolSuspended
 from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
 from tools_app.records import tool_run_record
+from tools_app.redaction import Secrets, secrets_scope
 from tools_app.types import INLINE_DECLINED
 from tools_app.validation import json_safe, schema_errors, summary, validate_input
 
@@ -228,14 +229,18 @@ async def _pipeline(
     loop_free: bool,
 ) -> ToolOutcome:
     started = [time.perf_counter()]  # _run restarts it once the caller's gate let it go
-    outcome = await _caught(_run(tool, input, context, started, loop_free))
-    outcome.duration_ms = round((time.perf_counter() - started[0]) * 1000, 3)
-    if outcome.status in (ToolRunStatus.COMPLETED, ToolRunStatus.FAILED):
-        if not outcome.input_rejected:
-            await _caught(_after(tool, outcome, context))
-    outcome.logs = context.logs_text()
-    outcome.links = dict(context.links)
-    _without_nul(outcome)
+    # The call's secrets (its run's, when it has one): whatever the tool decrypts is
+    # recorded there, and taken out of what the call hands back (tools_app.redaction).
+    with secrets_scope() as secrets:
+        outcome = await _caught(_run(tool, input, context, started, loop_free))
+        outcome.duration_ms = round((time.perf_counter() - started[0]) * 1000, 3)
+        if outcome.status in (ToolRunStatus.COMPLETED, ToolRunStatus.FAILED):
+            if not outcome.input_rejected:
+                await _caught(_after(tool, outcome, context))
+        outcome.logs = context.logs_text()
+        outcome.links = dict(context.links)
+        _without_nul(outcome)
+        _redacted(outcome, secrets)
     outcome.isolation = context.isolation
     if context.record:
         outcome.tool_run = await sync_to_async(tool_run_record)(
@@ -393,3 +398,11 @@ def _without_nul(outcome: ToolOutcome) -> None:
         for name, value in zip(names, replace_nul(values), strict=True):
             setattr(outcome, name, value)
         outcome.logs += f"{NUL_NOTE}\n"
+
+
+def _redacted(outcome: ToolOutcome, secrets: Secrets) -> None:
+    """No secret of the call's in what it hands back: an API that echoes the credential it
+    was sent (in an error, or in its answer) is shown and recorded without it."""
+    if secrets:
+        for name in ("output", "model_output", "error", "errors", "suspend_payload", "logs"):
+            setattr(outcome, name, secrets.value(getattr(outcome, name)))
