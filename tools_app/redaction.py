@@ -45,7 +45,9 @@ from urllib.parse import quote, quote_plus
 MARK = "[redacted]"
 MIN_LENGTH = 8
 # Fields of decrypted objects that are not secret (an OAuth token's bookkeeping).
-NOT_SECRET = frozenset({"token_type", "scope", "expires_at", "expires_in", "username"})
+NOT_SECRET = frozenset(
+    {"token_type", "scope", "expires_at", "expires_in", "username", "client_id", "ca_bundle"}
+)
 
 _current: contextvars.ContextVar[Secrets | None] = contextvars.ContextVar(
     "studio_secrets", default=None
