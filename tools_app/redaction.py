@@ -36,6 +36,7 @@ import base64
 import contextvars
 import json
 import logging
+import threading
 import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -52,7 +53,10 @@ NOT_SECRET = frozenset(
 _current: contextvars.ContextVar[Secrets | None] = contextvars.ContextVar(
     "studio_secrets", default=None
 )
+# Every set in use, for log records made where no scope is current (the database threads);
+# the lock keeps a set added by one thread from changing the WeakSet another one lists.
 _live: weakref.WeakSet[Secrets] = weakref.WeakSet()
+_live_lock = threading.Lock()
 
 
 def _forms(value: str) -> set[str]:
@@ -67,7 +71,8 @@ class Secrets:
     def __init__(self) -> None:
         self._forms: list[str] = []  # longest first: a value inside another goes second
         self._values: set[str] = set()
-        _live.add(self)
+        with _live_lock:
+            _live.add(self)
 
     def __bool__(self) -> bool:
         return bool(self._forms)
@@ -183,7 +188,8 @@ def redact_all(values: Iterable[Secrets], text: str) -> str:
 
 # --- logging ----------------------------------------------------------------------------
 def _redacted_record(record: logging.LogRecord) -> None:
-    scopes = list(_live)
+    with _live_lock:
+        scopes = list(_live)
     if not any(scopes):
         return
     try:
