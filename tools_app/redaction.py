@@ -105,6 +105,12 @@ class Secrets:
                 text = text.replace(form, MARK)
         return text
 
+    def attributes(self, obj: Any, names: Iterable[str]) -> None:
+        """Redact the named attributes of `obj` in place."""
+        if self._forms:
+            for name in names:
+                setattr(obj, name, self.value(getattr(obj, name)))
+
     def value(self, value: Any) -> Any:
         """`value` (JSON-like) with every string redacted; the same object when clean."""
         if not self._forms:
