@@ -23,6 +23,7 @@ from typing import Any
 from django.conf import settings
 
 from providers.resolve import model_call
+from tools_app.redaction import Secrets, secrets_scope
 
 JUDGE_SYSTEM = (
     "You are an evaluation judge. You get a JSON object with a rubric and an answer. "
@@ -38,8 +39,15 @@ class JudgeError(RuntimeError):
 def judge_answer(rubric: str, answer: str, model: str, *, user: Any = None) -> tuple[float, str]:
     """The judge's verdict on `answer`, by `model` called as `user`'s runs call it (their
     provider credentials) through the gate of providers/gate.py: a refused model is a
-    JudgeError, and no request is sent."""
+    JudgeError, and no request is sent. The key is redacted from the error as a run's are
+    (tools_app.redaction)."""
+    with secrets_scope() as secrets:
+        return _judge(rubric, answer, model, user, secrets)
+
+
+def _judge(rubric: str, answer: str, model: str, user: Any, secrets: Secrets) -> tuple[float, str]:
     call = model_call(user=user, model=model)
+    secrets.add(call.api_key)
     if call.refusal:
         raise JudgeError(f"the judge model {model} was not called: {call.refusal}")
     import litellm
@@ -63,7 +71,8 @@ def judge_answer(rubric: str, answer: str, model: str, *, user: Any = None) -> t
         )
         text = response.choices[0].message.content or ""
     except Exception as exc:  # noqa: BLE001 - any provider failure is the judge's failure
-        raise JudgeError(f"the judge model {model} failed: {exc}") from exc
+        # Not chained: the provider's exception may quote the key.
+        raise JudgeError(f"the judge model {model} failed: {secrets.text(str(exc))}") from None
     return parse_verdict(text)
 
 

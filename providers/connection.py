@@ -14,6 +14,7 @@ from providers.models import ProviderCredential
 from providers.resolve import NO_KEY
 from providers.services import credential_key, invalid
 from tools_app.crypto import CredentialsUnavailable
+from tools_app.redaction import secrets_scope
 
 
 def _target(credential: ProviderCredential, model: str) -> str:
@@ -27,7 +28,14 @@ def _target(credential: ProviderCredential, model: str) -> str:
 
 
 def credential_test(*, credential: ProviderCredential, model: str = "") -> dict[str, Any]:
-    """{"ok": True, "model", "answer"} or {"ok": False, "model", "code", "error"}."""
+    """{"ok": True, "model", "answer"} or {"ok": False, "model", "code", "error"}; the key
+    is redacted from the error as a run's are (tools_app.redaction: decrypting it records
+    it in this call's scope, model_error takes it out)."""
+    with secrets_scope():
+        return _credential_test(credential, model)
+
+
+def _credential_test(credential: ProviderCredential, model: str) -> dict[str, Any]:
     target = _target(credential, model)
     if problem := model_refusal(target, api_base=credential.api_base):
         return {"ok": False, "model": target, "code": "model_base_refused", "error": problem}
@@ -52,7 +60,6 @@ def credential_test(*, credential: ProviderCredential, model: str = "") -> dict[
         response = litellm.completion(**kwargs)
     except Exception as exc:  # noqa: BLE001 - every provider failure is the answer shown
         error = model_error(exc, target)
-        text = error.message.replace(key, "…") if key else error.message
-        return {"ok": False, "model": target, "code": error.code, "error": text}
+        return {"ok": False, "model": target, "code": error.code, "error": error.message}
     answer = response.choices[0].message.content if response.choices else ""
     return {"ok": True, "model": target, "answer": answer or ""}

@@ -52,6 +52,8 @@ class ModelServer:
     requests: list[Received] = field(default_factory=list)
     url: str = ""  # scheme://host:port once started
     origin: str = ""
+    # A refused key is quoted in the 401's message, as some providers (and proxies) do.
+    quotes_key: bool = False
 
     def next_reply(self) -> Reply:
         return self.script.pop(0) if len(self.script) > 1 else self.script[0]
@@ -60,7 +62,10 @@ class ModelServer:
         body = await request.json()
         self.requests.append(Received(request.path, dict(request.headers), body))
         if not self.authorized(request):
-            return self.error_response(401, "Invalid API key", "authentication_error")
+            message = "Invalid API key"
+            if self.quotes_key:
+                message = f"Incorrect API key provided: {self.key_received(request)}"
+            return self.error_response(401, message, "authentication_error")
         reply = self.next_reply()
         if reply.status != 200:
             return self.error_response(reply.status, reply.error, "rate_limit_error")
@@ -82,6 +87,9 @@ class ModelServer:
     def authorized(self, request: web.Request) -> bool:
         raise NotImplementedError
 
+    def key_received(self, request: web.Request) -> str:
+        raise NotImplementedError
+
     def error_response(self, status: int, message: str, kind: str) -> web.Response:
         raise NotImplementedError
 
@@ -97,6 +105,9 @@ class OpenAIServer(ModelServer):
 
     def authorized(self, request: web.Request) -> bool:
         return request.headers.get("Authorization") == f"Bearer {self.key}"
+
+    def key_received(self, request: web.Request) -> str:
+        return request.headers.get("Authorization", "").removeprefix("Bearer ")
 
     def error_response(self, status: int, message: str, kind: str) -> web.Response:
         return web.json_response({"error": {"message": message, "type": kind}}, status=status)
@@ -155,6 +166,9 @@ class AnthropicServer(ModelServer):
 
     def authorized(self, request: web.Request) -> bool:
         return request.headers.get("x-api-key") == self.key
+
+    def key_received(self, request: web.Request) -> str:
+        return request.headers.get("x-api-key", "")
 
     def error_response(self, status: int, message: str, kind: str) -> web.Response:
         return web.json_response(

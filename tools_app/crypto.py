@@ -13,6 +13,7 @@ from django.db import transaction
 
 from studio.exceptions import ApplicationError
 from tools_app.models import Tool
+from tools_app.redaction import secrets_add
 
 
 class CredentialsUnavailable(ApplicationError):
@@ -42,14 +43,18 @@ def encrypt(data: dict[str, Any]) -> str:
 
 
 def decrypt(token: str) -> dict[str, Any]:
+    """The stored object; its values are recorded as secrets in use by the current run or
+    call (tools_app.redaction), so that nothing it writes down or sends carries them."""
     try:
-        return json.loads(_fernet().decrypt(token.encode()))
+        data = json.loads(_fernet().decrypt(token.encode()))
     except InvalidToken:
         raise CredentialsUnavailable(
             "The tool's credentials cannot be decrypted with the configured keys "
             "(was a key removed from STUDIO_ENCRYPTION_KEYS?).",
             code="credentials_undecryptable",
         ) from None
+    secrets_add(data)
+    return data  # type: ignore[no-any-return]
 
 
 def key_hint(api_key: str) -> str:

@@ -48,6 +48,7 @@ from tools_app.deadlines import DeadlinePassed
 from tools_app.errors import InputError, ToolError, ToolSuspended
 from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
 from tools_app.records import tool_run_record
+from tools_app.redaction import secrets_scope
 from tools_app.types import INLINE_DECLINED
 from tools_app.validation import json_safe, schema_errors, summary, validate_input
 
@@ -56,6 +57,8 @@ logger = logging.getLogger(__name__)
 MAX_LOG_CHARS = 64_000
 NUL_NOTE = "[studio] NUL characters (U+0000) in the result are shown as U+FFFD."
 SUSPENDED, SKIPPED, DEFERRED = "suspended", "skipped", "deferred"
+# What a run's outcome carries of the tool's making (cleaned of NUL and of secrets).
+OUTCOME_FIELDS = ("output", "model_output", "error", "errors", "suspend_payload", "logs")
 _SAME = object()
 
 
@@ -228,14 +231,19 @@ async def _pipeline(
     loop_free: bool,
 ) -> ToolOutcome:
     started = [time.perf_counter()]  # _run restarts it once the caller's gate let it go
-    outcome = await _caught(_run(tool, input, context, started, loop_free))
-    outcome.duration_ms = round((time.perf_counter() - started[0]) * 1000, 3)
-    if outcome.status in (ToolRunStatus.COMPLETED, ToolRunStatus.FAILED):
-        if not outcome.input_rejected:
-            await _caught(_after(tool, outcome, context))
-    outcome.logs = context.logs_text()
-    outcome.links = dict(context.links)
-    _without_nul(outcome)
+    # The call's secrets (its run's, when it has one): whatever the tool decrypts is
+    # recorded there, and taken out of what the call hands back (tools_app.redaction).
+    with secrets_scope() as secrets:
+        outcome = await _caught(_run(tool, input, context, started, loop_free))
+        outcome.duration_ms = round((time.perf_counter() - started[0]) * 1000, 3)
+        if outcome.status in (ToolRunStatus.COMPLETED, ToolRunStatus.FAILED):
+            if not outcome.input_rejected:
+                await _caught(_after(tool, outcome, context))
+        outcome.logs = context.logs_text()
+        outcome.links = dict(context.links)
+        _without_nul(outcome)
+        # An API may echo the credential it was sent, in an error or in its answer.
+        secrets.attributes(outcome, OUTCOME_FIELDS)
     outcome.isolation = context.isolation
     if context.record:
         outcome.tool_run = await sync_to_async(tool_run_record)(
@@ -387,9 +395,8 @@ def crash_message(exc: BaseException) -> str:
 
 def _without_nul(outcome: ToolOutcome) -> None:
     """NUL (U+0000) cannot be stored: what the tool produced shows U+FFFD, and says so."""
-    names = ("output", "model_output", "error", "errors", "suspend_payload", "logs")
-    values = [getattr(outcome, name) for name in names]
+    values = [getattr(outcome, name) for name in OUTCOME_FIELDS]
     if has_nul(values):
-        for name, value in zip(names, replace_nul(values), strict=True):
+        for name, value in zip(OUTCOME_FIELDS, replace_nul(values), strict=True):
             setattr(outcome, name, value)
         outcome.logs += f"{NUL_NOTE}\n"

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from tools_app.redaction import secrets_current
 from traces.models import Span, SpanKind
 from traces.writer import Batch, spans_write_many, writer_for
 
@@ -291,7 +292,13 @@ class Recorder:
         if trace.done:
             self.runs.pop(run_id, None)
         if spans or closes:
-            batch = Batch(run_id=run_id, trace_id=trace.trace_id, spans=spans, closes=closes)
+            batch = Batch(
+                run_id=run_id,
+                trace_id=trace.trace_id,
+                spans=spans,
+                closes=closes,
+                secrets=secrets_current(),
+            )
             done = writer_for(spans_write_many).put(batch, wait=wait)
             if done is not None:
                 await done

@@ -25,6 +25,7 @@ from django.db import connection
 from agents_core.runtime.db import db
 from studio.fields import NulFreeJSONEncoder
 from studio.json_input import NUL, REPLACEMENT
+from tools_app.redaction import Secrets
 from traces.models import Span
 
 logger = logging.getLogger(__name__)
@@ -39,6 +40,8 @@ class Batch:
     trace_id: str
     spans: list[Any]
     closes: list[tuple[str, float]] = field(default_factory=list)
+    # The run's secrets (tools_app.redaction): taken out of each span before it is stored.
+    secrets: Secrets | None = None
 
 
 class SpanWriter:
@@ -117,21 +120,24 @@ def model_cost(attributes: dict[str, Any]) -> float | None:
     return None
 
 
-def _row(span: Any, *, run_id: str, trace_id: str) -> Span:
+def _row(span: Any, *, batch: Batch) -> Span:
     attributes = dict(span.attributes)
     if attributes.pop("cost_pending", False):
         attributes["cost_usd"] = model_cost(attributes)
+    error = span.error
+    if batch.secrets:
+        error, attributes = batch.secrets.text(error), batch.secrets.value(attributes)
     return Span(
         span_id=span.span_id,
-        trace_id=trace_id,
+        trace_id=batch.trace_id,
         parent_id=span.parent_id,
-        run_id=run_id,
+        run_id=batch.run_id,
         kind=span.kind,
         name=span.name[:200],
         start=_when(span.start),
         end=_when(span.end),
         status=span.status,
-        error=span.error,
+        error=error,
         attributes=attributes,
     )
 
@@ -145,9 +151,7 @@ def spans_write_many(batches: list[Batch]) -> None:
         for batch in batches
         for span in batch.spans  # later batches replace earlier ones
     }
-    rows = [
-        _row(span, run_id=batch.run_id, trace_id=batch.trace_id) for span, batch in latest.values()
-    ]
+    rows = [_row(span, batch=batch) for span, batch in latest.values()]
     if rows and connection.vendor == "postgresql":
         _upsert(rows)
     elif rows:

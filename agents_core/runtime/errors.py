@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tools_app.redaction import redact
+
 
 class ModelError(Exception):
     """The model call failed; the run ends with run-error and this message."""
@@ -37,7 +39,9 @@ def model_error(exc: BaseException, model: str) -> ModelError:
             break
     else:
         code, hint = "model_error", "The model call failed"
-    detail = str(getattr(exc, "message", "") or exc).strip()
+    # A provider may quote the key it was sent (a 401's body): the run's secrets go first,
+    # before the detail is cut (a cut could leave a secret's head standing).
+    detail = redact(str(getattr(exc, "message", "") or exc)).strip()
     # litellm prefixes its class path; keep the provider's own words.
     detail = detail.replace("litellm.", "").strip()
     if len(detail) > 600:

@@ -39,6 +39,7 @@ from agents_core.runtime.handoff import (
     thread_group,
 )
 from agents_core.runtime.patches import join_delta, sendable_delta
+from tools_app.redaction import redact_events, secrets_current
 
 # What other modules import from here (the other writers' side lives in handoff.py).
 __all__ = [
@@ -87,6 +88,8 @@ class EventSink:
         self.writer = StreamWriter.for_loop(interval)
         self.broadcaster = relay.Broadcaster.for_loop()
         self._seeding: asyncio.Task | None = None
+        # The run's secrets (tools_app.redaction): no event leaves this sink with one.
+        self.secrets = secrets_current()
         live.own(self, owner)
 
     def base(self, type_: str, **fields: Any) -> dict[str, Any]:
@@ -143,6 +146,8 @@ class EventSink:
         self.seq += 1
         event["seq"] = self.seq
         text = json.dumps(event, default=str)
+        if self.secrets:
+            text = self.secrets.text(text)
         self.tail.append((self.seq, text))
         self.unstored.append((run_id, text))
         self.published += 1
@@ -172,6 +177,7 @@ class EventSink:
 
     async def _emit_stored(self, event: dict[str, Any]) -> None:
         """After release: the database numbers (as any other writer's events)."""
+        redact_events([event])
         texts = await db(store_unless_owned, self.thread_id, self.run_id, [event], owner_gone=False)
         if texts is not None:
             self.delivered_stored(event, texts[0])

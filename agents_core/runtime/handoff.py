@@ -30,6 +30,7 @@ from django.db import transaction
 from agents_core.runtime import live
 from agents_core.runtime.event_store import events_store_many
 from studio.layers import group_send_sync, groups_send_sync
+from tools_app.redaction import redact_events
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +86,7 @@ def events_emit_sync(
     after the caller's transaction commits; or, when a running run's process owns the
     thread, hand them to it to number among the run's events. `owner_gone`: the process
     that owned the thread does not answer (it died): the database numbers them."""
+    redact_events(events)  # the caller's secrets (tools_app.redaction) stay with it
     texts = store_unless_owned(thread_id, run_id, events, owner_gone)
     if texts is not None and events:
         message = encoded_message(events, texts)

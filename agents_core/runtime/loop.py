@@ -29,6 +29,7 @@ from agents_core.runtime.suspension import Suspension
 from agents_core.runtime.tool_calls import ToolCalls
 from agents_core.runtime.tool_input import ToolInput
 from agents_core.services.runs import run_finish
+from tools_app.redaction import Secrets, redact, secrets_scope
 
 logger = logging.getLogger(__name__)
 
@@ -154,7 +155,11 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
         return RunResult(RunStatus.COMPLETED, text=self.last_text)
 
     async def _end(self, run_status: str, event: str, **fields: Any) -> RunResult:
-        error = fields.get("error", "")
+        # Where a run's failure becomes its error and its `run-error`: no secret of the
+        # run's goes into either (a model error is redacted already; a crash may not be).
+        error = redact(fields.get("error", ""))
+        if error:
+            fields["error"] = error
         observers.notify(
             "run_finished",
             self.run_id,
@@ -190,10 +195,16 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
 
 
 async def execute_run(run_id: Any, *, abort: asyncio.Event | None = None) -> RunResult:
-    """Execute (or continue) a run to its end, suspension or failure."""
-    run_id = str(run_id)
+    """Execute (or continue) a run to its end, suspension or failure, in a scope of secrets
+    (tools_app.redaction) that collects every value it decrypts or sends a key with."""
+    with secrets_scope() as secrets:
+        return await _execute(str(run_id), abort, secrets)
+
+
+async def _execute(run_id: str, abort: asyncio.Event | None, secrets: Secrets) -> RunResult:
     await active_runs.messages_taken()
     setup = await db(load_setup, run_id)
+    secrets.add_all(setup.secret_values())
     if setup.run.status != RunStatus.RUNNING:
         return RunResult(setup.run.status)
     loop = asyncio.get_running_loop()

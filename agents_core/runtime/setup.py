@@ -3,6 +3,7 @@ as the model sees them, the merged options. Loaded from the database (synchronou
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +20,7 @@ from agents_core.runtime.model_endpoints import (
     call_base,
     run_model_refusals,
 )
-from providers.catalog import fallback_problems
+from providers.catalog import PROVIDERS, fallback_problems, provider_of
 from providers.gate import model_refusal
 from providers.options import call_kwargs
 from providers.resolve import ModelCall, model_call
@@ -122,6 +123,20 @@ class RunSetup:
     @property
     def max_steps(self) -> int:
         return max(1, int(self.options.get("maxSteps") or DEFAULT_MAX_STEPS))
+
+    def secret_values(self) -> list[Any]:
+        """The keys the run's model calls may go out with: each credential's, one the
+        agent or the run sets in modelSettings, and the server's own (its environment)
+        for a call that no credential covers."""
+        values: list[Any] = [call.api_key for call in self.model_calls]
+        model_settings = self.options.get("modelSettings")
+        if isinstance(model_settings, dict):
+            values += [model_settings.get("api_key"), model_settings.get("apiKey")]
+        for call in self.model_calls:
+            spec = PROVIDERS.get(provider_of(call.requested))
+            if not call.credential and spec is not None and spec.env_key:
+                values.append(os.environ.get(spec.env_key))
+        return values
 
     def model_kwargs(self, call: ModelCall | None = None) -> dict[str, Any]:
         """litellm's arguments besides the messages, for `call` (the agent's model when

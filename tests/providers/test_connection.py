@@ -44,6 +44,7 @@ def test_an_anthropic_credential_speaks_the_messages_protocol(api, owner, anthro
 
 
 def test_the_providers_error_is_shown_without_the_key(api, owner, anthropic_server):
+    anthropic_server.quotes_key = True  # "Incorrect API key provided: <the key>"
     credential = credential_create(
         owner=owner,
         provider="anthropic",
@@ -54,7 +55,7 @@ def test_the_providers_error_is_shown_without_the_key(api, owner, anthropic_serv
     body = api.post(f"/api/providers/{credential.pk}/test", {}, format="json").json()
 
     assert body["ok"] is False and body["code"] == "auth"
-    assert "Invalid API key" in body["error"]
+    assert "Incorrect API key provided: [redacted]" in body["error"]
     assert "ant-wrong-key-1234" not in str(body)
 
 

@@ -22,6 +22,7 @@ from tools_app.auth.pem import ssl_context
 from tools_app.auth.schema import OAUTH_TYPES, auth_type
 from tools_app.auth.static import apply_static
 from tools_app.net import FetchResult, fetch
+from tools_app.redaction import secrets_add
 
 REFRESH_LEEWAY_SECONDS = 60
 
@@ -145,6 +146,7 @@ class ToolAuth:
             return
         if self._token is None:
             self._token = await self._get_token(fresh=False)
+        secrets_add(self._token.get("access_token"))  # a fresh one was never decrypted
         request["headers"]["Authorization"] = f"Bearer {self._token['access_token']}"
 
     async def _get_token(self, *, fresh: bool) -> dict[str, Any]:

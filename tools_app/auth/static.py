@@ -3,11 +3,11 @@ basic auth, applied to a request dict {method, url, headers, content}."""
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from tools_app.auth.grants import AuthError
+from tools_app.redaction import basic_credentials, secrets_add
 
 
 def _missing(what: str, fields: str) -> AuthError:
@@ -19,6 +19,9 @@ def _missing(what: str, fields: str) -> AuthError:
 def apply_static(request: dict[str, Any], auth: dict[str, Any], secrets: dict[str, Any]) -> None:
     kind = auth.get("type")
     headers = request["headers"]
+    # What the request carries is the call's secret, whoever decrypted it, and so is what
+    # is built from it here (tools_app.redaction takes both out of what the call returns).
+    secrets_add(secrets.get("api_key"), secrets.get("token"))
     if kind == "api_key":
         key = secrets.get("api_key")
         if not key:
@@ -40,5 +43,5 @@ def apply_static(request: dict[str, Any], auth: dict[str, Any], secrets: dict[st
     elif kind == "basic":
         if not secrets.get("username"):
             raise _missing("a user name and password", "username, password")
-        pair = f"{secrets['username']}:{secrets.get('password', '')}".encode()
-        headers["Authorization"] = "Basic " + base64.b64encode(pair).decode()
+        pair = basic_credentials(secrets["username"], secrets.get("password", ""))
+        headers["Authorization"] = "Basic " + pair

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+from urllib.parse import quote
 
 import pytest
 
@@ -89,6 +90,34 @@ def test_credentials_are_sent_as_the_configured_auth(
     assert server.requests[-1]["headers"][header] == expected
     assert run.status == "completed"
     assert expected not in json.dumps([run.input, run.output, run.logs, run.error])
+
+
+def test_an_api_that_echoes_the_basic_auth_it_got_leaves_no_trace_in_the_tool_run(
+    http_tool, owner, server
+):
+    server.routes["/private"] = lambda request: (
+        401,
+        {"Content-Type": "text/plain"},
+        f"refused: {request['headers']['authorization']} / {request['path']}".encode(),
+    )
+    tool = http_tool(
+        {"url": f"{server.url}/private?user={{user}}", "auth": {"type": "basic"}},
+        input_schema={"type": "object", "properties": {"user": {"type": "string"}}},
+    )
+    password = "pw/Echoed&Back 0001"
+    credentials_set(tool, {"username": "ann", "password": password})
+    pair = base64.b64encode(f"ann:{password}".encode()).decode()
+
+    run = tool_execute(tool=tool, input={"user": password}, user=owner)
+
+    assert server.requests[-1]["headers"]["authorization"] == f"Basic {pair}"
+    assert run.status == "failed"
+    # The header's base64 and the password percent-encoded into the URL, both taken out.
+    assert (
+        run.error == "HTTP 401 Unauthorized: refused: Basic [redacted] / /private?user=[redacted]"
+    )
+    stored = json.dumps([run.output, run.logs, run.error, run.errors])
+    assert pair not in stored and quote(password, safe="") not in stored
 
 
 def test_credentials_are_not_carried_across_a_redirect_to_another_origin(
