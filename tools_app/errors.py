@@ -1,4 +1,5 @@
-"""The exceptions a tool raises on purpose, caught by the pipeline (tools_app.execution)."""
+"""The exceptions a tool raises on purpose, caught by the pipeline (tools_app.execution),
+and how one it did not mean to raise reads in its run."""
 
 from __future__ import annotations
 
@@ -25,3 +26,9 @@ class ToolError(Exception):
 
 class InputError(ToolError):
     """The input text or value is not acceptable (syntax or schema)."""
+
+
+def crash_message(exc: BaseException) -> str:
+    """How an exception a tool raised reads in its run: the type, and the text if any."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

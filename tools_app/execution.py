@@ -45,7 +45,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 from studio.json_input import has_nul, replace_nul
 from tools_app.agent_side import AgentSide, agent_side_get
 from tools_app.deadlines import DeadlinePassed
-from tools_app.errors import InputError, ToolError, ToolSuspended
+from tools_app.errors import InputError, ToolError, ToolSuspended, crash_message
 from tools_app.models import ExecutionMode, Tool, ToolRun, ToolRunStatus
 from tools_app.records import tool_run_record
 from tools_app.redaction import secrets_scope
@@ -386,11 +386,6 @@ async def _with_limits(coro: Any, timeout: float, abort: asyncio.Event | None) -
         return await asyncio.wait_for(race(), timeout=timeout)
     except TimeoutError:
         raise ToolError(f"The tool timed out after {timeout:g} s.") from None
-
-
-def crash_message(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _without_nul(outcome: ToolOutcome) -> None:
