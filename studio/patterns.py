@@ -14,19 +14,21 @@ the errors of a refused value and checks the schemas of test cases, calls `re.se
 `jsonschema_uses_re2` gives that package RE2 for every pattern RE2 can compile, which is
 also closer to the ECMA-262 dialect JSON Schema specifies (`$` only at the end, `\\d`
 only ASCII digits). A pattern RE2 cannot compile is refused where a test case is saved
-(`schema_pattern_errors`); in a tool's schema it is still matched by `re` there.
+(`schema_pattern_errors`); in a tool's schema (an imported spec may carry lookaround) it
+is matched by jsonschema-rs's engine, as for the value's validity, whose backtracking is
+bounded: never by `re`.
 
 Patterns the studio writes itself stay with `re`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 
+import jsonschema_rs
 import re2
 
 _OPTIONS = re2.Options()
@@ -72,12 +74,24 @@ def pattern_search(pattern: str, text: str) -> bool:
     return compile_pattern(pattern).search(text) is not None
 
 
+@lru_cache(maxsize=256)
+def _bounded_validator(pattern: str) -> Any:
+    """jsonschema-rs's check of `pattern` alone (its engine bounds backtracking); None when
+    that engine cannot compile it either."""
+    try:
+        return jsonschema_rs.validator_for({"pattern": pattern})
+    except ValueError:
+        return None
+
+
 def _search_re2_first(pattern: str, text: str) -> Any:
-    """`re.search` for the jsonschema package: RE2 when it compiles the pattern."""
+    """`re.search` for the jsonschema package: RE2 when it compiles the pattern, else
+    jsonschema-rs's bounded engine (a truthy value for a match, None otherwise)."""
     try:
         compiled = compile_pattern(pattern)
     except PatternError:
-        return re.search(pattern, text)
+        validator = _bounded_validator(pattern)
+        return True if validator is not None and validator.is_valid(text) else None
     return compiled.search(text)
 
 

@@ -33,3 +33,25 @@ def test_a_nested_quantifier_in_a_schema_is_checked_in_linear_time(code_tool, ow
         ("$.code", f"'{stalling}' does not match '^(a+)+$'")
     ]
     assert accepted.status == "completed", accepted.errors
+
+
+def test_a_pattern_with_lookaround_is_checked_by_the_bounded_engine_not_re(code_tool, owner):
+    # RE2 has no lookaround; Python's re would backtrack about 2**60 steps on this input.
+    schema = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "pattern": "^(?!x)(a+)+$"}},
+        "required": ["code"],
+    }
+    tool = code_tool(
+        create_tool(id="lookaround_echo", description="echo", execute=_echo, input_schema=schema)
+    )
+    stalling = "a" * 60 + "!"
+
+    refused = tool_execute(tool=tool, input={"code": stalling}, user=owner)
+    accepted = tool_execute(tool=tool, input={"code": "a" * 60}, user=owner)
+
+    assert refused.status == "failed"
+    assert [(e["path"], e["message"]) for e in refused.errors] == [
+        ("$.code", f"'{stalling}' does not match '^(?!x)(a+)+$'")
+    ]
+    assert accepted.status == "completed", accepted.errors
