@@ -15,7 +15,9 @@ import math
 from django.conf import settings
 
 from knowledge.embedding_models import local_available, local_dimension
+from providers.catalog import server_key
 from providers.gate import model_refusal
+from tools_app.redaction import secrets_scope
 
 
 class EmbeddingError(RuntimeError):
@@ -52,13 +54,23 @@ def embed(texts: list[str], *, model: str) -> list[list[float]]:
             **kwargs,
         )
     except Exception as exc:  # noqa: BLE001 - litellm maps every provider's errors to many types
-        raise EmbeddingError(f"The embedding model {model} failed: {exc}") from None
+        raise EmbeddingError(
+            f"The embedding model {model} failed: {failure_text(exc, model)}"
+        ) from None
     data = sorted(response.data, key=lambda item: item["index"])
     if len(data) != len(texts):
         raise EmbeddingError(
             f"The embedding model {model} returned {len(data)} vectors for {len(texts)} texts."
         )
     return [_unit([float(x) for x in item["embedding"]]) for item in data]
+
+
+def failure_text(exc: Exception, model: str) -> str:
+    """A model call's failure as a person reads it, without the server's key that a
+    provider may quote (it is stored on the document and shown to its owner)."""
+    with secrets_scope() as secrets:
+        secrets.add(server_key(model))
+        return secrets.text(str(exc))
 
 
 def dimension(model: str) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from knowledge.embeddings import failure_text
 from providers.gate import model_refusal
 
 
@@ -35,7 +36,7 @@ def rerank(query: str, texts: list[str], *, top_n: int) -> list[tuple[int, float
         )
         ranked = [(int(item["index"]), float(item["relevance_score"])) for item in response.results]
     except Exception as exc:  # noqa: BLE001 - litellm maps every provider's errors to many types
-        raise RerankError(f"The rerank model failed: {exc}") from None
+        raise RerankError(f"The rerank model failed: {failure_text(exc, model)}") from None
     if any(not 0 <= index < len(texts) for index, _ in ranked):
         raise RerankError("The rerank model answered with an index out of range.")
     return ranked

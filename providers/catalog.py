@@ -54,6 +54,12 @@ def server_key_configured(provider: Provider) -> bool:
     return bool(provider.env_key and os.environ.get(provider.env_key))
 
 
+def server_key(model: str) -> str:
+    """The server's own key for `model`'s provider (from its environment), or ""."""
+    provider = PROVIDERS.get(provider_of(model))
+    return os.environ.get(provider.env_key, "") if provider and provider.env_key else ""
+
+
 MODEL_STRING = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/\S+$")
 # How many models an agent or a run may list to fall back on.
 MAX_FALLBACKS = 5

@@ -26,16 +26,20 @@ def hashed_vector(text: str) -> list[float]:
 
 
 class EmbedServer:
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self, delay: float = 0.0, quotes_key: bool = False) -> None:
         self.delay = delay
+        # Answer 401 quoting the bearer key received, as some providers do.
+        self.quotes_key = quotes_key
         self.requests = 0
         self.texts = 0
         self.lock = threading.Lock()
 
 
 @contextmanager
-def embeddings_server(delay: float = 0.0) -> Iterator[tuple[str, EmbedServer]]:
-    state = EmbedServer(delay)
+def embeddings_server(
+    delay: float = 0.0, quotes_key: bool = False
+) -> Iterator[tuple[str, EmbedServer]]:
+    state = EmbedServer(delay, quotes_key)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
@@ -48,17 +52,26 @@ def embeddings_server(delay: float = 0.0) -> Iterator[tuple[str, EmbedServer]]:
                 state.requests += 1
                 state.texts += len(texts)
             time.sleep(state.delay)
-            payload = {
-                "object": "list",
-                "model": body.get("model", "fake"),
-                "data": [
-                    {"object": "embedding", "index": i, "embedding": hashed_vector(str(t))}
-                    for i, t in enumerate(texts)
-                ],
-                "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
-            }
+            if state.quotes_key:
+                key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                error = {"error": {"message": f"Incorrect API key provided: {key}."}}
+                return self._send(401, error)
+            self._send(
+                200,
+                {
+                    "object": "list",
+                    "model": body.get("model", "fake"),
+                    "data": [
+                        {"object": "embedding", "index": i, "embedding": hashed_vector(str(t))}
+                        for i, t in enumerate(texts)
+                    ],
+                    "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
+                },
+            )
+
+        def _send(self, status: int, payload: dict) -> None:
             data = json.dumps(payload).encode()
-            self.send_response(200)
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
