@@ -33,8 +33,6 @@ def ensure_database(url: str) -> None:
     from dj_database_url import parse
 
     config = parse(url)
-    if "postgresql" not in config["ENGINE"]:
-        return
     admin = psycopg.connect(
         host=config["HOST"] or "127.0.0.1",
         port=config["PORT"] or 5432,

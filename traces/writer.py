@@ -13,20 +13,16 @@ were handed over; a span handed over twice in one write is written once, as it i
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import connection
-
 from agents_core.runtime.db import db
-from studio.fields import NulFreeJSONEncoder
-from studio.json_input import NUL, REPLACEMENT
 from tools_app.redaction import Secrets
 from traces.models import Span
+from traces.spans_sql import spans_upsert
 
 logger = logging.getLogger(__name__)
 
@@ -152,57 +148,8 @@ def spans_write_many(batches: list[Batch]) -> None:
         for span in batch.spans  # later batches replace earlier ones
     }
     rows = [_row(span, batch=batch) for span, batch in latest.values()]
-    if rows and connection.vendor == "postgresql":
-        _upsert(rows)
-    elif rows:
-        Span.objects.bulk_create(
-            rows,
-            update_conflicts=True,
-            unique_fields=["span_id"],
-            # A span sent over OTLP before (a resumed run's own) goes out again, updated.
-            update_fields=["end", "status", "error", "attributes", "exported_at"],
-        )
+    if rows:
+        spans_upsert(rows)
     for batch in batches:
         for span_id, end in batch.closes:
             Span.objects.filter(span_id=span_id, end__isnull=True).update(end=_when(end))
-
-
-# The ORM's bulk_create with update_conflicts, as one statement of its own: the spans go
-# as one JSON array (building the ORM's statement cost more than the write).
-_UPSERT_SQL = """
-INSERT INTO {spans} (span_id, trace_id, parent_id, run_id, tool_run_id, kind, name, start,
-    "end", status, error, attributes, exported_at)
-SELECT s.span_id, s.trace_id, s.parent_id, s.run_id, NULL, s.kind, s.name, s.start, s.finish,
-    s.status, s.error, s.attributes, NULL
-FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS (span_id text, trace_id uuid,
-    parent_id text, run_id uuid, kind text, name text, start timestamptz, finish timestamptz,
-    status text, error text, attributes jsonb)) WITH ORDINALITY AS s(span_id, trace_id,
-    parent_id, run_id, kind, name, start, finish, status, error, attributes, position)
-ORDER BY s.position
-ON CONFLICT (span_id) DO UPDATE SET "end" = EXCLUDED."end", status = EXCLUDED.status,
-    error = EXCLUDED.error, attributes = EXCLUDED.attributes, exported_at = NULL
-"""
-
-
-def _upsert(rows: list[Span]) -> None:
-    values = [
-        {
-            "span_id": row.span_id,
-            "trace_id": str(row.trace_id),
-            "parent_id": row.parent_id,
-            "run_id": str(row.run_id) if row.run_id else None,
-            "kind": row.kind,
-            "name": row.name,
-            "start": row.start.isoformat() if row.start else None,
-            "finish": row.end.isoformat() if row.end else None,
-            "status": row.status,
-            "error": row.error.replace(NUL, REPLACEMENT),
-            "attributes": row.attributes,
-        }
-        for row in rows
-    ]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _UPSERT_SQL.format(spans=Span._meta.db_table),
-            [json.dumps(values, cls=NulFreeJSONEncoder)],
-        )

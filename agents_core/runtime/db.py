@@ -6,8 +6,7 @@ keep their connections open (a run makes many small writes; reconnecting for eac
 
 The stream writer has a thread of its own (`db_stream`): its batches carry every run's
 deltas, and in the shared pool they waited behind whatever the runs asked for (a burst of
-runs starting or ending queued dozens of set-ups and step saves ahead of them). On SQLite
-(one writer at a time) both share the single thread.
+runs starting or ending queued dozens of set-ups and step saves ahead of them).
 """
 
 from __future__ import annotations
@@ -35,24 +34,16 @@ def configure(*, threads: int) -> None:
     _threads = max(1, threads)
 
 
-def _sqlite() -> bool:
-    return settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")
-
-
 def _pool() -> ThreadPoolExecutor:
     global _executor
     if _executor is None:
         workers = _threads or settings.STUDIO_RUNTIME_DB_THREADS
-        _executor = ThreadPoolExecutor(
-            max_workers=1 if _sqlite() else workers, thread_name_prefix="runtime-db"
-        )
+        _executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="runtime-db")
     return _executor
 
 
 def _stream_pool() -> ThreadPoolExecutor:
     global _stream_executor
-    if _sqlite():
-        return _pool()
     if _stream_executor is None:
         _stream_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runtime-db-stream")
     return _stream_executor

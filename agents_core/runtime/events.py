@@ -28,7 +28,7 @@ from django.conf import settings
 
 from agents_core.runtime import live, relay, stats
 from agents_core.runtime.db import db, db_stream, with_reconnect
-from agents_core.runtime.event_store import events_store_numbered, thread_seed
+from agents_core.runtime.event_store_sql import events_store_numbered, thread_seed
 from agents_core.runtime.handoff import (
     encoded_message,
     events_emit_sync,

@@ -28,7 +28,7 @@ from typing import Any
 from django.db import transaction
 
 from agents_core.runtime import live
-from agents_core.runtime.event_store import events_store_many
+from agents_core.runtime.event_store_sql import events_store_many
 from studio.layers import group_send_sync, groups_send_sync
 from tools_app.redaction import redact_events
 
@@ -107,7 +107,7 @@ def store_unless_owned(
 
     with transaction.atomic():
         if not owner_gone:
-            # The lock a run's sink takes to read `last_seq` (event_store.thread_seed):
+            # The lock a run's sink takes to read `last_seq` (event_store_sql.thread_seed):
             # an owner registered after this check reads what is stored here.
             Thread.objects.select_for_update(no_key=True).filter(pk=thread_id).values_list(
                 "pk"

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agents_core.models import Message, MessageRole, ToolCall
+from agents_core.models import MessageRole
 from agents_core.runtime import store_sql
+from agents_core.runtime.store_sql import MemoryCall, MemoryRow
 from providers.options import message_cache_control
 
 MEMORY_LIMIT = 200
@@ -50,7 +51,7 @@ def text_of(parts: list[dict[str, Any]]) -> str:
     return "".join(p.get("text", "") for p in parts if p.get("type") == "text")
 
 
-def _arguments(part: dict[str, Any], call: ToolCall | None) -> str:
+def _arguments(part: dict[str, Any], call: MemoryCall | None) -> str:
     if call is not None:
         if call.input is not None:
             return json.dumps(call.input, ensure_ascii=False)
@@ -60,7 +61,7 @@ def _arguments(part: dict[str, Any], call: ToolCall | None) -> str:
     return "{}"
 
 
-def _tool_content(part: dict[str, Any], call: ToolCall | None) -> str:
+def _tool_content(part: dict[str, Any], call: MemoryCall | None) -> str:
     value = part.get("modelOutput")
     if call is not None and call.model_output is not None and not part.get("isError"):
         value = call.model_output
@@ -70,7 +71,7 @@ def _tool_content(part: dict[str, Any], call: ToolCall | None) -> str:
 
 
 def memory_messages(
-    rows: list[Message], calls: dict[tuple[Any, str], ToolCall] | None = None
+    rows: list[MemoryRow], calls: dict[tuple[Any, str], MemoryCall] | None = None
 ) -> list[dict[str, Any]]:
     """Thread memory in the OpenAI chat format litellm takes.
 
@@ -146,29 +147,16 @@ def memory_messages(
     return out
 
 
-def thread_memory(thread_id: Any, limit: int | None = None) -> tuple[list[Any], dict[Any, Any]]:
+def thread_memory(
+    thread_id: Any, limit: int | None = None
+) -> tuple[list[MemoryRow], dict[tuple[Any, str], MemoryCall]]:
     """The last `limit` messages of the thread (the agent's `lastMessages` option; default
-    MEMORY_LIMIT) and the tool calls they mention: model rows, or on PostgreSQL the same
-    fields read without the ORM (store_sql.MemoryRow, MemoryCall), as every step reads them."""
-    fast = store_sql.enabled()
-    if fast:
-        rows: list[Any] = store_sql.memory_rows(thread_id, limit or MEMORY_LIMIT)
-    else:
-        rows = list(
-            Message.objects.filter(thread_id=thread_id).order_by("-id")[: limit or MEMORY_LIMIT]
-        )
-        rows.reverse()
+    MEMORY_LIMIT) and the tool calls they mention, read as plain rows without the ORM
+    (store_sql.MemoryRow, MemoryCall): every step reads them."""
+    rows = store_sql.memory_rows(thread_id, limit or MEMORY_LIMIT)
     # Never start the window in the middle of a tool exchange.
     while rows and rows[0].role in (MessageRole.TOOL, MessageRole.SIGNAL):
         rows.pop(0)
     run_ids = {row.run_id for row in rows if row.role in (MessageRole.ASSISTANT, MessageRole.TOOL)}
-    found: list[Any] = (
-        store_sql.memory_calls(run_ids)
-        if fast
-        else list(
-            ToolCall.objects.filter(run_id__in=run_ids).only(
-                "run_id", "call_id", "input", "input_text", "model_output"
-            )
-        )
-    )
+    found = store_sql.memory_calls(run_ids)
     return rows, {(call.run_id, call.call_id): call for call in found}

@@ -26,7 +26,6 @@ from agents_core.models import RunWorkerBeat
 logger = logging.getLogger(__name__)
 
 QUEUED = "queued"
-WAKE_GROUP = "run-workers"
 # PostgreSQL notification channels the run workers LISTEN on: a run was queued (no
 # payload); a run was asked to stop (payload: its id).
 RUNS_QUEUED = "studio_runs_queued"
@@ -110,20 +109,12 @@ def process_gone(*, name: str) -> None:
     RunWorkerBeat.objects.filter(name=name).delete()
 
 
-def listens() -> bool:
-    """Whether run workers are told through PostgreSQL's LISTEN/NOTIFY (on PostgreSQL),
-    rather than through the channel layer's `run-workers` group."""
-    return bool(settings.DATABASES["default"]["ENGINE"].endswith("postgresql"))
-
-
 def notify(channel: str, payload: str = "") -> bool:
     """NOTIFY `channel` (RUNS_QUEUED, RUN_ABORT) to the run workers listening on it. Inside
     a transaction PostgreSQL delivers it when the transaction commits; False when the
-    database is not PostgreSQL or the notification failed."""
+    notification failed."""
     from django.db import DatabaseError, connection
 
-    if not listens():
-        return False
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_notify(%s, %s)", [channel, payload])
@@ -134,17 +125,7 @@ def notify(channel: str, payload: str = "") -> bool:
 
 
 def wake_workers() -> None:
-    """Tell the workers a run is queued: a NOTIFY on PostgreSQL (the run's row is
-    committed, so every listening worker gets it and claims at once), else a channel-layer
-    message (best effort). Workers also look for queued runs at every beat."""
-    if listens():
-        notify(RUNS_QUEUED)
-        return
-    from studio.layers import group_send_sync
-
-    try:
-        group_send_sync(WAKE_GROUP, {"type": "runs.queued"})
-    except Exception:  # noqa: BLE001 - the poll will find the run
-        logger.warning(
-            "Could not wake the run workers; they will find the run by polling", exc_info=True
-        )
+    """Tell the workers a run is queued: a NOTIFY (the run's row is committed, so every
+    listening worker gets it and claims at once). Workers also look for queued runs at
+    every beat."""
+    notify(RUNS_QUEUED)

@@ -1,5 +1,6 @@
-"""The run loop's writes of its steps and tool calls (synchronous ORM; the loop calls
-them through runtime.db). The run's own state moves are services/runs.py's."""
+"""The run loop's writes of its steps and tool calls (synchronous; the loop calls them
+through runtime.db): the parts and fields a step or a result stores, written by the one
+statement each of runtime/store_sql.py. The run's own state moves are services/runs.py's."""
 
 from __future__ import annotations
 
@@ -12,29 +13,19 @@ from django.utils import timezone
 from agents_core.models import Message, MessageRole, Run, RunStatus, ToolCall, ToolCallStatus
 from agents_core.runtime import plugins, store_sql
 from agents_core.runtime.messages import thread_memory
+from agents_core.runtime.store_sql import MemoryCall, MemoryRow
 
 
 def step_begin(
     *, run: Run, limit: int | None
-) -> tuple[list[Any], list[Message], dict[tuple[Any, str], ToolCall], int]:
+) -> tuple[list[Any], list[MemoryRow], dict[tuple[Any, str], MemoryCall], int]:
     """What a model step reads and writes before its call, in one trip to the database
     thread: the signals drained into the run (plugins), then the thread's memory (after
     the drain, so the model sees each signal once), then the step's message. Returns
     (drained, memory rows, their tool calls, the step's message id)."""
     drained = plugins.before_model_call(run)
     rows, calls = thread_memory(run.thread_id, limit)
-    return drained, rows, calls, step_message_start(run_id=run.pk, thread_id=run.thread_id)
-
-
-def step_message_start(*, run_id: Any, thread_id: Any) -> int:
-    """The step's assistant message, created when the model call starts: whatever reaches
-    the thread while the model streams (a finished async tool, a signal) is numbered after
-    it, so the next model call sees it as new instead of as something it answered."""
-    if store_sql.enabled():
-        return store_sql.message_start(run_id=run_id, thread_id=thread_id)
-    return Message.objects.create(
-        thread_id=thread_id, run_id=run_id, role=MessageRole.ASSISTANT, parts=[]
-    ).pk
+    return drained, rows, calls, store_sql.message_start(run_id=run.pk, thread_id=run.thread_id)
 
 
 def _renumber_unseen(*, thread_id: Any, message_id: int, memory_upto: int | None) -> None:
@@ -65,11 +56,12 @@ def step_save(
     step: int,
     text: str,
     calls: list[dict[str, Any]],
-    message_id: int | None = None,
+    message_id: int,
     memory_upto: int | None = None,
     model: str | None = None,
 ) -> dict[str, int]:
-    """The assistant message of a step and its tool calls; returns {toolCallId: ToolCall pk}.
+    """The assistant message of a step (`message_id`, created by `step_begin`) and its tool
+    calls; returns {toolCallId: ToolCall pk}.
 
     `memory_upto` is the last message the model call read (see `_renumber_unseen`);
     `model`, when given, is the model that answered, kept on the run with its step."""
@@ -85,53 +77,20 @@ def step_save(
                 "input": call.get("display", call["input"]),
             }
         )
-    if message_id is not None and store_sql.enabled():
-        pks, unseen = store_sql.step_save(
-            run_id=run_id,
-            thread_id=thread_id,
-            step=step,
-            parts=parts,
-            calls=calls,
-            message_id=message_id,
-            memory_upto=memory_upto,
-            model=model,
-        )
-        if unseen:  # rare: a signal committed while the model call started
-            with transaction.atomic():
-                _renumber_unseen(
-                    thread_id=thread_id, message_id=message_id, memory_upto=memory_upto
-                )
-        return pks
-    now = timezone.now()
-    with transaction.atomic():
-        if message_id is not None:
-            if parts:
-                Message.objects.filter(pk=message_id).update(parts=parts)
-            else:
-                Message.objects.filter(pk=message_id).delete()
+    pks, unseen = store_sql.step_save(
+        run_id=run_id,
+        thread_id=thread_id,
+        step=step,
+        parts=parts,
+        calls=calls,
+        message_id=message_id,
+        memory_upto=memory_upto,
+        model=model,
+    )
+    if unseen:  # rare: a signal committed while the model call started
+        with transaction.atomic():
             _renumber_unseen(thread_id=thread_id, message_id=message_id, memory_upto=memory_upto)
-        elif parts:
-            Message.objects.create(
-                thread_id=thread_id, run_id=run_id, role=MessageRole.ASSISTANT, parts=parts
-            )
-        rows = ToolCall.objects.bulk_create(
-            [
-                ToolCall(
-                    run_id=run_id,
-                    call_id=call["id"],
-                    tool_name=call["name"],
-                    tool=call.get("tool"),
-                    step=step,
-                    status=ToolCallStatus.RUNNING,
-                    input_text=call["inputText"],
-                    input=call["input"],
-                    started_at=now,
-                )
-                for call in calls
-            ]
-        )
-        Run.objects.filter(id=run_id).update(step=step, **({"model": model} if model else {}))
-    return {row.call_id: row.pk for row in rows}
+    return pks
 
 
 def tool_result_save(
@@ -175,16 +134,9 @@ def tool_result_save(
     }
     if model_visible:
         part["modelOutput"] = model_output
-    if store_sql.enabled():
-        store_sql.tool_result_save(
-            run_id=run_id, thread_id=thread_id, call_pk=call_pk, fields=fields, part=part
-        )
-        return
-    with transaction.atomic():
-        ToolCall.objects.filter(pk=call_pk).update(**fields)
-        Message.objects.create(
-            thread_id=thread_id, run_id=run_id, role=MessageRole.TOOL, parts=[part]
-        )
+    store_sql.tool_result_save(
+        run_id=run_id, thread_id=thread_id, call_pk=call_pk, fields=fields, part=part
+    )
 
 
 def tool_call_update(*, call_pk: int, **fields: Any) -> None:

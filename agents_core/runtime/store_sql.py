@@ -8,8 +8,10 @@ was Django building the statements and model instances (docs/benchmarks.md, "Run
 and end"). Here each write is one statement, atomic alone (its parts are data-modifying
 CTEs), and the memory is read as plain rows, through Django's cursor (so they are counted
 as any other statement). Values are encoded as the models' fields encode them: JSON with
-NUL written as U+FFFD, NUL-free text. Callers keep the ORM for other databases (SQLite:
-the embedded studio).
+NUL written as U+FFFD, NUL-free text. These are the only implementations of these writes
+and reads; the columns each INSERT names are checked against the models
+(tests/agents_core/runtime/test_sql_columns.py), so a column added to a model without its
+place here fails the tests instead of the statement.
 """
 
 from __future__ import annotations
@@ -24,10 +26,6 @@ from django.utils import timezone
 from agents_core.models import Message, MessageRole, Run, Thread, ToolCall, ToolCallStatus
 from studio.fields import NulFreeJSONEncoder
 from studio.json_input import NUL, REPLACEMENT
-
-
-def enabled() -> bool:
-    return connection.vendor == "postgresql"
 
 
 def _json(value: Any) -> str | None:
@@ -70,15 +68,8 @@ FROM given g WHERE t.id = g.thread AND g.title IS NOT NULL
 def runs_create(rows: list[tuple[Run, str, dict[str, Any], str | None]]) -> None:
     """Insert new runs (unsaved instances, each on its own thread: their fields as
     run_rows.new_run set them), with each its first message (`part`, as `role`) and, when
-    given, its thread's placeholder `title`. One statement on PostgreSQL; a running run on
-    any of the threads fails them all (IntegrityError)."""
-    if not enabled():
-        for run, role, part, title in rows:
-            run.save(force_insert=True)
-            Message.objects.create(thread_id=run.thread_id, run=run, role=role, parts=[part])
-            if title is not None:
-                Thread.objects.filter(pk=run.thread_id).update(title=title, title_auto=True)
-        return
+    given, its thread's placeholder `title`. One statement; a running run on any of the
+    threads fails them all (IntegrityError)."""
     now = timezone.now()
     given = [
         {
@@ -114,7 +105,10 @@ RETURNING id
 
 
 def message_start(*, run_id: Any, thread_id: Any) -> int:
-    """The step's assistant message, empty until the step is saved."""
+    """The step's assistant message, empty until the step is saved, created when the model
+    call starts: whatever reaches the thread while the model streams (a finished async
+    tool, a signal) is numbered after it, so the next model call sees it as new instead of
+    as something it answered."""
     sql = _MESSAGE_START.format(message=Message._meta.db_table)
     params = {
         "thread": str(thread_id),

@@ -2,21 +2,20 @@
 
 With `STUDIO_RUN_EXECUTOR = "worker"` a web process never executes a run itself: the run is
 created (or resumed) with `worker = "queued"` in the same transaction, and the web process
-then wakes the workers through the channel layer group `run-workers`. A worker
+then wakes the workers. A worker
 (`manage.py execute_runs`) claims queued runs with `SELECT ... FOR UPDATE SKIP LOCKED`
 (two workers never take the same run), writes its name on them, and executes each as a
 task of its event loop: litellm, the incremental parser, the stream writer and the
 database writes run there, and the web process only relays events to websockets. The
 claim is in the database, so nothing is lost when no worker listens: a queued run waits.
 
-On PostgreSQL the wake-up is a notification: the web process NOTIFYs `RUNS_QUEUED` once
+The wake-up is a PostgreSQL notification: the web process NOTIFYs `RUNS_QUEUED` once
 the run's row is committed, and each worker LISTENs on a connection of its own (waiting
 on its socket: an idle worker spends nothing until then). A worker that (re)connects
 claims at once, which covers what was queued while it was not listening, and looks for
 queued runs again at every beat (`STUDIO_RUN_WORKER_POLL_SECONDS`). An abort asked in
 another process comes the same way (`RUN_ABORT`, the run's id), with the runs' poll of
-their abort flag (runtime/active.py) slowed to the beat's pace as a safety net. Elsewhere
-(SQLite: one machine) the wake-up goes through the channel layer group `run-workers`.
+their abort flag (runtime/active.py) slowed to the beat's pace as a safety net.
 
 Why not Celery: a run is a long-lived asyncio task that mostly waits on the model; a
 prefork Celery worker would hold a whole process per streaming chat. Celery keeps what it
@@ -53,9 +52,7 @@ from agents_core.runtime.processes import (
     QUEUED,
     RUN_ABORT,
     RUNS_QUEUED,
-    WAKE_GROUP,
     limit_helper_threads,
-    listens,
     process_beat,
     process_gone,
 )
@@ -114,11 +111,8 @@ class RunWorker:
     async def serve(self) -> None:
         """Until `stop()`: claim, execute, wait for a wake-up or the next beat."""
         limit_helper_threads(settings.STUDIO_RUN_WORKER_HELPER_THREADS)
-        if listens():
-            listener = asyncio.ensure_future(self._listen_database())
-            active.poll_aborts_every(self.poll_seconds)
-        else:
-            listener = asyncio.ensure_future(self._listen())
+        listener = asyncio.ensure_future(self._listen_database())
+        active.poll_aborts_every(self.poll_seconds)
         logger.info("Run worker %s started (up to %d runs at once)", self.name, self.concurrency)
         # Never less than three beats: a live worker's beat is up to one beat old.
         dead_after = max(float(settings.STUDIO_RUN_WORKER_DEAD_SECONDS), 3 * self.poll_seconds)
@@ -233,25 +227,6 @@ class RunWorker:
                 pgconn.consume_input()  # OperationalError once the connection is gone
         finally:
             loop.remove_reader(fd)
-
-    async def _listen(self) -> None:
-        from channels.layers import get_channel_layer
-
-        layer = get_channel_layer()
-        if layer is None:
-            return
-        while True:
-            try:
-                channel = await layer.new_channel()
-                await layer.group_add(WAKE_GROUP, channel)
-                while True:
-                    await layer.receive(channel)
-                    self.wake.set()
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 - Redis restarted: polling covers the gap
-                logger.warning("Run worker wake-ups interrupted; retrying", exc_info=True)
-                await asyncio.sleep(self.poll_seconds)
 
     async def _drain(self) -> None:
         """On shutdown: let runs finish for a while, then stop them (they end as aborted,

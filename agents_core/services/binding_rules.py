@@ -98,11 +98,10 @@ def subagent_path(start: Agent, goal: Agent) -> list[int] | None:
 def check_no_cycle(parent: Agent, child: Agent) -> None:
     if parent.pk == child.pk:
         raise ValidationError({"agent": "An agent cannot be its own sub-agent."})
-    if connection.vendor == "postgresql":
-        # Two concurrent requests (A gets B, B gets A) would each see no cycle; one lock
-        # for all changes of the graph makes the second one see the first.
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [SUBAGENT_GRAPH_LOCK])
+    # Two concurrent requests (A gets B, B gets A) would each see no cycle; one lock for
+    # all changes of the graph makes the second one see the first.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [SUBAGENT_GRAPH_LOCK])
     path = subagent_path(child, parent)
     if path is not None:
         slugs = dict(Agent.objects.filter(pk__in=path).values_list("pk", "slug"))

@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 
 from agents_core.models import MessageRole, Run, RunStatus, Thread
-from agents_core.runtime.event_store import events_store_many
+from agents_core.runtime.event_store_sql import events_store_many
 from agents_core.runtime.handoff import encoded_message, publish_stored_many
 from agents_core.runtime.processes import queue_marker
 from agents_core.runtime.store_sql import runs_create

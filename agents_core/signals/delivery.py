@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from agents_core.models import (
@@ -33,6 +32,7 @@ from agents_core.services.runs import thread_active_run
 from agents_core.signals import bridge
 from agents_core.signals.payloads import signal_json
 from agents_core.signals.render import render_tag
+from agents_core.signals.waiting_sql import signals_waiting
 
 # A run that ends between our "is it running" read and our write makes us look again.
 RACE_RETRIES = 5
@@ -154,29 +154,6 @@ def _mark_notification_delivered(signal: Signal) -> None:
 
 
 # --- the run loop's side ------------------------------------------------------------------------
-_ANY_SQL = (
-    "SELECT EXISTS (SELECT 1 FROM {signals} WHERE (run_id = %s::uuid AND status = %s) "
-    "OR (%s AND thread_id = %s::uuid AND status = %s))"
-)
-
-
-def _any_signal(run: Run, *, thread_queue: bool) -> bool:
-    """Whether signals wait for the run (pending), or with `thread_queue` also on its
-    thread (queued): asked before every model call and at every run's end, so written
-    without the ORM on PostgreSQL (building the query cost more than running it)."""
-    if connection.vendor != "postgresql":
-        pending = Q(run=run, status=SignalStatus.PENDING)
-        if thread_queue:
-            pending |= Q(thread_id=run.thread_id, status=SignalStatus.QUEUED)
-        return Signal.objects.filter(pending).exists()
-    params = [str(run.pk), SignalStatus.PENDING, thread_queue, str(run.thread_id)]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _ANY_SQL.format(signals=Signal._meta.db_table), [*params, SignalStatus.QUEUED]
-        )
-        return bool(cursor.fetchone()[0])
-
-
 def signals_drain_for_run(run: Run) -> list[str]:
     """Pending signals for this run, marked delivered and written to the thread's memory
     (role `signal`), returned rendered for the model.
@@ -185,7 +162,7 @@ def signals_drain_for_run(run: Run) -> list[str]:
     it, so each drained signal reaches the model once, in order (a caller that builds
     its messages itself appends the returned strings as user messages instead).
     """
-    if not _any_signal(run, thread_queue=False):
+    if not signals_waiting(run, thread_queue=False):
         return []  # the common case, in one query instead of a locking transaction
     now = timezone.now()
     with transaction.atomic():
@@ -213,7 +190,7 @@ def signals_drain_for_run(run: Run) -> list[str]:
 def signals_on_run_end(run: Run) -> Run | None:
     """Called once a run's final status is saved: what it did not drain, and the queue,
     start the next run (one queued signal per run, oldest first). Returns that run."""
-    if not _any_signal(run, thread_queue=True):
+    if not signals_waiting(run, thread_queue=True):
         return None  # nothing left, nothing queued: one query for the common case
     leftovers = Signal.objects.filter(run=run, status=SignalStatus.PENDING).order_by("id")
     for signal in leftovers.select_related("thread"):

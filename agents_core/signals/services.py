@@ -76,11 +76,10 @@ def thread_lock(thread_id: Any, topic: str) -> None:
     An advisory lock rather than the Thread row: the run loop updates that row for every
     event it publishes, and holding it here could deadlock against a run's last update.
     """
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_advisory_xact_lock(hashtext(%s))", [f"signals:{topic}:{thread_id}"]
-            )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtext(%s))", [f"signals:{topic}:{thread_id}"]
+        )
 
 
 # --- reads used by the services ---------------------------------------------------------------

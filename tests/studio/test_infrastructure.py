@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from django.db import connection
 
 from tests.conftest import browser_login
-
-
-def test_the_suite_runs_on_postgresql(db):
-    assert connection.vendor == "postgresql"
 
 
 @pytest.mark.celery_worker

@@ -149,10 +149,10 @@ async def test_a_result_landing_between_memory_read_and_model_call_is_news_for_t
     memory but before the step's message was numbered. The model never saw it, so it must
     come after that message, where the next model call takes it as news."""
     from agents_core.models import MessageRole
-    from agents_core.runtime import store
+    from agents_core.runtime import store_sql
 
     thread = await database_sync_to_async(make_thread)("rt-agent")
-    real_start = store.step_message_start
+    real_start = store_sql.message_start
     landed = []
 
     def start_after_a_landing(*, run_id, thread_id):
@@ -173,7 +173,7 @@ async def test_a_result_landing_between_memory_read_and_model_call_is_news_for_t
             )
         return real_start(run_id=run_id, thread_id=thread_id)
 
-    monkeypatch.setattr(store, "step_message_start", start_after_a_landing)
+    monkeypatch.setattr(store_sql, "message_start", start_after_a_landing)
     run, events = await run_to_end(thread, "use rt_report for the budget", owner)
     assert landed and run.status == "completed"
     first = "".join(e["textDelta"] for e in events if e["type"] == "text-delta")

@@ -168,62 +168,68 @@ async def test_deltas_alone_are_stored_after_the_interval_without_an_emit(make_t
     assert sink.tail == []  # nothing left that is not stored
 
 
-def test_the_orm_store_numbers_and_writes_like_the_postgresql_one(make_thread):
-    """SQLite (the embedded studio) takes the ORM path: same numbering, same rows."""
-    from django.db import transaction
+def test_a_batch_of_several_threads_is_numbered_after_each_threads_last_seq(make_thread):
+    """One statement numbers every thread's events from its own `last_seq`, in order, and
+    returns them as stored (what subscribers are sent)."""
+    from agents_core.runtime.event_store_sql import events_store_many
 
-    from agents_core.runtime.event_store import _store_many_orm, _store_many_postgresql
-
-    results = []
-    for store in (_store_many_postgresql, _store_many_orm):
-        pairs = _threads_and_runs(make_thread, 2)
-        Thread.objects.filter(pk=pairs[1][0].pk).update(last_seq=7)
-        batches = [
-            (
-                str(thread.pk),
-                str(run.pk),
-                [{"type": "text-delta", "textDelta": f"t{n}"}, {"type": "step-finish", "step": 1}],
-            )
-            for n, (thread, run) in enumerate(pairs)
-        ]
-        with transaction.atomic():
-            texts = store(sorted(str(thread.pk) for thread, _ in pairs), batches)
-        # What subscribers are sent is what was stored.
-        assert [[json.loads(text) for text in encoded] for encoded in texts] == [
-            [payload for _, _, payload in _stored(thread)] for thread, _ in pairs
-        ]
-        results.append(
+    pairs = _threads_and_runs(make_thread, 2)
+    Thread.objects.filter(pk=pairs[1][0].pk).update(last_seq=7)
+    batches = [
+        (
+            thread.pk,
+            run.pk,
+            [{"type": "text-delta", "textDelta": f"t{n}"}, {"type": "step-finish", "step": 1}],
+        )
+        for n, (thread, run) in enumerate(pairs)
+    ]
+    texts = events_store_many(batches)
+    assert [[json.loads(text) for text in encoded] for encoded in texts] == [
+        [payload for _, _, payload in _stored(thread)] for thread, _ in pairs
+    ]
+    stored = [
+        (
+            Thread.objects.get(pk=thread.pk).last_seq,
             [
-                (
-                    Thread.objects.get(pk=thread.pk).last_seq,
-                    [
-                        (seq, kind, {k: v for k, v in payload.items() if k != "runId"})
-                        for seq, kind, payload in _stored(thread)
-                    ],
-                )
-                for thread, _ in pairs
+                (seq, kind, {k: v for k, v in payload.items() if k != "runId"})
+                for seq, kind, payload in _stored(thread)
+            ],
+        )
+        for thread, _ in pairs
+    ]
+    assert stored == [
+        (
+            2,
+            [
+                (1, "text-delta", {"type": "text-delta", "textDelta": "t0", "seq": 1}),
+                (2, "step-finish", {"type": "step-finish", "step": 1, "seq": 2}),
+            ],
+        ),
+        (
+            9,
+            [
+                (8, "text-delta", {"type": "text-delta", "textDelta": "t1", "seq": 8}),
+                (9, "step-finish", {"type": "step-finish", "step": 1, "seq": 9}),
+            ],
+        ),
+    ]
+
+
+def test_a_batch_naming_a_deleted_thread_is_refused_whole(make_thread):
+    from agents_core.runtime.event_store_sql import events_store_many
+
+    (kept, kept_run), (gone, _) = _threads_and_runs(make_thread, 2)
+    gone_pk = gone.pk
+    gone.delete()
+    with pytest.raises(Thread.DoesNotExist):
+        events_store_many(
+            [
+                (kept.pk, kept_run.pk, [{"type": "text-delta", "textDelta": "a"}]),
+                (gone_pk, None, [{"type": "text-delta", "textDelta": "b"}]),
             ]
         )
-    assert (
-        results[0]
-        == results[1]
-        == [
-            (
-                2,
-                [
-                    (1, "text-delta", {"type": "text-delta", "textDelta": "t0", "seq": 1}),
-                    (2, "step-finish", {"type": "step-finish", "step": 1, "seq": 2}),
-                ],
-            ),
-            (
-                9,
-                [
-                    (8, "text-delta", {"type": "text-delta", "textDelta": "t1", "seq": 8}),
-                    (9, "step-finish", {"type": "step-finish", "step": 1, "seq": 9}),
-                ],
-            ),
-        ]
-    )
+    assert _stored(kept) == []
+    assert Thread.objects.get(pk=kept.pk).last_seq == 0
 
 
 def _pubsub_layer(url: str) -> Any:
@@ -365,7 +371,7 @@ def test_writers_of_the_same_threads_at_once_number_every_event_exactly_once(mak
 
     from django.db import connection
 
-    from agents_core.runtime.event_store import events_store_many
+    from agents_core.runtime.event_store_sql import events_store_many
 
     pairs = _threads_and_runs(make_thread, 3)
     ids = [str(thread.pk) for thread, _ in pairs]
@@ -441,7 +447,7 @@ def test_a_nul_character_which_jsonb_refuses_is_stored_and_sent_as_a_replacement
 
 
 def test_a_batch_with_a_thread_that_is_gone_stores_nothing_for_any_thread(make_thread):
-    from agents_core.runtime.event_store import events_store_many
+    from agents_core.runtime.event_store_sql import events_store_many
 
     pairs = _threads_and_runs(make_thread, 3)
     gone = pairs[1][0]
@@ -466,7 +472,7 @@ def test_the_writer_stores_again_on_a_new_connection_when_its_own_died(make_thre
     from django.db import connection
 
     from agents_core.runtime.db import with_reconnect
-    from agents_core.runtime.event_store import events_store_many
+    from agents_core.runtime.event_store_sql import events_store_many
 
     [(thread, run)] = _threads_and_runs(make_thread, 1)
     events_store_many([(thread.pk, run.pk, [{"type": "text-delta", "textDelta": "before"}])])

@@ -1,10 +1,13 @@
-"""Storing stream events: each batch numbered per thread and inserted in one statement.
+"""Storing stream events in hand-written SQL: each batch numbered per thread and inserted
+in one statement (the stream writer's every batch; through the ORM a batch was several
+round trips and most of its CPU, docs/benchmarks.md).
 
 Sequence numbers come from an atomic `UPDATE thread SET last_seq = last_seq + n`, in the
-same statement (on PostgreSQL; the same transaction elsewhere) as the insert of the
-events, numbered from the value it replaced: a second writer (another process, a Celery
-worker) waits on the thread's row until the first commits, so an event is always stored
-before any later-numbered event is published (runtime/events.py publishes them).
+same statement as the insert of the events, numbered from the value it replaced: a second
+writer (another process, a Celery worker) waits on the thread's row until the first
+commits, so an event is always stored before any later-numbered event is published
+(runtime/events.py publishes them). The columns of its INSERTs are checked against the
+models (tests/agents_core/runtime/test_sql_columns.py).
 """
 
 from __future__ import annotations
@@ -30,9 +33,6 @@ def events_store_many(batches: list[tuple[Any, Any, list[dict[str, Any]]]]) -> l
         for thread_id, run_id, events in batches
     ]
     keys = sorted({thread_id for thread_id, _, _ in batches})
-    if connection.vendor != "postgresql":
-        with transaction.atomic():
-            return _store_many_orm(keys, batches)
     # One thread: one statement, atomic alone; several: the lock first, then the statement.
     with transaction.atomic() if len(keys) > 1 else contextlib.nullcontext():
         return _store_many_postgresql(keys, batches)
@@ -41,10 +41,10 @@ def events_store_many(batches: list[tuple[Any, Any, list[dict[str, Any]]]]) -> l
 def _number(
     last: dict[str, int],
     batches: list[tuple[str, str | None, list[dict[str, Any]]]],
-    bodies: list[list[str]] | None = None,
+    bodies: list[list[str]],
 ) -> list[list[str]]:
-    """Number the events after each thread's `last` and encode them (from `bodies`, the
-    events already encoded without their `seq`, when given)."""
+    """Number the events after each thread's `last` and encode them from `bodies` (the
+    events already encoded without their `seq`)."""
     missing = {thread_id for thread_id, _, _ in batches} - last.keys()
     if missing:
         raise Thread.DoesNotExist(f"Thread {sorted(missing)[0]} is gone.")
@@ -54,10 +54,8 @@ def _number(
         for index, event in enumerate(events):
             last[thread_id] += 1
             event["seq"] = last[thread_id]
-            if bodies is None:
-                encoded.append(json.dumps(event, default=str))
-            else:  # what json.dumps gives with `seq` set last, without encoding again
-                encoded.append(f'{bodies[number][index][:-1]}, "seq": {event["seq"]}}}')
+            # What json.dumps gives with `seq` set last, without encoding again.
+            encoded.append(f'{bodies[number][index][:-1]}, "seq": {event["seq"]}}}')
         texts.append(encoded)
     return texts
 
@@ -138,45 +136,6 @@ def _jsonb_body(event: dict[str, Any]) -> str:
     return json.dumps(replace_nul(event), default=str)
 
 
-def _store_many_orm(
-    keys: list[str], batches: list[tuple[str, str | None, list[dict[str, Any]]]]
-) -> list[list[str]]:
-    from django.db.models import Case, Value, When
-
-    last = {
-        str(pk): seq
-        for pk, seq in Thread.objects.select_for_update(no_key=True)
-        .filter(pk__in=keys)
-        .order_by("pk")
-        .values_list("pk", "last_seq")
-    }
-    texts = _number(last, batches)
-    Thread.objects.filter(pk__in=keys).update(
-        last_seq=Case(*(When(pk=key, then=Value(seq)) for key, seq in last.items())),
-        updated_at=timezone.now(),
-    )
-    _insert(
-        [(thread_id, run_id, event) for thread_id, run_id, events in batches for event in events]
-    )
-    return texts
-
-
-def _insert(rows: list[tuple[Any, Any, dict[str, Any]]]) -> None:
-    """Insert numbered events, `(thread, run, event)` each, with the ORM."""
-    StreamEvent.objects.bulk_create(
-        [
-            StreamEvent(
-                thread_id=thread_id,
-                run_id=run_id,
-                seq=event["seq"],
-                type=event["type"],
-                payload=event,
-            )
-            for thread_id, run_id, event in rows
-        ]
-    )
-
-
 def thread_seed(thread_id: Any) -> int:
     """The thread's `last_seq`, read under its row lock: a run's sink numbers its events
     from it. The lock orders the read after any writer that numbered in the database
@@ -185,27 +144,17 @@ def thread_seed(thread_id: Any) -> int:
     does: rows that reference the thread (their foreign key check) do not wait for it.
     One statement in autocommit: it waits for the lock, reads, and lets it go at once (a
     transaction around it added a BEGIN and a COMMIT and held nothing longer)."""
-    if connection.vendor != "postgresql":
-        with transaction.atomic():
-            found = (
-                Thread.objects.select_for_update(no_key=True)
-                .filter(pk=thread_id)
-                .values_list("last_seq", flat=True)
-                .first()
-            )
-    else:
-        # Django refuses select_for_update outside a transaction: the statement is written.
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT last_seq FROM {Thread._meta.db_table} "  # noqa: S608
-                "WHERE id = %s FOR NO KEY UPDATE",
-                [str(thread_id)],
-            )
-            row = cursor.fetchone()
-        found = row[0] if row else None
-    if found is None:
+    # Django refuses select_for_update outside a transaction: the statement is written.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT last_seq FROM {Thread._meta.db_table} "  # noqa: S608
+            "WHERE id = %s FOR NO KEY UPDATE",
+            [str(thread_id)],
+        )
+        row = cursor.fetchone()
+    if row is None:
         raise Thread.DoesNotExist(f"Thread {thread_id} is gone.")
-    return int(found)
+    return int(row[0])
 
 
 # Events numbered by their run's sink (each payload holds its `seq`), inserted in one
@@ -232,9 +181,6 @@ def events_store_numbered(batches: list[tuple[Any, Any, list[str]]]) -> None:
     meanwhile fails the whole statement (the caller retries run by run)."""
     if not any(texts for _, _, texts in batches):
         return
-    if connection.vendor != "postgresql":
-        _store_numbered_orm(batches)
-        return
     import psycopg
 
     rows = ",".join(
@@ -258,23 +204,3 @@ def _storable(text: str) -> str:
     if "\\u0000" not in text:
         return text
     return json.dumps(replace_nul(json.loads(text)), default=str)
-
-
-def _store_numbered_orm(batches: list[tuple[Any, Any, list[str]]]) -> None:
-    from django.db.models import F
-    from django.db.models.functions import Greatest
-
-    with transaction.atomic():
-        events = [
-            (thread_id, run_id, json.loads(text))
-            for thread_id, run_id, texts in batches
-            for text in texts
-        ]
-        _insert(events)
-        top: dict[str, int] = {}
-        for thread_id, _, event in events:
-            top[str(thread_id)] = max(top.get(str(thread_id), 0), event["seq"])
-        for thread_id, seq in top.items():
-            Thread.objects.filter(pk=thread_id).update(
-                last_seq=Greatest(F("last_seq"), seq), updated_at=timezone.now()
-            )
