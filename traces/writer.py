@@ -23,8 +23,8 @@ from typing import Any
 from django.db import connection
 
 from agents_core.runtime.db import db
-from studio.fields import NulFreeJSONEncoder
-from studio.json_input import NUL, REPLACEMENT
+from common.fields import NulFreeJSONEncoder
+from common.json_input import NUL, REPLACEMENT
 from tools_app.redaction import Secrets
 from traces.models import Span
 

@@ -6,7 +6,7 @@ import os
 
 from django.core.exceptions import ImproperlyConfigured
 
-from studio.env import envbool, envfloat, envint, envlist
+from common.env import envbool, envfloat, envint, envlist
 
 # --- Models -------------------------------------------------------------------------------
 # The model demo agents use. With no provider key configured it is the offline provider.
