@@ -1,8 +1,8 @@
 """The house rules that hold for every module of the project: no import cycles, `tools_app`
-independent of `agents_core`, `common` independent of every other app, no app reaching into
-`studio` past its wiring, no production module over 400 lines. Each check names the
-offending modules. Imports are read with `ast` (tests/source.py), function-level ones too:
-a cycle hidden inside a function is still a cycle."""
+and `providers` independent of `agents_core`, `common` independent of every other app, no
+app reaching into `studio` past its wiring, no production module over 400 lines. Each check
+names the offending modules. Imports are read with `ast` (tests/source.py), function-level
+ones too: a cycle hidden inside a function is still a cycle."""
 
 from __future__ import annotations
 
@@ -96,6 +96,13 @@ def _edges(graph: dict[str, set[str]], source_app: str, target_app: str) -> list
 def test_tools_app_imports_nothing_from_agents_core():
     wrong = _edges(import_graph(modules()), "tools_app", "agents_core")
     assert not wrong, "tools_app imports agents_core:\n" + "\n".join(wrong)
+
+
+def test_providers_imports_nothing_from_agents_core():
+    """Model access (litellm calls, endpoints, fallbacks, the offline model) is whole in
+    providers: agents_core calls it, it never calls back."""
+    wrong = _edges(import_graph(modules()), "providers", "agents_core")
+    assert not wrong, "providers imports agents_core:\n" + "\n".join(wrong)
 
 
 def test_no_production_module_is_over_400_lines():

@@ -11,17 +11,17 @@ from django.db.models import Exists, OuterRef
 
 from agents_core.models import Agent, AgentTool, Run, SubAgent
 from agents_core.registry import get_agent_definition, get_tool_definition
-from agents_core.runtime.errors import ModelError
 from agents_core.runtime.messages import instruction_messages
-from agents_core.runtime.model_endpoints import (
+from providers.catalog import PROVIDERS, fallback_problems, provider_of
+from providers.errors import ModelError
+from providers.gate import model_refusal
+from providers.model_endpoints import (
     BASE_KEYS,
     METADATA_BASE_KEYS,
     REFUSED_CODE,
     call_base,
     run_model_refusals,
 )
-from providers.catalog import PROVIDERS, fallback_problems, provider_of
-from providers.gate import model_refusal
 from providers.options import call_kwargs
 from providers.resolve import ModelCall, model_call
 from tools_app.models import Source, Tool, ToolKind
@@ -190,7 +190,7 @@ class RunSetup:
             "model": call.model,
             "messages": instruction_messages(self.instructions, call.model) + memory,
             "stream": True,
-            # Retries are the run's own (runtime/fallbacks.py), bounded and visible; the
+            # Retries are the run's own (providers/fallbacks.py), bounded and visible; the
             # OpenAI SDK under litellm would otherwise retry each call twice on its own.
             "max_retries": 0,
             **self.model_kwargs(call),
