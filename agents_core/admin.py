@@ -36,7 +36,7 @@ from agents_core.models import (
     ToolCall,
 )
 from agents_core.serializers import default_options_problems
-from studio.admin_forms import StudioModelAdmin
+from common.admin_forms import StudioModelAdmin
 
 
 class RecordAdmin(admin.ModelAdmin):

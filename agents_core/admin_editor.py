@@ -37,7 +37,7 @@ from agents_core.editor.humanize import human_time
 from agents_core.editor.policy import field_ownership
 from agents_core.editor.services import documents, locks, permissions, revisions
 from agents_core.models import Agent, EditLock
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 
 # The request being rendered, for the read-only lock display (it gets no request).
 _request: ContextVar[HttpRequest | None] = ContextVar("admin_editor_request", default=None)

@@ -20,7 +20,7 @@ from agents_core.editor import selectors
 from agents_core.editor.diff import as_text
 from agents_core.editor.humanize import human_time
 from agents_core.models import Agent, Revision
-from studio.json_input import JSONInputError, json_loads
+from common.json_input import JSONInputError, json_loads
 
 PREFIX = "editor_"
 LOCK_FIELD = f"{PREFIX}lock"

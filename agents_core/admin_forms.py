@@ -1,12 +1,12 @@
 """A check the admin's agent form shares with the REST API: where the agent's model may be
-called (agents_core/runtime/model_endpoints.py)."""
+called (providers/model_endpoints.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from agents_core.admin_editor import PREFIX
-from agents_core.runtime.model_endpoints import agent_model_errors
+from providers.model_endpoints import agent_model_errors
 
 
 class ModelEndpointsFormMixin:

@@ -27,8 +27,8 @@ from agents_core.selectors import thread_for, threads_for
 from agents_core.services import run_chats
 from agents_core.services import runs as run_services
 from agents_core.services import threads as thread_services
-from studio.exceptions import ApplicationError
-from studio.websocket import Frames, JsonFrameConsumer
+from common.exceptions import ApplicationError
+from common.websocket import Frames, JsonFrameConsumer
 
 
 def _in_thread(fn: Any) -> Any:
@@ -246,7 +246,7 @@ class ThreadConsumer(JsonFrameConsumer):
             async with self.sending:
                 await self._catch_up()
 
-    # --- client messages (a bad frame gets an error event: studio.websocket) ----------------
+    # --- client messages (a bad frame gets an error event: common.websocket) ----------------
     async def _chat(self, frame: dict[str, Any]) -> None:
         chat = run_chats.Chat(self.user, self.thread_id, frame["text"], frame["options"])
         async with active.taking_message():

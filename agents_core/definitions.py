@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents_core.runtime.model_endpoints import agent_model_errors
 from providers.catalog import fallback_problems, valid_model_string
+from providers.model_endpoints import agent_model_errors
 from providers.options import call_option_problems, message_option_problems
 from tools_app.definitions import (
     DefinitionError,

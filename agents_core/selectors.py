@@ -13,7 +13,7 @@ from typing import Any
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
 from agents_core.models import Agent, AgentTool, ImportJob, Run, RunStatus, SubAgent, Thread
-from studio.exceptions import NotFound
+from common.exceptions import NotFound
 
 
 def agent_list(*, user: Any) -> QuerySet[Agent]:

@@ -20,8 +20,8 @@ from agents_core.definitions import (
     validate_instructions,
 )
 from agents_core.models import Agent, AgentTool, SubAgent
-from agents_core.runtime.model_endpoints import agent_model_errors
 from providers.catalog import fallback_problems
+from providers.model_endpoints import agent_model_errors
 from providers.options import call_option_problems
 
 # What the model APIs accept as a tool (function) name.

@@ -1,9 +1,9 @@
 """What the model side of bench.streaming's chats costs per chunk, measured in this process:
 litellm over its real HTTP path (against bench/_sse_model.py), read through its stream
-wrapper or on the run loop's fast path (agents_core/runtime/fast_stream.py), for the
+wrapper or on the run loop's fast path (providers/fast_stream.py), for the
 OpenAI and the Anthropic protocol; litellm's stream wrapper over the offline provider the
 chats use, and that provider alone; each read as the run loop reads a stream
-(agents_core/runtime/model_stream.py). The studio's cost is what its processes spend
+(providers/model_stream.py). The studio's cost is what its processes spend
 beyond these shares."""
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ MESSAGES = [{"role": "user", "content": "go"}]
 
 
 async def _read(response: Any, to_the_end: bool = False, path: str = "wrapper") -> int:
-    """Read a litellm stream as the run loop does (agents_core/runtime/model_stream.py), or
+    """Read a litellm stream as the run loop does (providers/model_stream.py), or
     to its end. `path`: through litellm's wrapper; on the run loop's fast path ("fast": an
     error if the stream does not qualify, the bench must not measure one path under the
     other's name); or "transport": the HTTP response's bytes alone, as litellm's client
     delivers them, unparsed (the floor under both). The chunks (or reads) counted."""
     import litellm
 
-    from agents_core.runtime import fast_stream, model_stream
+    from providers import fast_stream, model_stream
 
     if path != "wrapper":
         response = fast_stream.reader(response, litellm, MESSAGES)
@@ -84,7 +84,7 @@ def _offline_stream(chunks: int, delay: float) -> Any:
 def _provider_stream(chunks: int, delay: float) -> Any:
     """The offline provider's stream alone, without litellm."""
     import bench.offline_stamps  # noqa: F401 - registers the `stamp` mode
-    from agents_core.runtime import offline
+    from providers import offline
 
     return offline._handler.astreaming(
         "scripted", MESSAGES, optional_params={"stamp": chunks, "tools": TOOLS, "delay": delay}
@@ -200,7 +200,7 @@ async def model_us_per_chunk(
 
 async def assembly_us_per_chunk(chunks: int = 3000) -> float:
     """What litellm's assembly of the whole response after its last chunk (which the run
-    loop skips; agents_core/runtime/model_stream.py) would add per chunk."""
+    loop skips; providers/model_stream.py) would add per chunk."""
     read = whole = float("inf")
     for _ in range(3):
         cpu, count = await _cpu_reading(_offline_stream(chunks, 0))

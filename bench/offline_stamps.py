@@ -1,7 +1,7 @@
 """The offline provider's benchmark mode, `stamp`: each delta carries `<index>@<unix
 time>;`, the time the provider yielded it, so a client can measure each delta's latency.
 
-Importing this module registers the mode (agents_core.runtime.offline.MODES). The
+Importing this module registers the mode (providers.offline.MODES). The
 processes a benchmark starts import it through STUDIO_CODE_MODULES
 (bench/_streaming_agent.py).
 """
@@ -14,8 +14,8 @@ from typing import Any
 
 from litellm.types.utils import GenericStreamingChunk
 
-from agents_core.runtime.offline import MODES, Mode, _call_id, _chunk
-from agents_core.runtime.offline_script import _tool_names
+from providers.offline import MODES, Mode, _call_id, _chunk
+from providers.offline_script import _tool_names
 
 
 class _Stamp:

@@ -103,7 +103,7 @@ class _Statements:
 
 
 async def _bare(litellm: Any, request: dict[str, Any]) -> None:
-    from agents_core.runtime import model_stream
+    from providers import model_stream
 
     response = await litellm.acompletion(**request)
     to_the_end = model_stream.read_to_the_end(response, litellm)

@@ -42,7 +42,7 @@ does (at 1 stream, 1.7-1.8 ms against 1.0-1.2 ms here). litellm_unpaced_us_per_d
 the one-stream, 1 ms-apart figure of litellm's own HTTP path, and
 studio_over_litellm_unpaced compares with it.
 fast_us_per_delta (and fast_unpaced_us_per_delta) is the same stream read on the run
-loop's fast path (agents_core/runtime/fast_stream.py: litellm sends the request, the loop
+loop's fast path (providers/fast_stream.py: litellm sends the request, the loop
 parses the provider's events itself), measured right after litellm's, and
 litellm_over_fast the ratio. `--model-only` measures just these, without the studio: for
 the OpenAI and the Anthropic protocol, unpaced and at `rate` for each N, one line each
@@ -53,7 +53,7 @@ litellm_offline_us_per_delta is what litellm's stream wrapper costs per chunk ov
 offline provider that the chats of the bench use (litellm over the provider minus the
 provider alone), read as the run loop reads it: up to litellm's last chunk, without the
 assembly of the whole response litellm would do after it (see
-agents_core/runtime/model_stream.py; what that assembly would add per chunk is on stderr).
+providers/model_stream.py; what that assembly would add per chunk is on stderr).
 It and provider_us_per_delta are taken out of the studio's cost; studio_over_litellm_offline
 compares with it. Both are measured in this process right after the phases of the line,
 at the pace and concurrency of the phase (as the run workers read them in it).

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from agents_core.models import Agent
+from common.exceptions import ApplicationError
 from evals.services.cases import cases_export, cases_import
-from studio.exceptions import ApplicationError
 
 
 def tests_export(*, agent: Agent, owner: Any) -> dict[str, Any] | None:

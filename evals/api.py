@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from agents_core.models import Agent
 from agents_core.selectors import agent_get, thread_for
+from common.exceptions import NotFound
 from evals import selectors
 from evals.drafts import case_draft_from_thread
 from evals.models import Suite, TestCase
@@ -27,7 +28,6 @@ from evals.serializers import (
 )
 from evals.services import cases as services
 from evals.services.suite_runs import suite_run_start
-from studio.exceptions import NotFound
 
 TAG = ["agent tests"]
 

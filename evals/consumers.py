@@ -9,9 +9,9 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 
+from common.websocket import JsonFrameConsumer
 from evals.selectors import jsonable, suite_run_get, suite_run_info
 from evals.services.suite_runs import suite_run_group
-from studio.websocket import JsonFrameConsumer
 
 
 class SuiteRunProgressConsumer(JsonFrameConsumer):

@@ -19,7 +19,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from studio.patterns import PatternError, pattern_search
+from common.patterns import PatternError, pattern_search
 
 # (rubric, answer, model) -> (score in [0, 1], reason)
 Judge = Callable[[str, str, str], tuple[float, str]]

@@ -2,7 +2,7 @@
 
 The judge calls the configured model through litellm, as the run loop does, with a
 rubric and the answer, and reads back `{"score": 0..1, "reason": str}`. The offline model
-`studio/scripted` gives deterministic verdicts (agents_core/runtime/offline_judge.py).
+`studio/scripted` gives deterministic verdicts (providers/offline_judge.py).
 
 Similarity to a reference answer: with STUDIO_EVAL_SIMILARITY_MODEL set, the cosine of
 the two texts' vectors from that embedding model, through the knowledge app's embedding
@@ -22,6 +22,7 @@ from typing import Any
 
 from django.conf import settings
 
+from providers.calls import completion
 from providers.resolve import model_call
 from tools_app.redaction import Secrets, secrets_scope
 
@@ -50,17 +51,13 @@ def _judge(rubric: str, answer: str, model: str, user: Any, secrets: Secrets) ->
     secrets.add(call.api_key)
     if call.refusal:
         raise JudgeError(f"the judge model {model} was not called: {call.refusal}")
-    import litellm
-
-    if model.startswith("studio/"):
-        import agents_core.runtime.offline  # noqa: F401 - registers the offline provider
     extra = {
         key: value
         for key, value in (("api_key", call.api_key), ("api_base", call.api_base))
         if value
     }
     try:
-        response = litellm.completion(
+        response = completion(
             model=call.model,
             messages=[
                 {"role": "system", "content": JUDGE_SYSTEM},

@@ -22,6 +22,7 @@ from agents_core.services.threads import thread_create
 from evals.expectations import Observation, check_turn
 from evals.judge import judge_answer, similarity_measure
 from evals.models import TestCase
+from providers.calls import litellm_for
 
 POLL_SECONDS = 0.05
 _ENDED = {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.ABORTED}
@@ -161,12 +162,8 @@ def observe(run: Run, *, duration_ms: float) -> Observation:
 
 def _cost(model: str, usage: dict[str, Any]) -> float | None:
     """The run's price from litellm's cost map, or None for a model it does not price."""
-    import litellm
-
-    if model.startswith("studio/"):
-        import agents_core.runtime.offline  # noqa: F401 - registers its (zero) price
     try:
-        prompt, completion = litellm.cost_per_token(
+        prompt, completion = litellm_for(model).cost_per_token(
             model=model,
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),

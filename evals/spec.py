@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from common.patterns import pattern_problem, schema_pattern_errors
 from providers.gate import model_field_errors
-from studio.patterns import pattern_problem, schema_pattern_errors
 from tools_app.execution import schema_errors
 
 _NAME = {"type": "string", "minLength": 1, "maxLength": 100}

@@ -9,7 +9,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from agents_core.selectors import agent_get, agent_list, thread_for
-from studio.exceptions import NotFound
+from common.exceptions import NotFound
 from tools_app.selectors import tool_get, tool_list
 
 

@@ -11,6 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.exceptions import ApplicationError, NotFound
+from common.parsers import StudioJSONParser
 from knowledge import selectors
 from knowledge.models import Document, KnowledgeBase
 from knowledge.serializers import (
@@ -28,8 +30,6 @@ from knowledge.services.progress import progress_publish
 from knowledge.services.search import filters_from, knowledge_search
 from knowledge.services.tools import kb_tool_create
 from knowledge.store import get_store
-from studio.exceptions import ApplicationError, NotFound
-from studio.parsers import StudioJSONParser
 from tools_app.serializers import ToolOutputSerializer
 
 TAG = ["knowledge"]

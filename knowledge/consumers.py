@@ -10,9 +10,9 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 
+from common.websocket import JsonFrameConsumer
 from knowledge.selectors import kb_get, kb_progress
 from knowledge.services.progress import kb_group
-from studio.websocket import JsonFrameConsumer
 
 
 class KnowledgeProgressConsumer(JsonFrameConsumer):

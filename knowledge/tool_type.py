@@ -13,9 +13,9 @@ from typing import Any, ClassVar
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections
 
+from common.exceptions import ApplicationError
 from knowledge.models import KnowledgeBase
 from knowledge.services.search import filters_from, knowledge_search
-from studio.exceptions import ApplicationError
 from tools_app.errors import ToolError
 from tools_app.types import ToolType
 

@@ -8,9 +8,9 @@ from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
 
+from common.exceptions import ApplicationError
 from providers import services
 from providers.models import ProviderCredential
-from studio.exceptions import ApplicationError
 
 
 class CredentialForm(forms.ModelForm):

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.exceptions import ApplicationError, NotFound
 from providers import selectors, services
 from providers.connection import credential_test
 from providers.models import ProviderCredential
@@ -21,7 +22,6 @@ from providers.serializers import (
     CredentialUpdateSerializer,
     provider_catalog,
 )
-from studio.exceptions import ApplicationError, NotFound
 
 TAG = ["providers"]
 

@@ -7,8 +7,9 @@ from typing import Any
 
 from django.conf import settings
 
-from agents_core.runtime.errors import model_error
+from providers.calls import completion
 from providers.catalog import PROVIDERS
+from providers.errors import model_error
 from providers.gate import model_refusal
 from providers.models import ProviderCredential
 from providers.resolve import NO_KEY
@@ -54,10 +55,8 @@ def _credential_test(credential: ProviderCredential, model: str) -> dict[str, An
     }
     if credential.api_base:
         kwargs["api_base"] = credential.api_base
-    import litellm  # imported here: it costs seconds, and only this call needs it
-
     try:
-        response = litellm.completion(**kwargs)
+        response = completion(**kwargs)
     except Exception as exc:  # noqa: BLE001 - every provider failure is the answer shown
         error = model_error(exc, target)
         return {"ok": False, "model": target, "code": error.code, "error": error.message}

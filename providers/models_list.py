@@ -17,7 +17,7 @@ MAP_FILE = "model_prices_and_context_window_backup.json"
 # litellm's provider names for the catalog's providers.
 CATALOG_LITELLM = {p.litellm: p.id for p in PROVIDERS.values() if not p.needs_base}
 LIMIT_MAX = 200
-# The studio's offline model (agents_core/runtime/offline.py): not in litellm's file, called
+# The studio's offline model (providers/offline.py): not in litellm's file, called
 # with no key, listed first so that a user with no provider set up finds it.
 OFFLINE_PROVIDER = "studio"
 

@@ -112,7 +112,7 @@ CALL_OPTIONS: dict[str, dict[str, tuple[str, Check, Callable[[Any], Any]]]] = {
         "parallelToolCalls": ("parallel_tool_calls", _bool, _same),
         "user": ("user", _string, _same),
     },
-    # The offline provider (runtime/offline.py): its arguments as they are.
+    # The offline provider (providers/offline.py): its arguments as they are.
     "studio": {
         "delay": ("delay", lambda v: None, _same),
         "chunk_size": ("chunk_size", lambda v: None, _same),

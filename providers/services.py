@@ -8,11 +8,11 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from common.exceptions import ApplicationError
 from providers.catalog import ALIASES, PROVIDERS
 from providers.gate import base_problem
 from providers.models import ProviderCredential
 from providers.models_list import litellm_providers
-from studio.exceptions import ApplicationError
 from tools_app.crypto import decrypt, encrypt, key_hint
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")

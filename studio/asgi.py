@@ -25,7 +25,7 @@ if settings.STUDIO_SERVE_STATIC:
 
     http_app = ASGIStaticFilesHandler(django_asgi_app)
 
-from studio.body_limit import BodyLimit  # noqa: E402
+from common.body_limit import BodyLimit  # noqa: E402
 from studio.health import HealthCheck  # noqa: E402
 from tools_app.api.execute_fast import FastExecute  # noqa: E402
 from tools_app.sources.asgi import SourcesRouter  # noqa: E402

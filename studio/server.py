@@ -3,7 +3,7 @@ the websocket message limit taken from the settings.
 
 Daphne's own default reads at most 1 MiB per websocket message and fails the connection
 (1009) on anything larger, so a frame between that and STUDIO_MAX_BODY_BYTES would never
-reach the consumer that answers it (studio/websocket.py). Here Daphne reads up to
+reach the consumer that answers it (common/websocket.py). Here Daphne reads up to
 STUDIO_WEBSOCKET_MAX_MESSAGE_BYTES (twice the frame limit by default): every frame over the
 limit up to that size gets the `too_large` error event, and the socket stays open.
 """

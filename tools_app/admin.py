@@ -10,7 +10,7 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-from studio.admin_forms import StudioModelAdmin
+from common.admin_forms import StudioModelAdmin
 from tools_app.models import OAuthToken, Source, Tool, ToolRun, ToolSource, WebSearchSetting
 from tools_app.serializers import TOOL_NAME, TOOL_NAME_MESSAGE, json_schema_problem
 from tools_app.types import ConfigError, all_types, get_type

@@ -12,14 +12,14 @@ class ToolsAppConfig(AppConfig):
     def ready(self) -> None:
         import tools_app.checks  # noqa: F401 - registers the system checks
         import tools_app.types.builtin  # noqa: F401 - registers the built-in tool types
-        from studio.patterns import jsonschema_uses_re2
+        from common.patterns import jsonschema_uses_re2
         from tools_app import recovery
         from tools_app.redaction import log_redaction_install
 
         # No log line carries a secret a run or a call is using (tools_app.redaction).
         log_redaction_install()
 
-        # User patterns in JSON Schemas are matched in linear time (studio/patterns.py).
+        # User patterns in JSON Schemas are matched in linear time (common/patterns.py).
         jsonschema_uses_re2()
 
         # Every Celery worker recovers async tool runs whose worker died (not only beat).

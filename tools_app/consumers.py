@@ -4,13 +4,13 @@ when one of their async tool runs finishes (tools_app.services.runs.tool_run_not
 sandbox slot (`note`: why; null once it runs: services.runs.tool_run_waiter).
 
 It takes no messages: any frame a client sends is answered with an error event
-(studio.websocket), and the socket stays open."""
+(common.websocket), and the socket stays open."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from studio.websocket import JsonFrameConsumer
+from common.websocket import JsonFrameConsumer
 from tools_app.services.runs import tool_runs_group
 
 

@@ -11,7 +11,7 @@ from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 from django.db import transaction
 
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tools_app.models import Tool
 from tools_app.redaction import secrets_add
 

@@ -42,7 +42,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
 
-from studio.json_input import has_nul, replace_nul
+from common.json_input import has_nul, replace_nul
 from tools_app.agent_side import AgentSide, agent_side_get
 from tools_app.deadlines import DeadlinePassed
 from tools_app.errors import InputError, ToolError, ToolSuspended, crash_message

@@ -7,8 +7,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from studio.constraints import unique_per_owner
-from studio.fields import NulFreeJSONEncoder, NulFreeTextField
+from common.constraints import unique_per_owner
+from common.fields import NulFreeJSONEncoder, NulFreeTextField
 
 
 class Source(models.TextChoices):

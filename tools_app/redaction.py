@@ -14,7 +14,7 @@ as a JSON string (what stored events and spans hold). A value shorter than MIN_L
 not recorded: redacting a four-letter word everywhere would garble more than it hides.
 
 The choke points that apply it (docs/security.md, "Secrets in errors, events and traces"):
-- a model failure becoming text (runtime.errors.model_error) and a run's end
+- a model failure becoming text (providers.errors.model_error) and a run's end
   (runtime.loop), so a run's error and its `run-error` event hold no secret;
 - the tool pipeline (tools_app.execution), which redacts an outcome's error, output and
   logs before it is recorded, shown or handed to the model;

@@ -15,7 +15,7 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import Draft202012Validator, validator_for
 from rest_framework import serializers
 
-from studio.json_input import value_problem
+from common.json_input import value_problem
 from tools_app.crypto import credentials_merged, credentials_names
 from tools_app.models import ExecutionMode, Tool
 from tools_app.names import RESERVED_MESSAGE, RESERVED_TOOL_NAMES

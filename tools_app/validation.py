@@ -23,7 +23,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
-from studio.json_input import JSONInputError, check_nesting, json_loads, json_path
+from common.json_input import JSONInputError, check_nesting, json_loads, json_path
 from tools_app.errors import InputError, ToolError
 
 # Compiled schemas by the identity of the schema object, in front of the cache by content
@@ -35,7 +35,7 @@ _BY_IDENTITY_MAX = 1024
 
 def parse_input_text(text: str) -> Any:
     """Input typed as JSON text, held to the limits of all JSON from outside (depth, NUL,
-    numbers: studio.json_input); a syntax error comes with its line and column."""
+    numbers: common.json_input); a syntax error comes with its line and column."""
     try:
         return json_loads(text, max_string_chars=0)
     except JSONInputError as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from studio.fields import NulFreeJSONEncoder, NulFreeTextField
+from common.fields import NulFreeJSONEncoder, NulFreeTextField
 
 
 class SpanKind(models.TextChoices):
@@ -43,7 +43,7 @@ class Span(models.Model):
     end = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=16, default="ok")
     error = NulFreeTextField(blank=True)
-    # Model output and tool values may hold a NUL: stored as U+FFFD (studio.fields).
+    # Model output and tool values may hold a NUL: stored as U+FFFD (common.fields).
     attributes = models.JSONField(default=dict, blank=True, encoder=NulFreeJSONEncoder)
     exported_at = models.DateTimeField(null=True, blank=True)
 

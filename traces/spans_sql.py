@@ -12,8 +12,8 @@ import json
 
 from django.db import connection
 
-from studio.fields import NulFreeJSONEncoder
-from studio.json_input import NUL, REPLACEMENT
+from common.fields import NulFreeJSONEncoder
+from common.json_input import NUL, REPLACEMENT
 from traces.models import Span
 
 # A span stored before (an open one, or one a resumed run sends again) is updated: its end,

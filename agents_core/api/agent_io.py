@@ -29,7 +29,7 @@ from agents_core.services.agent_code import agent_python
 from agents_core.services.agent_io import agent_document, agent_duplicate, agent_import
 from agents_core.services.import_jobs import import_job_create, import_runs_async
 from agents_core.starters import STARTERS
-from studio.exceptions import ApplicationError, NotFound
+from common.exceptions import ApplicationError, NotFound
 
 TAG = ["agents"]
 

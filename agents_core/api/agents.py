@@ -48,7 +48,7 @@ from agents_core.services.bindings import (
     binding_ensure_editable,
     binding_update,
 )
-from studio.exceptions import NotFound
+from common.exceptions import NotFound
 
 TAG = ["agents"]
 # As the editor's writes, except that naming no version is allowed here (no 428).

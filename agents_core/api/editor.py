@@ -26,7 +26,7 @@ from agents_core.editor import selectors
 from agents_core.editor.services import locks, permissions, revisions
 from agents_core.models import Agent, Revision
 from agents_core.selectors import agent_get
-from studio.exceptions import ApplicationError, Conflict, NotFound
+from common.exceptions import ApplicationError, Conflict, NotFound
 
 
 def _agent(request: Request, slug: str) -> Agent:

@@ -11,8 +11,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from studio.constraints import unique_per_owner
-from studio.fields import NulFreeJSONEncoder, NulFreeTextField
+from common.constraints import unique_per_owner
+from common.fields import NulFreeJSONEncoder, NulFreeTextField
 from tools_app.models import Source  # one enum for where agents and tools come from
 
 
@@ -284,7 +284,7 @@ class ToolCall(models.Model):
     status = models.CharField(
         max_length=16, choices=ToolCallStatus.choices, default=ToolCallStatus.STREAMING
     )
-    # What the model and the tool produced may hold a NUL: stored as U+FFFD (studio.fields).
+    # What the model and the tool produced may hold a NUL: stored as U+FFFD (common.fields).
     input_text = NulFreeTextField(blank=True, help_text="The raw argument text the model wrote.")
     input = models.JSONField(null=True, blank=True, encoder=NulFreeJSONEncoder)
     output = models.JSONField(null=True, blank=True, encoder=NulFreeJSONEncoder)

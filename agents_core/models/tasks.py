@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from studio.fields import NulFreeCharField, NulFreeTextField
+from common.fields import NulFreeCharField, NulFreeTextField
 
 
 class TaskStatus(models.TextChoices):

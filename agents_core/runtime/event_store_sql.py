@@ -20,7 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from agents_core.models import StreamEvent, Thread
-from studio.json_input import replace_nul
+from common.json_input import replace_nul
 
 
 def events_store_many(batches: list[tuple[Any, Any, list[dict[str, Any]]]]) -> list[list[str]]:

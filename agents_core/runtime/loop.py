@@ -21,7 +21,7 @@ from agents_core.models import RunStatus
 from agents_core.runtime import active as active_runs
 from agents_core.runtime import observers, plugins, stats
 from agents_core.runtime.db import db
-from agents_core.runtime.errors import Aborted, ModelError
+from agents_core.runtime.errors import Aborted
 from agents_core.runtime.events import EventSink
 from agents_core.runtime.model_step import ModelStep
 from agents_core.runtime.setup import RunSetup, load_setup
@@ -29,6 +29,7 @@ from agents_core.runtime.suspension import Suspension
 from agents_core.runtime.tool_calls import ToolCalls
 from agents_core.runtime.tool_input import ToolInput
 from agents_core.services.runs import run_finish
+from providers.errors import ModelError
 from tools_app.redaction import Secrets, redact, secrets_scope
 
 logger = logging.getLogger(__name__)

@@ -11,13 +11,15 @@ import sys
 import time
 from typing import Any
 
-from agents_core.runtime import fast_stream, heap, model_stream, observers, processes, stats, store
+from agents_core.runtime import heap, observers, processes, stats, store
 from agents_core.runtime.db import db
-from agents_core.runtime.errors import Aborted, model_error
-from agents_core.runtime.fallbacks import open_stream
+from agents_core.runtime.errors import Aborted
 from agents_core.runtime.messages import memory_messages
 from agents_core.runtime.setup import ToolSpec
 from agents_core.runtime.tool_input import CallState
+from providers import fast_stream, model_stream
+from providers.errors import model_error
+from providers.fallbacks import open_stream
 
 _imported: set[str] = set()
 
@@ -28,7 +30,7 @@ async def litellm_module(*, offline: bool) -> Any:
     system until it has been once here (not looked up in sys.modules): a module another
     thread is still importing (runstudio's warm-up) is there half made, and the import
     waits for it to be whole."""
-    for name in ("litellm", *(("agents_core.runtime.offline",) if offline else ())):
+    for name in ("litellm", *(("providers.offline",) if offline else ())):
         if name not in _imported:
             await asyncio.to_thread(importlib.import_module, name)
             _imported.add(name)

@@ -11,18 +11,12 @@ from django.db.models import Exists, OuterRef
 
 from agents_core.models import Agent, AgentTool, Run, SubAgent
 from agents_core.registry import get_agent_definition, get_tool_definition
-from agents_core.runtime.errors import ModelError
 from agents_core.runtime.messages import instruction_messages
-from agents_core.runtime.model_endpoints import (
-    BASE_KEYS,
-    METADATA_BASE_KEYS,
-    REFUSED_CODE,
-    call_base,
-    run_model_refusals,
-)
 from providers.catalog import PROVIDERS, fallback_problems, provider_of
-from providers.gate import model_refusal
-from providers.options import call_kwargs
+from providers.model_endpoints import (
+    call_base,
+)
+from providers.request import model_settings
 from providers.resolve import ModelCall, model_call
 from tools_app.models import Source, Tool, ToolKind
 from tools_app.types.agent import PROMPT_SCHEMA
@@ -31,31 +25,6 @@ SUBAGENT_PARAMETERS = PROMPT_SCHEMA
 # A sub-agent's run is bounded by its own max steps; this only ends one that hangs.
 SUBAGENT_TIMEOUT_SECONDS = 3600.0
 DEFAULT_MAX_STEPS = 10
-# litellm arguments an agent's default options or a run may set (modelSettings); nothing
-# else of what litellm takes (headers, provider, api_version...) can be set that way.
-MODEL_SETTINGS = {
-    "temperature",
-    "max_tokens",
-    "top_p",
-    "seed",
-    "stop",
-    "timeout",
-    "api_base",
-    "api_key",
-    "frequency_penalty",
-    "presence_penalty",
-    "num_retries",
-}
-_CAMEL = {
-    **{key: "api_base" for key in BASE_KEYS},
-    "maxTokens": "max_tokens",
-    "topP": "top_p",
-    "apiKey": "api_key",
-    "frequencyPenalty": "frequency_penalty",
-    "presencePenalty": "presence_penalty",
-    "numRetries": "num_retries",
-}
-OPTIONS_REFUSED = "provider_options_refused"
 
 
 @dataclass
@@ -140,47 +109,10 @@ class RunSetup:
 
     def model_kwargs(self, call: ModelCall | None = None) -> dict[str, Any]:
         """litellm's arguments besides the messages, for `call` (the agent's model when
-        None). A base URL the operator does not allow ends the run here (ModelError),
-        before any call is made."""
-        problems = fallback_problems(self.options.get("fallbacks"))
-        if problems:
-            raise ModelError(
-                f"The model call was not made: {'; '.join(problems)}", "invalid_options"
-            )
-        refusals = run_model_refusals(agent=self.agent, run_options=self.run.options)
-        if call is not None and call.refusal and not refusals:
-            refusals.append({"message": f"{call.requested}: {call.refusal}"})
-        if refusals:
-            text = "; ".join(refusal["message"] for refusal in refusals)
-            raise ModelError(f"The model call was not made: {text}", REFUSED_CODE)
-        settings: dict[str, Any] = {}
-        metadata = self.agent.metadata or {}
-        for key in METADATA_BASE_KEYS:
-            if metadata.get(key):
-                settings["api_base"] = metadata[key]
-        if "temperature" in self.options:
-            settings["temperature"] = self.options["temperature"]
-        for key, value in (self.options.get("modelSettings") or {}).items():
-            key = _CAMEL.get(key, key)
-            if key in MODEL_SETTINGS and (value or key != "api_base"):
-                settings[key] = value
-        model = call.model if call is not None else self.agent.model
-        try:
-            settings.update(call_kwargs(self.options.get("providerOptions"), model))
-        except ValueError as exc:
-            raise ModelError(f"The model call was not made: {exc}", OPTIONS_REFUSED) from None
-        if call is not None:
-            # A key or base the agent or the run sets wins over the credential's.
-            if call.api_key and not settings.get("api_key"):
-                settings["api_key"] = call.api_key
-            if call.api_base and not settings.get("api_base"):
-                settings["api_base"] = call.api_base
-        # The gate once more, on exactly what litellm is about to be given.
-        requested = call.requested if call is not None else self.agent.model
-        refusal = model_refusal(requested, api_base=settings.get("api_base", ""))
-        if refusal:
-            raise ModelError(f"The model call was not made: {requested}: {refusal}", REFUSED_CODE)
-        return settings
+        None): providers/request.py."""
+        return model_settings(
+            agent=self.agent, options=self.options, run_options=self.run.options, call=call
+        )
 
     def call_kwargs(
         self, call: ModelCall, memory: list[dict[str, Any]], specs: list[ToolSpec], choice: Any
@@ -190,7 +122,7 @@ class RunSetup:
             "model": call.model,
             "messages": instruction_messages(self.instructions, call.model) + memory,
             "stream": True,
-            # Retries are the run's own (runtime/fallbacks.py), bounded and visible; the
+            # Retries are the run's own (providers/fallbacks.py), bounded and visible; the
             # OpenAI SDK under litellm would otherwise retry each call twice on its own.
             "max_retries": 0,
             **self.model_kwargs(call),

@@ -24,8 +24,8 @@ from django.db import connection
 from django.utils import timezone
 
 from agents_core.models import Message, MessageRole, Run, Thread, ToolCall, ToolCallStatus
-from studio.fields import NulFreeJSONEncoder
-from studio.json_input import NUL, REPLACEMENT
+from common.fields import NulFreeJSONEncoder
+from common.json_input import NUL, REPLACEMENT
 
 
 def _json(value: Any) -> str | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents_core.serializers import AgentInputSerializer
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tools_app.serializers import ToolInputSerializer
 
 FORMAT = "agent-studio.agent"

@@ -55,7 +55,7 @@ from agents_core.services.agents import (
     slug_taken,
 )
 from agents_core.services.bindings import SUBAGENT, TOOL, BindingKind, binding_create
-from studio.exceptions import Conflict
+from common.exceptions import Conflict
 from tools_app.models import Tool
 from tools_app.services.tools import TOOL_FIELDS, tool_create
 

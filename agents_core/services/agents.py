@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 
 from agents_core.editor.services.revisions import tracked_change
 from agents_core.models import Agent, Source
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 
 AGENT_FIELDS = (
     "name",

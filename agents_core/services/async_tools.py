@@ -20,7 +20,7 @@ from django.utils import timezone
 from agents_core.models import Message, MessageRole, ToolCall, ToolCallStatus
 from agents_core.runtime import observers, store
 from agents_core.runtime.events import events_emit_sync
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tools_app.models import ToolRun, ToolRunStatus
 from tools_app.services.runs import tool_run_data, tool_run_enqueue
 

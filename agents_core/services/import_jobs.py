@@ -20,8 +20,8 @@ from django.utils import timezone
 
 from agents_core.models import ImportJob, ImportJobStatus
 from agents_core.services.agent_io import agent_import, import_size
+from common.exceptions import ApplicationError
 from studio.celery import app as celery_app
-from studio.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
 # The Celery task, by name (agents_core.tasks imports this module).

@@ -35,7 +35,7 @@ from agents_core.selectors import thread_for
 from agents_core.services.run_options import run_options_check
 from agents_core.services.run_rows import NewRun, new_run, runs_insert
 from agents_core.services.runs import run_start_safe
-from studio.exceptions import ApplicationError, NotFound
+from common.exceptions import ApplicationError, NotFound
 
 logger = logging.getLogger(__name__)
 

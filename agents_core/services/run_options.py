@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents_core.runtime.model_endpoints import REFUSED_CODE, run_model_refusals
 from agents_core.runtime.processes import uses_workers
+from common.exceptions import ApplicationError
 from providers.catalog import fallback_problems
+from providers.model_endpoints import REFUSED_CODE, run_model_refusals
 from providers.options import call_option_problems
-from studio.exceptions import ApplicationError
 
 # Per-run options a caller may set (hooks are Python callables and stay in memory).
 RUN_OPTIONS = {

@@ -43,8 +43,8 @@ from agents_core.runtime.suspend_payloads import payload_from_text, resume_schem
 from agents_core.services.run_options import run_options_check
 from agents_core.services.run_rows import new_run, runs_insert
 from agents_core.services.thread_titles import TITLE_TASK, title_wanted
+from common.exceptions import ApplicationError, Conflict, NotFound
 from studio.celery import app as celery_app
-from studio.exceptions import ApplicationError, Conflict, NotFound
 from tools_app.validation import schema_errors
 
 CHAT, SIGNAL, SUBAGENT = "chat", "signal", "subagent"

@@ -14,8 +14,9 @@ from django.db import transaction
 
 from agents_core.models import MessageRole, Run, RunStatus, Thread
 from agents_core.runtime.events import events_emit_sync
-from agents_core.runtime.offline_title import ANSWER_LABEL, TITLE_MARKER
 from agents_core.runtime.setup import load_setup
+from providers.calls import completion
+from providers.offline_title import ANSWER_LABEL, TITLE_MARKER
 
 logger = logging.getLogger(__name__)
 
@@ -78,12 +79,7 @@ def thread_title_generate(*, run_id: Any) -> str | None:
         return None
     thread, placeholder = run.thread, run.thread.title
     try:
-        kwargs = title_request(run)
-        if kwargs["model"].startswith("studio/"):
-            import agents_core.runtime.offline  # noqa: F401 - registers the offline provider
-        import litellm
-
-        response = litellm.completion(**kwargs)
+        response = completion(**title_request(run))
         title = title_clean(response.choices[0].message.content or "")
     except Exception:  # noqa: BLE001 - any failure keeps the placeholder; the run is done
         logger.warning(

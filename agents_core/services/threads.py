@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 
 from agents_core.models import Agent, Message, RunStatus, StreamEvent, Thread, ToolCall
 from agents_core.models import ToolCallStatus as Status
-from studio.exceptions import ApplicationError, NotFound
+from common.exceptions import ApplicationError, NotFound
 
 EVENTS_PAGE = 2000
 TITLE_WORDS = 7

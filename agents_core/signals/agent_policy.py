@@ -16,7 +16,7 @@ from agents_core.signals.policy import (
     policy_table,
     policy_validate,
 )
-from studio.exceptions import ApplicationError, NotFound
+from common.exceptions import ApplicationError, NotFound
 
 
 def agent_visible(*, user, slug: str) -> Agent:  # noqa: ANN001

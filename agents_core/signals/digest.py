@@ -30,7 +30,7 @@ from agents_core.signals.services import (
     signal_dispatch,
     thread_lock,
 )
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from agents_core.signals.services import (
     signal_dispatch,
     thread_lock,
 )
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 
 # What may go wrong delivering a notification (a policy function, starting a run, the
 # database); anything else is a bug and propagates.

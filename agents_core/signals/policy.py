@@ -22,7 +22,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ import re
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 
 # An XML Name without namespaces (no colon), and not the reserved `xml...` prefix.
 NAME = re.compile(r"^(?![Xx][Mm][Ll])[A-Za-z_][A-Za-z0-9_.-]{0,63}$")

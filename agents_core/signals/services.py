@@ -34,7 +34,7 @@ from agents_core.signals.delivery import (
 )
 from agents_core.signals.payloads import notification_json, signal_json
 from agents_core.signals.render import validate_attributes, validate_name
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 
 IF_ACTIVE = ("deliver", "persist", "discard", "queue")
 IF_IDLE = ("wake", "persist", "discard")

@@ -1,6 +1,6 @@
 // The model stand-in: an AI SDK language model (specification v2, the interface Mastra's
 // own model router implements) that streams the same chunks as the studio's offline
-// provider in benchmark mode (agents_core/runtime/offline.py, `stamp`):
+// provider in benchmark mode (providers/offline.py, `stamp`):
 //
 // - first call of a run: `stamp` deltas, the first half as text, the second half as the
 //   argument text of one `bench_sink` call (`{"log": "` first, `"}` last), each delta

@@ -9,9 +9,9 @@ from django.utils.text import slugify
 
 from agents_core.models import Agent
 from agents_core.services.run_options import run_options_check
+from common.exceptions import ApplicationError, Conflict
 from evals.models import Suite, TestCase
 from evals.spec import spec_errors
-from studio.exceptions import ApplicationError, Conflict
 
 EXPORT_VERSION = 1
 

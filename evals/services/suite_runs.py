@@ -17,11 +17,11 @@ from django.utils import timezone
 
 from agents_core.models import Agent, Revision
 from agents_core.overrides import effective_instructions
+from common.exceptions import ApplicationError
 from evals.models import CaseResult, ResultStatus, Suite, SuiteRun, SuiteRunStatus
 from evals.runner import case_play
 from evals.services.leases import SuiteLease, held, suite_run_claim
 from studio.celery import app
-from studio.exceptions import ApplicationError
 from tools_app.services.leases import worker_name
 
 log = logging.getLogger(__name__)

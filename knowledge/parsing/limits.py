@@ -157,7 +157,7 @@ def _unzips_to(size: str, limits: Limits) -> TooLarge:
 def json_check(text: str, limits: Limits) -> None:
     """Refuse JSON nested deeper or holding more values than the limits allow, by a scan
     of its punctuation before any parser builds (or recurses into) the values."""
-    from studio.json_input import JSONInputError, check_nesting, outside_strings
+    from common.json_input import JSONInputError, check_nesting, outside_strings
 
     try:
         check_nesting(text, limits.max_json_depth)

@@ -9,10 +9,10 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
+from common.exceptions import ApplicationError
 from knowledge.embeddings import EmbeddingError, dimension
 from knowledge.models import ACTIVE_STATUSES, Document, DocumentStatus, KnowledgeBase
 from knowledge.store import get_store
-from studio.exceptions import ApplicationError
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 

@@ -10,12 +10,12 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from common.exceptions import ApplicationError, Conflict
 from knowledge.models import ACTIVE_STATUSES, Document, DocumentKind, DocumentStatus, KnowledgeBase
 from knowledge.parsing import ParseError, TooLarge, UnsupportedFormat, sniff
 from knowledge.queue import ingest_after_commit
 from knowledge.services.progress import progress_publish
 from knowledge.store import get_store
-from studio.exceptions import ApplicationError, Conflict
 from tools_app import net
 
 

@@ -9,12 +9,12 @@ from urllib.parse import quote
 
 from django.conf import settings
 
+from common.exceptions import ApplicationError
 from knowledge.embeddings import EmbeddingError, embed
 from knowledge.models import Document, DocumentKind, KnowledgeBase
 from knowledge.rerank import RerankError
 from knowledge.rerank import rerank as rerank_model
 from knowledge.store import Filters, Hit, get_store
-from studio.exceptions import ApplicationError
 
 MODES = ("hybrid", "fts", "vector")
 # With a rerank model: candidates fetched per result wanted, and at most.

@@ -6,9 +6,9 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from common.exceptions import ApplicationError
 from knowledge.models import KnowledgeBase
 from knowledge.tool_type import INPUT_SCHEMA
-from studio.exceptions import ApplicationError
 from tools_app.models import Tool
 from tools_app.serializers import TOOL_NAME, TOOL_NAME_MESSAGE
 from tools_app.services.tools import tool_create

@@ -8,7 +8,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from studio.env import envbool, envint, envlist, envsecret, local_secret
+from common.env import envbool, envint, envlist, envsecret, local_secret
 
 # litellm must never fetch its price map from the network (it is imported lazily).
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -66,6 +66,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
+    "common",
     "agents_core",
     "tools_app",
     "knowledge",

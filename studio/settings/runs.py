@@ -6,13 +6,13 @@ import os
 
 from django.core.exceptions import ImproperlyConfigured
 
-from studio.env import envbool, envfloat, envint, envlist
+from common.env import envbool, envfloat, envint, envlist
 
 # --- Models -------------------------------------------------------------------------------
 # The model demo agents use. With no provider key configured it is the offline provider.
 STUDIO_OFFLINE_MODEL = "studio/scripted"
 # Seconds the offline model waits between the chunks it streams, so that its replies stream
-# like a real provider's (agents_core/runtime/offline.py).
+# like a real provider's (providers/offline.py).
 STUDIO_OFFLINE_DELAY = envfloat("STUDIO_OFFLINE_DELAY", 0.02)
 STUDIO_DEFAULT_MODEL = os.environ.get("STUDIO_DEFAULT_MODEL") or STUDIO_OFFLINE_MODEL
 STUDIO_LOAD_DEMO = envbool("STUDIO_LOAD_DEMO", True)
@@ -26,7 +26,7 @@ STUDIO_MODEL_API_BASES = envlist("STUDIO_MODEL_API_BASES", [])
 STUDIO_PROVIDER_TEST_TIMEOUT = envfloat("STUDIO_PROVIDER_TEST_TIMEOUT", 20.0)
 # How often a run retries opening a model's stream on a rate limit, a 5xx, a connection
 # error or a timeout before it moves to the next fallback, and the first wait in seconds
-# (doubling each time) (agents_core/runtime/fallbacks.py).
+# (doubling each time) (providers/fallbacks.py).
 STUDIO_MODEL_RETRIES = envint("STUDIO_MODEL_RETRIES", 2)
 STUDIO_MODEL_RETRY_BACKOFF = envfloat("STUDIO_MODEL_RETRY_BACKOFF", 1.0)
 

@@ -6,7 +6,7 @@ import os
 
 from django.core.exceptions import ImproperlyConfigured
 
-from studio.env import envint
+from common.env import envint
 from studio.settings.base import DATA_DIR, EMBEDDED, TIME_ZONE
 
 # --- Redis, channel layer, Celery -------------------------------------------------------

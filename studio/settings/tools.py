@@ -7,7 +7,7 @@ import os
 
 from django.core.exceptions import ImproperlyConfigured
 
-from studio.env import envbool, envchoice, envfloat, envint, envlist, envsecret
+from common.env import envbool, envchoice, envfloat, envint, envlist, envsecret
 from studio.settings.base import DATA_DIR
 
 # --- Tools --------------------------------------------------------------------------------

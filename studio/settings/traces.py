@@ -6,7 +6,7 @@ import os
 
 from django.core.exceptions import ImproperlyConfigured
 
-from studio.env import envbool, envint
+from common.env import envbool, envint
 from studio.settings.services import CELERY_BEAT_SCHEDULE
 
 # Runs record their spans (off: no spans; bench.traced compares the two).

@@ -7,7 +7,7 @@ import os
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
-from studio.env import envbool, envfloat, envint
+from common.env import envbool, envfloat, envint
 
 # --- Security headers ---------------------------------------------------------------------
 # Every response Django answers carries these (docs/security.md, "Security headers").
@@ -72,21 +72,21 @@ REST_FRAMEWORK = {
     # Signed in first; then a write's body must parse, even where the view reads none.
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated",
-        "studio.permissions.WellFormedBody",
+        "common.permissions.WellFormedBody",
     ],
-    # DRF's own two, the browsable API without its inline <style> (studio/renderers.py).
+    # DRF's own two, the browsable API without its inline <style> (common/renderers.py).
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
-        "studio.renderers.BrowsableAPIRenderer",
+        "common.renderers.BrowsableAPIRenderer",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "studio.exception_handler.exception_handler",
+    "EXCEPTION_HANDLER": "common.exception_handler.exception_handler",
     # JSON only (the source imports add file uploads themselves), under the limits below.
-    "DEFAULT_PARSER_CLASSES": ["studio.parsers.StudioJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["common.parsers.StudioJSONParser"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
 }
-# --- Limits on input (studio/json_input.py, studio/body_limit.py) --------------------------
+# --- Limits on input (common/json_input.py, common/body_limit.py) --------------------------
 # The largest request body and websocket frame, in bytes. Larger bodies get 413 (JSON)
 # before anything reads them; OpenAPI specs (up to 5 MB as text) must fit.
 STUDIO_MAX_BODY_BYTES = envint("STUDIO_MAX_BODY_BYTES", 8 * 1024 * 1024)

@@ -48,7 +48,7 @@ def _shape(chunks: list[Any]) -> list[tuple]:
 async def test_both_paths_read_the_same_stream(bench_server, protocol):
     import litellm
 
-    from agents_core.runtime import fast_stream
+    from providers import fast_stream
 
     shapes = []
     for fast in (False, True):

@@ -8,8 +8,8 @@ import time
 
 import litellm
 
-from agents_core.runtime import offline
 from bench import offline_stamps
+from providers import offline
 
 TOOLS = [{"type": "function", "function": {"name": "bench_sink", "parameters": {}}}]
 

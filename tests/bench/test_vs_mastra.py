@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agents_core.runtime import offline
 from bench import _mastra, offline_stamps, vs_mastra
+from providers import offline
 
 HARNESS = Path(__file__).resolve().parents[2] / "bench" / "mastra"
 EXACT = re.compile(r"^\d+\.\d+\.\d+$")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agents_core.runtime.offline_judge import verdict
 from evals.expectations import Observation, check_turn, subset_difference
 from evals.judge import lexical_similarity, parse_verdict
+from providers.offline_judge import verdict
 
 OBS = Observation(
     answer="Here is what I found. weather_lookup returned Paris, 18 C, cloudy.",

@@ -1,5 +1,5 @@
 """What a test case's author writes cannot stall a worker or reach a model server the
-operator did not allow: answer patterns are matched with RE2 (studio/patterns.py), and
+operator did not allow: answer patterns are matched with RE2 (common/patterns.py), and
 judge models and the case's run options pass the gate of every model call
 (providers/gate.py), at save (a 400 with the JSON path) and when the suite plays.
 

@@ -402,7 +402,7 @@ def _replaced(value: Any, parts: tuple, new: Any) -> Any:
 
 
 def _path(parts: tuple) -> str:
-    from studio.json_input import json_path
+    from common.json_input import json_path
 
     return json_path(parts)
 

@@ -10,7 +10,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from agents_core.models import Message, StreamEvent, ToolCall
-from studio.json_input import value_problem
+from common.json_input import value_problem
 from tests.conftest import celery_worker_process
 from tests.tools_app.engine.test_async_runs import wait_until
 from tools_app.execution import NUL_NOTE

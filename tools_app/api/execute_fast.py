@@ -28,8 +28,8 @@ from django.http import HttpResponse
 from django.utils.module_loading import import_string
 from rest_framework.renderers import JSONRenderer
 
-from studio.exceptions import ApplicationError
-from studio.json_input import json_loads
+from common.exceptions import ApplicationError
+from common.json_input import json_loads
 from tools_app import async_db
 from tools_app.services.execute_fast import Answer, tool_execute_fast
 

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studio.exceptions import ApplicationError, NotFound
+from common.exceptions import ApplicationError, NotFound
 from tools_app.api.tools import tool_or_404
 from tools_app.execution import ExecutionContext, tool_definition
 from tools_app.models import Tool

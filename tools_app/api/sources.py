@@ -18,8 +18,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studio.exceptions import ApplicationError, NotFound
-from studio.parsers import StudioJSONParser
+from common.exceptions import ApplicationError, NotFound
+from common.parsers import StudioJSONParser
 from tools_app.api.connection import CONNECTION, DISCONNECTED
 from tools_app.auth.connect import source_connection_delete, source_connection_get
 from tools_app.connectors.selectors import connector_document

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studio.exceptions import NotFound
+from common.exceptions import NotFound
 from tools_app.models import Tool
 from tools_app.selectors import tool_get, tool_list
 from tools_app.serializers import (

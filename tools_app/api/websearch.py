@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tools_app.execution import ExecutionContext
 from tools_app.websearch import web_search
 from tools_app.websearch.settings import (

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from asgiref.sync import async_to_sync
 
-from studio.exceptions import ApplicationError, NotFound
+from common.exceptions import ApplicationError, NotFound
 from tools_app.auth import grants, store
 from tools_app.auth.grants import AuthError
 from tools_app.auth.schema import auth_type

@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET
 
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tools_app.auth.connect import connect_finish, connect_start, source_connect_start
 from tools_app.models import ToolSource
 from tools_app.selectors import tool_get

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from studio.exceptions import NotFound
+from common.exceptions import NotFound
 from tools_app.connectors.catalogue import Connector, catalogue
 from tools_app.models import ToolSource
 from tools_app.sources.common import names_taken

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tools_app.connectors.catalogue import Connector
 from tools_app.connectors.selectors import connector_get
 from tools_app.models import ToolSource

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tools_app.crypto import credentials_set
 from tools_app.models import Source, Tool
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tools_app.models import Tool
 from tools_app.names import RESERVED_MESSAGE, RESERVED_TOOL_NAMES
 

@@ -17,7 +17,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tools_app.models import Tool, ToolKind, ToolSource
 from tools_app.models_sources import SourceKind
 from tools_app.sources.common import (

@@ -26,7 +26,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 
 METADATA_MAX_BYTES = 1_000_000
 TIMEOUT_SECONDS = 15.0

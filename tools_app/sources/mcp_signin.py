@@ -17,7 +17,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tools_app.auth.grants import AuthError
 from tools_app.models import ToolSource
 from tools_app.sources import mcp_oauth

@@ -10,7 +10,7 @@ from asgiref.sync import async_to_sync
 from django.db import transaction
 from django.utils import timezone
 
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tools_app.auth import TLS_FIELDS, credentials_errors
 from tools_app.auth.pem import ssl_context
 from tools_app.models import Tool, ToolKind, ToolSource

@@ -1,5 +1,5 @@
 """Reading an OpenAPI document from text (JSON or YAML), under the limits of all input
-from outside (studio.json_input): nesting depth, NUL, and for YAML, whose aliases repeat
+from outside (common.json_input): nesting depth, NUL, and for YAML, whose aliases repeat
 what they name, the number of values."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from studio.json_input import JSONInputError, json_loads, value_problem
+from common.json_input import JSONInputError, json_loads, value_problem
 
 # The most values (objects, arrays, scalars) a YAML spec may expand to.
 MAX_SPEC_VALUES = 1_000_000

@@ -9,7 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tools_app.models import Tool, ToolKind, ToolSource
 from tools_app.sources.common import get_credentials, names_check
 from tools_app.sources.openapi import _document, _operations, _tool_fields

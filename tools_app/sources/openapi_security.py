@@ -109,7 +109,7 @@ async def openid_completed(auth: dict[str, Any]) -> dict[str, Any]:
     token) when the document cannot be read or lacks the endpoints."""
     import json
 
-    from studio.exceptions import ApplicationError
+    from common.exceptions import ApplicationError
     from tools_app.sources.common import fetch_text
 
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from studio.json_input import json_path
+from common.json_input import json_path
 from tools_app.sources.openapi_load import SpecError
 from tools_app.sources.openapi_schema import pointer_get
 

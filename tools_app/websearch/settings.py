@@ -12,8 +12,8 @@ from typing import Any
 
 from django.conf import settings
 
+from common.exceptions import ApplicationError
 from providers.gate import model_refusal
-from studio.exceptions import ApplicationError
 from tools_app.crypto import decrypt, encrypt, key_hint
 from tools_app.models_websearch import WebSearchProvider, WebSearchSetting
 from tools_app.websearch.backends import DEFAULT_BASES, SearchConfig

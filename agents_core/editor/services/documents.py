@@ -13,8 +13,8 @@ from typing import Any
 from agents_core.definitions import DefinitionError, valid_model_string, validate_instructions
 from agents_core.editor.policy import EDITOR, field_ownership
 from agents_core.models import Agent, AgentTool, EditorOverride, Source, SubAgent
-from agents_core.runtime.model_endpoints import agent_model_errors
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
+from providers.model_endpoints import agent_model_errors
 from tools_app.models import Tool
 
 BINDING_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -24,7 +24,7 @@ from agents_core.editor.humanize import human_time
 from agents_core.editor.selectors import lock_current, lock_info
 from agents_core.editor.services.permissions import Forbidden, can_break_lock, require_edit
 from agents_core.models import Agent, EditLock, LockEnd
-from studio.exceptions import ApplicationError, Conflict
+from common.exceptions import ApplicationError, Conflict
 
 # The request header a write names its lock session with (REST clients and the pages).
 LOCK_HEADER = "X-Edit-Lock"

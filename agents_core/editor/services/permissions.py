@@ -8,7 +8,7 @@ from typing import Any
 
 from agents_core.editor.policy import EDITOR, field_ownership
 from agents_core.models import Agent
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 
 
 class Forbidden(ApplicationError):

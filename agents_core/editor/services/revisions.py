@@ -31,7 +31,7 @@ from agents_core.editor.services.locks import lock_guard
 from agents_core.editor.services.permissions import Forbidden, require_edit
 from agents_core.models import Agent, Revision, RevisionKind
 from agents_core.services.binding_rules import recorded_parts_restore
-from studio.exceptions import ApplicationError, Conflict
+from common.exceptions import ApplicationError, Conflict
 
 Document = dict[str, Any]
 

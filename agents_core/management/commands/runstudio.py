@@ -39,7 +39,7 @@ class Command(BaseCommand):
             threading.Thread(
                 target=importlib.import_module,
                 name="litellm-import",
-                args=("agents_core.runtime.offline",),
+                args=("providers.offline",),
                 daemon=True,
             ).start()
         from studio.server import serve

@@ -25,13 +25,13 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agents_core.selectors import agent_get
+from common.exceptions import ApplicationError
 from evals.models import Suite, SuiteRun, SuiteRunStatus
 from evals.report import junit_xml, summary_text
 from evals.selectors import suite_get
 from evals.services.cases import cases_export, cases_import, suite_create, suite_update
 from evals.services.recovery import suite_runs_sweep
 from evals.services.suite_runs import suite_run_execute, suite_run_start
-from studio.exceptions import ApplicationError
 
 BAD_INPUT = 2
 NO_WORKER = 3

@@ -24,13 +24,13 @@ from django.db import connection, transaction
 from django.db.models import Q, Sum
 from tqdm import tqdm
 
+from common.exceptions import ApplicationError
 from knowledge.models import ACTIVE_STATUSES, Document, DocumentStatus, KnowledgeBase
 from knowledge.selectors import kb_get
 from knowledge.services.bases import kb_create
 from knowledge.services.documents import document_add_file, document_add_url
 from knowledge.services.ingest import document_ingest, documents_sweep
 from knowledge.services.search import knowledge_search
-from studio.exceptions import ApplicationError
 
 
 class Command(BaseCommand):

@@ -11,7 +11,7 @@ from django.db import connection, connections
 from agents_core import overrides
 from agents_core.editor.services import revisions
 from agents_core.models import Agent, Revision
-from studio.exceptions import Conflict
+from common.exceptions import Conflict
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from agents_core.editor.services import locks, permissions, revisions
 from agents_core.models import Agent, EditLock, Revision
-from studio.exceptions import Conflict
+from common.exceptions import Conflict
 
 from .conftest import grant
 

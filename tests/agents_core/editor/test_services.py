@@ -7,7 +7,7 @@ import pytest
 from agents_core import overrides
 from agents_core.editor.services import documents, permissions, revisions
 from agents_core.models import Agent, EditorOverride, Revision
-from studio.exceptions import ApplicationError, Conflict
+from common.exceptions import ApplicationError, Conflict
 
 from .conftest import EXTRA, INSTRUCTIONS, LOOKUP, definition, sync
 

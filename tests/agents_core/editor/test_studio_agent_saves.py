@@ -10,7 +10,7 @@ from django.db import connections
 
 from agents_core.models import Agent, Revision
 from agents_core.services.agents import agent_update
-from studio.exceptions import Conflict
+from common.exceptions import Conflict
 from tests.agents_core.factories import AgentFactory
 
 URL = "/api/agents/trip/"

@@ -11,7 +11,7 @@ from django.utils import timezone
 from agents_core.models import Agent, Run, Thread
 from agents_core.runtime.api import agent_generate
 from agents_core.services.runs import run_start_safe
-from studio.exceptions import Conflict
+from common.exceptions import Conflict
 from tests.agents_core.runtime.conftest import events_of, settle
 
 pytestmark = pytest.mark.django_db(transaction=True)

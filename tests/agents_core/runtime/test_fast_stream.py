@@ -1,4 +1,4 @@
-"""The fast path of the model stream (agents_core/runtime/fast_stream.py): the same script of
+"""The fast path of the model stream (providers/fast_stream.py): the same script of
 a local OpenAI- or Anthropic-protocol server on 127.0.0.1 run through the loop twice, once
 reading litellm's stream wrapper and once the provider's response under it, gives the same
 events, usage, errors and requests."""
@@ -85,7 +85,7 @@ class Paths:
     reader each model call of the run got."""
 
     def __init__(self, monkeypatch: Any) -> None:
-        from agents_core.runtime import fast_stream
+        from providers import fast_stream
 
         self.monkeypatch = monkeypatch
         self.module = fast_stream
@@ -283,7 +283,7 @@ async def test_litellm_callbacks_keep_litellms_wrapper(openai_server, monkeypatc
     """A configured callback reads litellm's assembled response: no fast path then."""
     import litellm
 
-    from agents_core.runtime import fast_stream
+    from providers import fast_stream
 
     kwargs = {
         "model": "openai/m",
@@ -311,7 +311,7 @@ async def test_consecutive_fast_streams_reuse_one_connection():
     back to litellm's pool: every call of a run reuses one."""
     import litellm
 
-    from agents_core.runtime import fast_stream
+    from providers import fast_stream
     from tests.model_servers import OpenAIServer, start
 
     peers: list[int] = []

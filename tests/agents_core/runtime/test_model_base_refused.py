@@ -17,7 +17,7 @@ from channels.db import database_sync_to_async
 from agents_core.models import Agent, AgentTool, Message, Run, StreamEvent, SubAgent
 from agents_core.runtime.active import wait_idle
 from agents_core.services.threads import thread_create
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tests.agents_core.canary import CANARY_KEY, canary_server
 from tests.agents_core.factories import AgentFactory
 from tests.agents_core.runtime.conftest import run_to_end, types

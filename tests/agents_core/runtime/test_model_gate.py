@@ -67,7 +67,7 @@ def test_a_fallback_on_a_server_gets_the_agents_listed_base(api, settings):
 
 def test_the_editor_cannot_give_an_agent_a_model_its_base_does_not_allow(owner, ollama_canary):
     from agents_core.editor.services import revisions
-    from studio.exceptions import ApplicationError
+    from common.exceptions import ApplicationError
 
     agent = AgentFactory(slug="falls", owner=owner, model="studio/scripted")
 

@@ -225,7 +225,7 @@ async def test_a_stream_the_loop_stops_at_its_last_chunk_gives_its_connection_ba
     closing reads the rest first, so every call of a run reuses one connection."""
     import litellm
 
-    from agents_core.runtime import model_stream
+    from providers import model_stream
 
     peers, finished = [], []
 

@@ -73,7 +73,7 @@ async def test_the_usage_the_provider_reports_is_the_runs_and_litellm_assembles_
     """The offline model reports its usage on its last chunk, as a real provider does: the
     loop takes it there and closes the stream, so litellm never assembles the response
     (its logging, cache and budget, which would read it, are not configured)."""
-    from agents_core.runtime import offline
+    from providers import offline
 
     thread = await _thread(make_thread)
     run, events = await run_to_end(thread, "use weather_lookup for Paris", owner)
@@ -108,7 +108,7 @@ async def test_litellms_end_of_stream_usage_walks_only_the_chunks_that_carry_usa
     thread = await _thread(make_thread)
     run, events = await run_to_end(thread, "use weather_lookup for Paris", owner)
     assert run.status == "completed"
-    from agents_core.runtime import offline
+    from providers import offline
 
     # The offline model streams one chunk per word: far more chunks than the walk reads.
     words = sum(len(offline._WORD.findall(text)) for text in _step_texts(events).values())

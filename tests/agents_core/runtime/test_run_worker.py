@@ -20,7 +20,7 @@ from agents_core.models import Run, RunStatus
 from agents_core.runtime.processes import QUEUED
 from agents_core.runtime.worker import RunWorker
 from agents_core.services.runs import runs_claim
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tests.agents_core.runtime.conftest import events_of, start, types
 from tests.conftest import ROOT, child_process_env, daphne_process, stop_process
 

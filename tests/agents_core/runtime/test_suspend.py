@@ -11,7 +11,7 @@ from channels.db import database_sync_to_async
 
 from agents_core.models import Message, Run, ToolCall
 from agents_core.services import runs as run_services
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tests.agents_core.runtime.conftest import events_of, run_to_end, settle, squeeze, types
 from tests.conftest import ROOT, child_process_env
 

@@ -10,9 +10,9 @@ import time
 import pytest
 
 from agents_core.models import Agent, Thread
-from agents_core.runtime.offline_title import title_of
 from agents_core.services.thread_titles import TITLE_INSTRUCTION, thread_title_generate
 from agents_core.services.threads import thread_create
+from providers.offline_title import title_of
 from tests.agents_core.runtime.conftest import events_of
 from tests.agents_core.runtime.test_threads_api import finish_runs
 

@@ -9,7 +9,7 @@ from agents_core.models import NotificationRecord, Thread
 from agents_core.registry import Registry, reset_registry
 from agents_core.signals.notifications import send_notification_signal
 from agents_core.signals.policy import policy_decide, policy_table, policy_validate
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tests.agents_core.factories import AgentFactory
 
 pytestmark = pytest.mark.django_db

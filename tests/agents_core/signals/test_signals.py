@@ -13,7 +13,7 @@ from agents_core.signals.services import (
     send_signal,
     send_state_signal,
 )
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 
 pytestmark = pytest.mark.django_db
 

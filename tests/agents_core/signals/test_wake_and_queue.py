@@ -127,7 +127,7 @@ def test_a_queued_message_keeps_its_stream_options_for_the_run_it_starts(thread,
 
 @pytest.mark.django_db
 def test_unknown_stream_options_are_refused_and_nothing_is_written(thread):
-    from studio.exceptions import ApplicationError
+    from common.exceptions import ApplicationError
 
     with pytest.raises(ApplicationError, match="Unknown run options"):
         send_message(thread=thread, message="hi", stream_options={"warp": 9})

@@ -8,7 +8,7 @@ from cryptography.fernet import Fernet
 from django.db import connection
 from django.test import override_settings
 
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 from tools_app.crypto import credentials_get, credentials_rotate, credentials_set
 from tools_app.models import Tool, ToolSource
 

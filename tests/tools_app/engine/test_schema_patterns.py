@@ -1,5 +1,5 @@
 """JSON Schema patterns are user patterns: the errors of an input a tool's schema refuses
-are listed with RE2 (studio/patterns.py), so a pattern that backtracks for ever in
+are listed with RE2 (common/patterns.py), so a pattern that backtracks for ever in
 Python's `re` is answered at once with its path and the right verdict."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import json
 import pytest
 from rest_framework.authtoken.models import Token
 
-from studio.body_limit import BodyLimit
+from common.body_limit import BodyLimit
 from tests.agents_core.factories import AgentFactory
 from tests.conftest import daphne_process
 

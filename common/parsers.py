@@ -1,7 +1,7 @@
 """The REST API's JSON parser: DRF's, held to the studio's limits on untrusted JSON.
 
 Every error names the JSON path of the first offence in the studio's error shape
-(studio.exceptions): `{"detail", "code", "errors": [{"path", "message"}]}`. A view whose
+(common.exceptions): `{"detail", "code", "errors": [{"path", "message"}]}`. A view whose
 body carries a whole document as text (an OpenAPI spec) names that top-level field in
 `long_string_fields`: its string may be as long as the body limit allows.
 """
@@ -14,8 +14,8 @@ from typing import Any
 from django.conf import settings
 from rest_framework.parsers import JSONParser, get_encoding
 
-from studio.exceptions import body_too_large
-from studio.json_input import json_loads
+from common.exceptions import body_too_large
+from common.json_input import json_loads
 
 
 class StudioJSONParser(JSONParser):

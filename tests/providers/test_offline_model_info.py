@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import litellm
 
-from agents_core.runtime import offline
+from providers import offline
 
 
 def test_the_offline_model_is_priced_in_litellms_map_at_nothing():

@@ -4,7 +4,7 @@ reads none.
 DRF parses a body only when a view reads `request.data`; an endpoint that takes no body
 (abort, lock, digest) would act on a request whose body is garbage, 100,000 levels deep
 or larger than the limit. Parsing it here, after authentication and before the view,
-refuses such a request with the parser's error (studio.parsers) and writes nothing.
+refuses such a request with the parser's error (common.parsers) and writes nothing.
 """
 
 from __future__ import annotations

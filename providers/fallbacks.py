@@ -18,7 +18,7 @@ from typing import Any
 
 from django.conf import settings
 
-from agents_core.runtime.errors import ModelError, model_error
+from providers.errors import ModelError, model_error
 from providers.resolve import ModelCall
 
 logger = logging.getLogger(__name__)

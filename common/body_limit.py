@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 
-from studio.exceptions import body_too_large
+from common.exceptions import body_too_large
 
 
 def _declared_length(scope: dict[str, Any]) -> int | None:

@@ -162,7 +162,7 @@ async def test_a_handler_that_fails_answers_with_an_error_event_and_logs_it(
     comm = await _connect(f"/ws/threads/{thread.pk}/", owner)
     monkeypatch.setattr(thread_services, "thread_partial", broken)
 
-    with caplog.at_level(logging.ERROR, logger="studio.websocket"):
+    with caplog.at_level(logging.ERROR, logger="common.websocket"):
         await comm.send_json_to({"type": "get-partial", "toolCallId": "c1"})
         event = await comm.receive_json_from(timeout=10)
 

@@ -2,7 +2,7 @@
 request can cause) to JSON responses `{"detail", "code", ...}`.
 
 A module of its own: importing DRF's views reads the REST settings, whose parser imports
-studio.exceptions."""
+common.exceptions."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from studio.exceptions import ApplicationError, body_too_large
+from common.exceptions import ApplicationError, body_too_large
 
 logger = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         # STUDIO_MAX_BODY_BYTES): a 413 in JSON rather than Django's HTML 400 page.
         exc = body_too_large(settings.STUDIO_MAX_BODY_BYTES)
     elif isinstance(exc, RecursionError):
-        # Input is bounded where it enters (studio.json_input); a structure that still
+        # Input is bounded where it enters (common.json_input); a structure that still
         # nests deeper than Python can walk is refused, and logged to find where it came in.
         logger.warning("RecursionError while handling a request", exc_info=exc)
         exc = ApplicationError("The input is nested too deeply to be processed.", code="too_deep")

@@ -1,7 +1,7 @@
 """The offline model: a deterministic litellm custom provider (`studio/scripted`).
 
 It answers from the conversation and the tools it was given, without any network
-(runtime/offline_script.py says how).
+(providers/offline_script.py says how).
 
 Text streams word by word and tool arguments in small chunks; `optional_params` may set
 `delay` (seconds between chunks; settings.STUDIO_OFFLINE_DELAY by default) and
@@ -27,7 +27,7 @@ from django.conf import settings
 from litellm import CustomLLM
 from litellm.types.utils import GenericStreamingChunk, ModelResponse
 
-from agents_core.runtime.offline_script import _text_of, script
+from providers.offline_script import _text_of, script
 
 PROVIDER = "studio"
 _WORD = re.compile(r"\s*\S+\s*")

@@ -21,7 +21,7 @@ from typing import Any
 
 from django.conf import settings
 
-from studio.exceptions import ApplicationError
+from common.exceptions import ApplicationError
 
 NUL = "\x00"
 REPLACEMENT = "\ufffd"

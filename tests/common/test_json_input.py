@@ -1,4 +1,4 @@
-"""The strict loader of JSON from outside (studio.json_input), the error handler's
+"""The strict loader of JSON from outside (common.json_input), the error handler's
 mapping of what Django and Python raise, and the NUL-free storage encoder."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import json
 import pytest
 from django.core.exceptions import RequestDataTooBig
 
-from studio.exception_handler import exception_handler
-from studio.fields import NulFreeJSONEncoder
-from studio.json_input import JSONInputError, json_loads, replace_nul, value_problem
+from common.exception_handler import exception_handler
+from common.fields import NulFreeJSONEncoder
+from common.json_input import JSONInputError, json_loads, replace_nul, value_problem
 
 
 def refusal(text: str | bytes, **kwargs) -> tuple[str, str]:

@@ -1,4 +1,4 @@
-"""The two protocols the run loop's fast path reads (runtime/fast_stream.py), parsed from
+"""The two protocols the run loop's fast path reads (providers/fast_stream.py), parsed from
 the provider's server-sent events into the chunks the loop reads of litellm's: OpenAI's
 chat completions and Anthropic's Messages, as litellm maps each (its finish reasons, its
 usage, its Anthropic tool names, the errors the openai SDK raises)."""

@@ -1,4 +1,4 @@
-"""One domain error a user can act on; studio/exception_handler.py maps it to HTTP."""
+"""One domain error a user can act on; common/exception_handler.py maps it to HTTP."""
 
 from __future__ import annotations
 

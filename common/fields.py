@@ -5,7 +5,7 @@ PostgreSQL refuses U+0000 (NUL) in text and jsonb; a tool's output, a model's te
 arguments, a log line may contain one. The columns that hold such values use these: NUL
 is replaced where the value is turned into SQL parameters, whichever query writes it
 (create, update, bulk_create). What clients send is refused earlier instead
-(studio.json_input).
+(common.json_input).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from django.db import models
 
-from studio.json_input import NUL, REPLACEMENT, replace_nul
+from common.json_input import NUL, REPLACEMENT, replace_nul
 
 
 class NulFreeJSONEncoder(json.JSONEncoder):

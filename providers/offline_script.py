@@ -1,5 +1,5 @@
 """The offline model's script: what `studio/scripted` answers to a conversation, the way a
-helpful model would (runtime/offline.py streams it through litellm).
+helpful model would (providers/offline.py streams it through litellm).
 
 - "use weather_lookup for Paris", "call unit_convert with {"value": 3, ...}": calls the
   named tools (several when several are named), with the JSON object written in the
@@ -19,9 +19,9 @@ import json
 import re
 from typing import Any
 
-from agents_core.runtime.offline_citations import cite_knowledge, is_knowledge_result
-from agents_core.runtime.offline_judge import judge_reply
-from agents_core.runtime.offline_title import title_reply
+from providers.offline_citations import cite_knowledge, is_knowledge_result
+from providers.offline_judge import judge_reply
+from providers.offline_title import title_reply
 
 SUBAGENT_PREFIX = "agent-"
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")

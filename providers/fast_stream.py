@@ -9,7 +9,7 @@ wrapper (`CustomStreamWrapper`) over the provider's response; its per-chunk work
 pydantic chunk per event, its checks, its logging bookkeeping, the assembly of the whole
 response at the end) is most of a streamed chat's CPU, and the run loop reads none of what
 it adds. So `reader` takes the HTTP response from under the wrapper, before anything has
-read it, and `FastStream` parses its events (runtime/sse_protocols.py, with the standard
+read it, and `FastStream` parses its events (providers/sse_protocols.py, with the standard
 library's `json`) into
 slotted chunks of the shape the loop reads from litellm's (`choices[0].delta.content`, the
 tool-call deltas by index with their id and name, `finish_reason`, `usage`, `model`), and
@@ -24,7 +24,7 @@ Everything else keeps litellm's wrapper: other providers, the offline `studio/sc
 response litellm already started reading, litellm's Responses-API bridge or a faked stream
 (anything but the openai SDK's stream or litellm's Anthropic stream under the wrapper), a
 JSON mode or response format (litellm rewrites those answers), and any configured
-callback, cache or budget (they read litellm's assembled response: runtime/model_stream.py).
+callback, cache or budget (they read litellm's assembled response: providers/model_stream.py).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from typing import Any
 
 import httpx
 
-from agents_core.runtime.model_stream import DRAIN_SECONDS, wants_assembly
-from agents_core.runtime.sse_protocols import (
+from providers.model_stream import DRAIN_SECONDS, wants_assembly
+from providers.sse_protocols import (
     AnthropicParser,
     Chunk,
     OpenAIParser,
@@ -98,7 +98,7 @@ def reader(response: Any, litellm: Any, messages: list[Any]) -> Any:
 class FastStream:
     """litellm's stream read without its wrapper (module docstring). Iterate it once."""
 
-    # The loop reads it to its end (runtime/model_stream.py): the stream ends itself.
+    # The loop reads it to its end (providers/model_stream.py): the stream ends itself.
     send_stream_usage = True
     completion_stream = None
 

@@ -14,8 +14,8 @@ from django.test import Client
 from agents_core.definitions import Agent as AgentDefinition
 from agents_core.definitions import DefinitionError
 from agents_core.models import Agent, Revision
-from agents_core.runtime.model_endpoints import model_config_problems
 from providers.gate import allowed_origins, base_origin
+from providers.model_endpoints import model_config_problems
 from tests.agents_core.canary import canary_server
 from tests.agents_core.factories import AgentFactory
 

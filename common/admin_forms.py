@@ -1,4 +1,4 @@
-"""The admin's JSON fields, held to the limits of all JSON from outside (studio.json_input).
+"""The admin's JSON fields, held to the limits of all JSON from outside (common.json_input).
 
 Django's form JSONField reads the posted text with `json.loads`: a document nested
 100,000 deep raises RecursionError (a 500, also when the form is shown again), and an
@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.forms.fields import InvalidJSONInput, JSONString
 
-from studio.json_input import JSONInputError, json_loads
+from common.json_input import JSONInputError, json_loads
 
 
 class JSONInputField(forms.JSONField):

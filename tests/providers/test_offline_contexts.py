@@ -4,7 +4,7 @@ numbered before that step's answer although the step never saw it."""
 
 from __future__ import annotations
 
-from agents_core.runtime.offline_script import script
+from providers.offline_script import script
 
 CONTEXT = '<context>function [rt_report] completed with response {"pages": 3}</context>'
 CALL = {"id": "c1", "type": "function", "function": {"name": "rt_report", "arguments": "{}"}}

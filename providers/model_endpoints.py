@@ -6,7 +6,7 @@ A base URL may be set in the agent's `metadata.api_base`, its
 model the run may call: the agent's model and each of its `fallbacks` (the agent's
 default options or the run's), so each of those passes the gate with that base.
 
-Only the keys of `runtime.setup.MODEL_SETTINGS` reach litellm from the options, so
+Only the keys of `providers.request.MODEL_SETTINGS` reach litellm from the options, so
 `extra_headers`, `api_version`, `custom_llm_provider`, `base_url` (other than as a
 spelling of `api_base`, see BASE_KEYS) and the rest of litellm's arguments cannot be set
 by an agent or a run at all.
@@ -46,7 +46,7 @@ def _object(value: Any) -> dict[str, Any]:
 
 
 def _bases(metadata: Any, default_options: Any, run_options: Any) -> Iterator[tuple[str, str, Any]]:
-    """(field, path, value) of every base URL the call reads, as RunSetup.model_kwargs
+    """(field, path, value) of every base URL the call reads, as providers.request.model_settings
     reads them: the metadata's, and the modelSettings that win (a run's replace the
     agent's)."""
     for key in METADATA_BASE_KEYS:
@@ -71,7 +71,7 @@ def _bases(metadata: Any, default_options: Any, run_options: Any) -> Iterator[tu
 
 def call_base(*, metadata: Any, default_options: Any, run_options: Any) -> str:
     """The base URL the agent or the run names for its model calls ("" for none), as
-    RunSetup.model_kwargs reads it: the last one set wins."""
+    providers.request.model_settings reads it: the last one set wins."""
     bases = [value for _, path, value in _bases(metadata, default_options, run_options)]
     return next((value for value in reversed(bases) if isinstance(value, str)), "")
 

@@ -22,8 +22,8 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from rest_framework import serializers
 
-from studio.exceptions import ApplicationError
-from studio.json_input import JSONInputError, json_loads, json_path
+from common.exceptions import ApplicationError
+from common.json_input import JSONInputError, json_loads, json_path
 
 logger = logging.getLogger(__name__)
 
