@@ -12,12 +12,6 @@ registered the call is one test of an empty list: the facts (input and output th
 the tool's display transform) are only computed for a listener.
 
 Observers must not break a run: their exceptions are logged and swallowed.
-
-REST's fast path (tools_app/services/execute_fast.py) has no ORM to lend: it writes the
-run's row and the observers' rows in one statement. It serves a run only when every
-observer also has `tool_run_rows(**facts)`, which returns the unsaved rows its
-`tool_run_finished` would write, to be inserted with the run's row (a row that is
-already there is left as it was).
 """
 
 from __future__ import annotations
@@ -64,30 +58,6 @@ def tool_run_finished(run: ToolRun) -> None:
                 observer.tool_run_finished(**facts)
         except Exception:  # noqa: BLE001
             logger.exception("Tool run observer %r failed on run %s", observer, run.id)
-
-
-def rows_offered() -> bool:
-    """Whether every observer can give its rows instead of writing them."""
-    return all(hasattr(observer, "tool_run_rows") for observer in _observers)
-
-
-def tool_run_rows(run: ToolRun) -> list[Any]:
-    """The unsaved rows the observers would write for a finished console run (only when
-    `rows_offered()`); an observer that fails is logged and left out."""
-    if not _observers or run.tool_call_id is not None:
-        return []
-    try:
-        facts = run_facts(run)
-    except Exception:  # noqa: BLE001 - observing a run never fails it
-        logger.exception("Could not describe tool run %s for its observers", run.id)
-        return []
-    rows: list[Any] = []
-    for observer in _observers:
-        try:
-            rows += observer.tool_run_rows(**facts)
-        except Exception:  # noqa: BLE001
-            logger.exception("Tool run observer %r failed on run %s", observer, run.id)
-    return rows
 
 
 def run_facts(run: ToolRun) -> dict[str, Any]:

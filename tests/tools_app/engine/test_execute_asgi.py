@@ -1,51 +1,39 @@
-"""REST execute's fast path (tools_app/api/execute_fast.py) in front of the real Django
-application, in-process over ASGI with the real database: what it answers itself, what
-it leaves to Django (every refusal), and that both answer alike."""
+"""REST execute through the studio's ASGI application in-process (studio/asgi.py: the
+body limit, Django's async handler, every middleware on the event loop, the async view):
+what a client gets, what is recorded, every refusal, and the headers the middleware add."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from django.core.asgi import get_asgi_application
+from asgiref.sync import iscoroutinefunction
+from django.urls import resolve
 from rest_framework.authtoken.models import Token
 
+from studio import middleware as studio_middleware
+from studio.asgi import application
 from tests.tools_app.engine.conftest import synced_row
-from tools_app import async_db, observers
-from tools_app.api.execute_fast import FastExecute
+from tools_app import observers
 from tools_app.demo import unit_convert
 from tools_app.models import Tool, ToolRun
 from traces.models import Span
 
 pytestmark = pytest.mark.django_db(transaction=True)
 INPUT = {"value": 3, "from": "km", "to": "mi"}
-# Headers whose values differ from one response to the next.
-VARYING = {"content-length"}
-
-
-class Django:
-    """The studio's Django ASGI app, counting the requests that reach it."""
-
-    def __init__(self) -> None:
-        self.app = get_asgi_application()
-        self.calls = 0
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        self.calls += 1
-        await self.app(scope, receive, send)
+EXECUTE = "/api/tools/unit_convert/execute"
+# What differs from one run to the next.
+PER_RUN = {"id", "created_at", "started_at", "finished_at", "duration_ms"}
 
 
 class Client:
-    """ASGI requests on one event loop, to FastExecute(Django) or to Django alone."""
+    """ASGI requests to the studio's application on one event loop."""
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
-        self.django = Django()
-        self.fast = FastExecute(self.django)
 
     def post(
         self,
@@ -54,7 +42,6 @@ class Client:
         *,
         key: str | None = None,
         raw: bytes | None = None,
-        fast: bool = True,
         **headers: str,
     ) -> tuple[int, dict[str, str], Any]:
         sent = raw if raw is not None else json.dumps(body).encode()
@@ -81,15 +68,13 @@ class Client:
             "client": ("127.0.0.1", 50000),
             "server": ("127.0.0.1", 8550),
         }
-        app = self.fast if fast else self.django
-        return self.loop.run_until_complete(_call(app, scope, sent))
+        return self.loop.run_until_complete(_call(scope, sent))
 
     def close(self) -> None:
-        self.loop.run_until_complete(async_db.close())
         self.loop.close()
 
 
-async def _call(app: Any, scope: dict[str, Any], body: bytes) -> tuple[int, dict[str, str], Any]:
+async def _call(scope: dict[str, Any], body: bytes) -> tuple[int, dict[str, str], Any]:
     messages = [{"type": "http.request", "body": body, "more_body": False}]
     sent: list[dict[str, Any]] = []
 
@@ -102,7 +87,7 @@ async def _call(app: Any, scope: dict[str, Any], body: bytes) -> tuple[int, dict
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    await app(scope, receive, send)
+    await application(scope, receive, send)
     start = next(m for m in sent if m["type"] == "http.response.start")
     payload = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     headers = {k.decode().lower(): v.decode() for k, v in start["headers"]}
@@ -123,19 +108,14 @@ def key(owner) -> str:
     return Token.objects.create(user=owner).key
 
 
-EXECUTE = "/api/tools/unit_convert/execute"
-# What differs from one run to the next.
-PER_RUN = {"id", "created_at", "started_at", "finished_at", "duration_ms"}
+def test_the_route_is_an_async_view():
+    assert iscoroutinefunction(resolve(EXECUTE).func)
 
 
-def _steady(body: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in body.items() if k not in PER_RUN}
-
-
-def test_it_runs_the_tool_records_the_run_and_its_span_without_django(client, key, owner):
+def test_it_runs_the_tool_and_records_the_run_and_its_span(client, key, owner):
     status, _, body = client.post(EXECUTE, {"input": INPUT}, key=key)
 
-    assert status == 200 and client.django.calls == 0
+    assert status == 200
     assert body["status"] == "completed" and body["output"] == {"value": 1.864114, "unit": "mi"}
     run = ToolRun.objects.get(id=body["id"])
     assert run.created_by == owner and run.mode == "sync" and run.output == body["output"]
@@ -144,30 +124,35 @@ def test_it_runs_the_tool_records_the_run_and_its_span_without_django(client, ke
     assert span.name == "unit_convert" and span.attributes["outcome"] == "completed"
 
 
-def test_its_answer_and_headers_are_the_ones_django_gives(client, key):
-    fast_status, fast_headers, fast_body = client.post(EXECUTE, {"input": INPUT}, key=key)
-    status, headers, body = client.post(EXECUTE, {"input": INPUT}, key=key, fast=False)
+def test_its_answer_carries_the_middlewares_and_drfs_headers(client, key):
+    status, headers, _ = client.post(EXECUTE, {"input": INPUT}, key=key)
 
-    assert client.django.calls == 1
-    assert fast_status == status == 200, body
-    assert set(fast_headers) == set(headers)
-    assert {k: v for k, v in fast_headers.items() if k not in VARYING} == {
-        k: v for k, v in headers.items() if k not in VARYING
-    }
-    assert _steady(fast_body) == _steady(body)
-    assert set(fast_body) == set(body)
+    assert status == 200 and headers["content-type"] == "application/json"
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["x-frame-options"] == "DENY"
+    assert headers["referrer-policy"] == "same-origin"
+    assert headers["cross-origin-opener-policy"] == "same-origin"
+    assert "default-src" in headers["content-security-policy"]
+    assert headers["vary"] == "Accept" and headers["allow"] == "POST, OPTIONS"
+
+
+def test_an_api_request_crosses_to_a_thread_in_no_middleware(client, key, monkeypatch):
+    def no_thread(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a middleware crossed to a thread for an API request")
+
+    monkeypatch.setattr(studio_middleware, "sync_to_async", no_thread)
+
+    assert client.post(EXECUTE, {"input": INPUT}, key=key)[0] == 200
+    assert client.post(EXECUTE, {"input": INPUT})[0] == 401
 
 
 def test_an_input_the_schema_refuses_is_a_400_with_json_paths_and_a_failed_run(client, key):
     bad = {"input": {"value": "three", "from": "km", "to": "mi"}}
 
     status, _, body = client.post(EXECUTE, bad, key=key)
-    django_status, _, django_body = client.post(EXECUTE, bad, key=key, fast=False)
 
-    assert status == django_status == 400 and client.django.calls == 1
-    assert body["code"] == "invalid_input" and body["errors"] == django_body["errors"]
-    assert body["errors"][0]["path"] == "$.value"
-    assert body["detail"] == django_body["detail"]
+    assert status == 400 and body["code"] == "invalid_input"
+    assert body["errors"][0]["path"] == "$.value" and body["detail"]
     assert ToolRun.objects.get(id=body["id"]).status == "failed"
 
 
@@ -175,9 +160,10 @@ def test_a_revoked_token_stops_working_at_once(client, key):
     assert client.post(EXECUTE, {"input": INPUT}, key=key)[0] == 200
 
     Token.objects.filter(key=key).delete()
-    status, _, body = client.post(EXECUTE, {"input": INPUT}, key=key)
+    status, headers, body = client.post(EXECUTE, {"input": INPUT}, key=key)
 
-    assert status == 401 and client.django.calls == 1
+    assert status == 401 and headers["www-authenticate"] == "Token"
+    assert body["detail"] == "Invalid token."
     assert ToolRun.objects.count() == 1
 
 
@@ -191,12 +177,29 @@ def test_a_deactivated_users_token_stops_working_at_once(client, key, owner):
     assert status == 401 and ToolRun.objects.count() == 1
 
 
-def test_a_bad_or_missing_token_gets_djangos_401_and_writes_nothing(client, key):
+def test_a_bad_or_missing_token_gets_a_401_and_writes_nothing(client, key):
     assert client.post(EXECUTE, {"input": INPUT}, key="not-a-token")[0] == 401
     assert client.post(EXECUTE, {"input": INPUT})[0] == 401
     assert client.post(EXECUTE, {"input": INPUT}, authorization=f"Bearer {key}")[0] == 401
 
-    assert client.django.calls == 3 and not ToolRun.objects.exists()
+    assert not ToolRun.objects.exists()
+
+
+def test_a_session_post_without_its_csrf_token_is_refused(client, key, owner):
+    from django.contrib.sessions.backends.db import SessionStore
+
+    session = SessionStore()
+    session["_auth_user_id"] = str(owner.pk)
+    session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+    session["_auth_user_hash"] = owner.get_session_auth_hash()
+    session.create()
+
+    status, _, body = client.post(
+        EXECUTE, {"input": INPUT}, cookie=f"sessionid={session.session_key}"
+    )
+
+    assert status == 403 and "CSRF" in body["detail"]
+    assert not ToolRun.objects.exists()
 
 
 def test_another_users_tool_is_a_404_and_a_code_tool_or_ones_own_runs(
@@ -213,91 +216,62 @@ def test_another_users_tool_is_a_404_and_a_code_tool_or_ones_own_runs(
     shared = client.post(EXECUTE, {"input": INPUT}, key=outsider_key)
 
     assert hidden[0] == gone[0] == 404 and hidden[2]["code"] == "not_found"
-    assert shared[0] == 200 and client.django.calls == 2
+    assert shared[0] == 200
     assert ToolRun.objects.count() == 1
 
 
 @pytest.mark.parametrize(
-    ("raw", "headers", "status"),
+    ("raw", "headers", "status", "field"),
     [
-        (b"{not json", {}, 400),
-        (b'{"input_text": "{\\"value\\": 3}"}', {}, 400),  # the tool's schema refuses it
-        (b'{"nothing": 1}', {}, 400),
-        (b"[1, 2]", {}, 400),
-        (b'{"input": ' + b"[" * 100 + b"]" * 100 + b"}", {}, 400),
-        (b'{"input": {"value": 3}}', {"content-type": "text/plain"}, 415),
+        (b"{not json", {}, 400, "detail"),
+        (b'{"input_text": "{\\"value\\": 3}"}', {}, 400, "errors"),  # the schema refuses it
+        (b'{"input_text": 5}', {}, 400, "input_text"),
+        (b'{"nothing": 1}', {}, 400, "input"),
+        (b"[1, 2]", {}, 400, "errors"),
+        (b'{"input": ' + b"[" * 100 + b"]" * 100 + b"}", {}, 400, "detail"),
+        (b'{"input": {"value": 3}}', {"content-type": "text/plain"}, 415, "detail"),
     ],
 )
-def test_a_body_it_does_not_take_gets_djangos_own_answer(client, key, raw, headers, status):
+def test_a_body_it_does_not_take_gets_a_json_error(client, key, raw, headers, status, field):
     answer = client.post(EXECUTE, raw=raw, key=key, **headers)
-    expected = client.post(EXECUTE, raw=raw, key=key, fast=False, **headers)
 
-    assert answer[0] == expected[0] == status
-    assert _steady(answer[2]) == _steady(expected[2])
-    assert client.django.calls == 2
+    assert answer[0] == status and field in answer[2]
+    assert answer[1]["content-type"] == "application/json"
 
 
-def test_an_async_run_a_browsable_api_request_or_a_foreign_host_go_to_django(client, key):
+def test_a_body_over_the_limit_is_a_413_before_django_reads_it(client, key, settings):
+    settings.STUDIO_MAX_BODY_BYTES = 1000
+    big = json.dumps({"input": {"value": 3, "from": "km", "to": "mi", "pad": "x" * 2000}})
+
+    status, _, body = client.post(EXECUTE, raw=big.encode(), key=key)
+
+    assert status == 413 and body["code"] == "body_too_large"
+    assert not ToolRun.objects.exists()
+
+
+def test_an_async_run_a_browsable_api_request_and_a_foreign_host(client, key):
     asynchronous = client.post(EXECUTE + "?mode=async", {"input": INPUT}, key=key)
     html = client.post(EXECUTE, {"input": INPUT}, key=key, accept="text/html")
     foreign = client.post(EXECUTE, {"input": INPUT}, key=key, host="evil.example")
+    bad_mode = client.post(EXECUTE + "?mode=later", {"input": INPUT}, key=key)
 
     assert asynchronous[0] == 202 and asynchronous[2]["status"] == "pending"
     assert html[0] == 200 and html[1]["content-type"].startswith("text/html")
     assert foreign[0] == 400
-    assert client.django.calls == 3
+    assert bad_mode[0] == 400 and bad_mode[2]["code"] == "invalid_mode"
 
 
-class RowlessObserver:
+class FailingObserver:
     def tool_run_finished(self, **facts: Any) -> None:
-        pass
+        raise RuntimeError("the observer breaks")
 
 
-class FailingRowsObserver:
-    def tool_run_finished(self, **facts: Any) -> None:
-        pass
-
-    def tool_run_rows(self, *, run_id: str, **facts: Any) -> list[Span]:
-        # A name longer than its column: PostgreSQL refuses the span's INSERT.
-        name = "x" * 300
-        return [
-            Span(span_id="f" * 16, trace_id=run_id, kind="tool", name=name, start=facts["start"])
-        ]
-
-
-@contextmanager
-def observing(observer: Any) -> Iterator[None]:
+def test_an_observer_that_fails_does_not_lose_the_run(client, key):
+    observer = FailingObserver()
     observers.register(observer)
     try:
-        yield
+        status, _, body = client.post(EXECUTE, {"input": INPUT}, key=key)
     finally:
         observers.unregister(observer)
 
-
-def test_an_observer_without_rows_leaves_the_run_to_django(client, key):
-    with observing(RowlessObserver()):
-        status, _, _ = client.post(EXECUTE, {"input": INPUT}, key=key)
-
-    assert status == 200 and client.django.calls == 1
-
-
-def test_an_observer_whose_rows_fail_does_not_lose_the_run(client, key):
-    with observing(FailingRowsObserver()):
-        status, _, body = client.post(EXECUTE, {"input": INPUT}, key=key)
-
-    assert status == 200 and client.django.calls == 0
-    run = ToolRun.objects.get(id=body["id"])
-    assert not Span.objects.filter(trace_id=run.id).exists()
-
-
-@pytest.mark.parametrize(("prepare", "threshold"), [(True, 0), (False, None)])
-def test_its_connections_prepare_statements_unless_turned_off(
-    client, key, settings, prepare, threshold
-):
-    settings.STUDIO_DB_PREPARE = prepare
-
-    status, _, _ = client.post(EXECUTE, {"input": INPUT}, key=key)
-    pool = client.loop.run_until_complete(async_db.pool())
-
-    assert status == 200 and client.django.calls == 0
-    assert pool.kwargs["prepare_threshold"] == threshold
+    assert status == 200 and ToolRun.objects.filter(id=body["id"]).exists()
