@@ -266,12 +266,41 @@ class FailingObserver:
         raise RuntimeError("the observer breaks")
 
 
-def test_an_observer_that_fails_does_not_lose_the_run(client, key):
-    observer = FailingObserver()
+class FailingWriteObserver:
+    def tool_run_finished(self, *, run_id: str, start: Any, **facts: Any) -> None:
+        # A name longer than its column: PostgreSQL refuses the INSERT, which breaks the
+        # run's transaction (the observer has no savepoint of its own).
+        span = Span(span_id="f" * 16, trace_id=run_id, kind="tool", name="x" * 300, start=start)
+        span.save(force_insert=True)
+
+
+@pytest.mark.parametrize("observer", [FailingObserver(), FailingWriteObserver()])
+def test_an_observer_that_fails_does_not_lose_the_run(client, key, observer):
     observers.register(observer)
     try:
         status, _, body = client.post(EXECUTE, {"input": INPUT}, key=key)
     finally:
         observers.unregister(observer)
 
-    assert status == 200 and ToolRun.objects.filter(id=body["id"]).exists()
+    assert status == 200 and ToolRun.objects.get(id=body["id"]).status == "completed"
+    spans = Span.objects.filter(trace_id=body["id"])
+    if isinstance(observer, FailingWriteObserver):
+        assert not spans.exists()  # the transaction with the spans was rolled back
+    else:
+        assert spans.get().kind == "tool"  # the console's span, written beside it
+
+
+@pytest.mark.django_db(transaction=False)
+def test_inside_a_callers_transaction_a_failing_observer_loses_no_run(owner):
+    from tools_app.services.execute import tool_execute
+
+    tool = synced_row(unit_convert)
+    observer = FailingWriteObserver()
+    observers.register(observer)
+    try:
+        run = tool_execute(tool=tool, input=INPUT, user=owner)
+    finally:
+        observers.unregister(observer)
+
+    assert ToolRun.objects.get(id=run.id).status == "completed"
+    assert not Span.objects.filter(trace_id=run.id).exists()
