@@ -8,7 +8,7 @@
    the agent loop calls it: validation, timeout, output checks; no database);
    `run_tool_sync` (how REST and the CLI call it, from a thread with no event loop);
    `tool_execute` (plus the ToolRun row and its trace span); the REST execute endpoint
-   in-process (Django + DRF, no socket).
+   in-process (Django's test client, no socket).
 2. Over HTTP to one Daphne server on 127.0.0.1 (DEBUG off), the same httpx client:
    `POST /api/tools/unit_convert/execute` with token auth (a ToolRun row and its span)
    next to a bare round trip to a minimal ASGI endpoint on the same Daphne
@@ -182,15 +182,14 @@ def tool_paths(baseline: Path | None = None) -> None:
             assert response.status_code == 200, response.content
 
         rows.append(
-            ("REST execute, in-process (Django + DRF)", median_seconds(rest_in_process, REPEAT))
+            ("REST execute, in-process (test client)", median_seconds(rest_in_process, REPEAT))
         )
         table(f"Trivial sync tool (unit_convert), median of {REPEAT} calls", rows, direct)
         http = http_paths(token, baseline=baseline)
         labels = [
             ("ping", "bare round trip: minimal ASGI endpoint"),
             ("ping_post", "the same, POST with execute's body"),
-            ("execute", "REST execute, fast path (token, row, span)"),
-            ("execute_django", "REST execute through Django + DRF"),
+            ("execute", "REST execute (token, row, span)"),
         ]
         if baseline is not None:
             labels.append(("execute_baseline", f"REST execute at the baseline {baseline.name}"))
@@ -207,7 +206,7 @@ def tool_paths(baseline: Path | None = None) -> None:
         )
         for name, _ in labels[3:]:
             print(
-                f"  ratio fast path / {name}: wall {http['execute'] / http[name]:.3f}, "
+                f"  ratio execute / {name}: wall {http['execute'] / http[name]:.3f}, "
                 f"Daphne CPU {http['execute_cpu'] / (http[name + '_cpu'] or 1e-9):.3f}"
             )
         print(
@@ -233,11 +232,9 @@ def over_http(token: str, repeat: int = REPEAT) -> float:
 def http_paths(token: str, repeat: int = REPEAT, baseline: Path | None = None) -> dict[str, float]:
     """Per call over HTTP to Daphne servers this starts on 127.0.0.1 (DEBUG off) and
     stops: `ping`, a minimal ASGI endpoint (`ping_post`: POSTing execute's body to it),
-    and `execute`, the REST execute with token auth (the fast path), on one;
-    `execute_django`, the same route through Django and DRF (STUDIO_FAST_EXECUTE=0), on
-    another; with `baseline` (another commit's tree),
-    `execute_baseline` on a third running that code. Medians of wall time, the calls
-    alternating so that all see the same load; then each Daphne's CPU per call
+    and `execute`, the REST execute with token auth, on one; with `baseline` (another
+    commit's tree), `execute_baseline` on a second running that code. Medians of wall
+    time, the calls alternating so that all see the same load; then each Daphne's CPU per call
     (`<name>_cpu`) over a block of its calls (PostgreSQL's share is not in it)."""
     import httpx
 
@@ -248,8 +245,7 @@ def http_paths(token: str, repeat: int = REPEAT, baseline: Path | None = None) -
         return {**os.environ, "PYTHONPATH": path, "DEBUG": "0", **extra}
 
     servers = {
-        "execute": (ROOT, env(ROOT, STUDIO_FAST_EXECUTE="1")),
-        "execute_django": (ROOT, env(ROOT, STUDIO_FAST_EXECUTE="0")),
+        "execute": (ROOT, env(ROOT)),
     }
     if baseline is not None:
         servers["execute_baseline"] = (baseline, env(baseline))

@@ -27,14 +27,13 @@ if settings.STUDIO_SERVE_STATIC:
 
 from common.body_limit import BodyLimit  # noqa: E402
 from studio.health import HealthCheck  # noqa: E402
-from tools_app.api.execute_fast import FastExecute  # noqa: E402
 from tools_app.sources.asgi import SourcesRouter  # noqa: E402
 
 # /mcp/ and /a2a/ are served by the MCP and A2A SDKs' own ASGI apps (tools_app.sources);
-# REST execute with a token on the event loop (tools_app.api.execute_fast), else Django;
-# bodies over STUDIO_MAX_BODY_BYTES get 413 before Django or an SDK reads them; /healthz
-# is answered first of all (no session, no HTTPS redirect, no Host check: studio/health.py).
-http_app = HealthCheck(BodyLimit(SourcesRouter(FastExecute(http_app))))
+# everything else HTTP is Django's; bodies over STUDIO_MAX_BODY_BYTES get 413 before
+# Django or an SDK reads them; /healthz is answered first of all (no session, no HTTPS
+# redirect, no Host check: studio/health.py).
+http_app = HealthCheck(BodyLimit(SourcesRouter(http_app)))
 
 application = ProtocolTypeRouter(
     {

@@ -4,20 +4,17 @@ ToolRun that serves no chat call) has finished, for whoever listens.
 `tool_run_finished(run)` is called once per run, when its outcome is recorded: right after
 the row of a synchronous run is written, in the transaction that writes it (what an
 observer writes commits with the row), and after the commit that finishes an async run
-(its worker, its attempts). Each observer runs in an atomic block of its own (a savepoint
-inside the caller's transaction): a database error of an observer never loses the row.
+(its worker, its attempts). Each observer runs in an atomic block of its own: a
+transaction after an async run's commit; in the synchronous run's transaction no
+savepoint (two round trips per run), so a database error of an observer (which writes
+through the ORM) marks that transaction for rollback and `tool_execute` writes the row
+again alone: it never loses the row.
 An observer is an object with a method `tool_run_finished(**facts)`; the studio's
 tracing registers one (`traces`), and tools_app never imports its observers. With none
 registered the call is one test of an empty list: the facts (input and output through
 the tool's display transform) are only computed for a listener.
 
 Observers must not break a run: their exceptions are logged and swallowed.
-
-REST's fast path (tools_app/services/execute_fast.py) has no ORM to lend: it writes the
-run's row and the observers' rows in one statement. It serves a run only when every
-observer also has `tool_run_rows(**facts)`, which returns the unsaved rows its
-`tool_run_finished` would write, to be inserted with the run's row (a row that is
-already there is left as it was).
 """
 
 from __future__ import annotations
@@ -26,7 +23,7 @@ import logging
 from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
 from tools_app.definitions import display_value
 from tools_app.execution import tool_definition
@@ -48,9 +45,11 @@ def unregister(observer: Any) -> None:
         _observers.remove(observer)
 
 
-def tool_run_finished(run: ToolRun) -> None:
+def tool_run_finished(run: ToolRun, *, savepoint: bool = True) -> None:
     """Tell every observer about a finished console run (a chat's runs are traced by the
-    agent run they serve)."""
+    agent run they serve). `savepoint=False` inside a transaction: an observer runs in it
+    as it is, and a database error of one marks it for rollback (the caller reads
+    `transaction.get_rollback()`); any other error of one is only logged."""
     if not _observers or run.tool_call_id is not None:
         return
     try:
@@ -60,34 +59,17 @@ def tool_run_finished(run: ToolRun) -> None:
         return
     for observer in _observers:
         try:
-            with transaction.atomic():
+            if savepoint:
+                with transaction.atomic():
+                    observer.tool_run_finished(**facts)
+            else:
                 observer.tool_run_finished(**facts)
+        except DatabaseError:
+            if not savepoint:
+                transaction.set_rollback(True)
+            logger.exception("Tool run observer %r failed on run %s", observer, run.id)
         except Exception:  # noqa: BLE001
             logger.exception("Tool run observer %r failed on run %s", observer, run.id)
-
-
-def rows_offered() -> bool:
-    """Whether every observer can give its rows instead of writing them."""
-    return all(hasattr(observer, "tool_run_rows") for observer in _observers)
-
-
-def tool_run_rows(run: ToolRun) -> list[Any]:
-    """The unsaved rows the observers would write for a finished console run (only when
-    `rows_offered()`); an observer that fails is logged and left out."""
-    if not _observers or run.tool_call_id is not None:
-        return []
-    try:
-        facts = run_facts(run)
-    except Exception:  # noqa: BLE001 - observing a run never fails it
-        logger.exception("Could not describe tool run %s for its observers", run.id)
-        return []
-    rows: list[Any] = []
-    for observer in _observers:
-        try:
-            rows += observer.tool_run_rows(**facts)
-        except Exception:  # noqa: BLE001
-            logger.exception("Tool run observer %r failed on run %s", observer, run.id)
-    return rows
 
 
 def run_facts(run: ToolRun) -> dict[str, Any]:

@@ -40,8 +40,7 @@ def tool_run_new(
     mode: str,
     tool_call: Any = None,
 ) -> ToolRun:
-    """The row of a finished synchronous run, not saved yet (`tool_run_record` saves it;
-    REST's fast path writes it with its span in one statement, tools_app.async_db)."""
+    """The row of a finished synchronous run, not saved yet (`tool_run_record` saves it)."""
     now = timezone.now()
     return ToolRun(
         tool=tool,

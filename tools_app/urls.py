@@ -27,7 +27,7 @@ urlpatterns += [
 from tools_app.api import runs as tool_runs  # noqa: E402
 
 urlpatterns += [
-    path("tools/<str:name>/execute", tool_runs.ToolExecuteApi.as_view(), name="tool-execute"),
+    path("tools/<str:name>/execute", tool_runs.tool_execute_view, name="tool-execute"),
     path("tools/<str:name>/runs/", tool_runs.ToolRunListApi.as_view(), name="tool-run-list"),
     path("tools/<str:name>/schema", tool_runs.ToolSchemaApi.as_view(), name="tool-schema"),
     path("tool-runs/<uuid:run_id>/", tool_runs.ToolRunDetailApi.as_view(), name="tool-run-detail"),

@@ -1,7 +1,6 @@
 """The trace of a tool run from the test console (or REST, or the CLI): one `tool` span,
 written in one INSERT when the run ends. tools_app tells its observer seam
-(tools_app/observers.py) and this module listens (traces/apps.py); REST's fast path
-asks for the span unsaved (`tool_run_rows`) and writes it with the run's row."""
+(tools_app/observers.py) and this module listens (traces/apps.py)."""
 
 from __future__ import annotations
 

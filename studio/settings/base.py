@@ -76,15 +76,17 @@ INSTALLED_APPS = [
     "frontend",
 ]
 
+# Django's own middleware, run on the event loop under ASGI where they do no I/O
+# (studio/middleware.py); the same classes' checks and headers.
 MIDDLEWARE = [
-    "django.middleware.security.SecurityMiddleware",
-    "csp.middleware.CSPMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "studio.middleware.SecurityMiddleware",
+    "studio.middleware.CSPMiddleware",
+    "studio.middleware.SessionMiddleware",
+    "studio.middleware.CommonMiddleware",
+    "studio.middleware.CsrfViewMiddleware",
+    "studio.middleware.AuthenticationMiddleware",
+    "studio.middleware.MessageMiddleware",
+    "studio.middleware.XFrameOptionsMiddleware",
     "frontend.middleware.LoginRequiredEverywhereMiddleware",
 ]
 

@@ -24,10 +24,6 @@ STUDIO_PRIVATE_NETWORKS = envlist("STUDIO_PRIVATE_NETWORKS", [])
 # runs on its caller's thread, its timeout kept by a watchdog; a slower one runs in a
 # thread of its own (tools_app/types/code/pace.py). 0: always in a thread of its own.
 STUDIO_TOOL_INLINE_MS = envfloat("STUDIO_TOOL_INLINE_MS", 2.0)
-# REST execute with a token answered on the event loop (tools_app/api/execute_fast.py).
-STUDIO_FAST_EXECUTE = envbool("STUDIO_FAST_EXECUTE", True)
-# Its connections prepare their statements (off behind a pooler that cannot keep them).
-STUDIO_DB_PREPARE = envbool("STUDIO_DB_PREPARE", True)
 # The server's web search for the web_search tool, used by every user who set none of
 # their own (Settings -> Web search): searxng, brave, tavily or native (the model's own
 # search through litellm), its root URL (SearXNG: required) and API key (Brave, Tavily).

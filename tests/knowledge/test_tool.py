@@ -44,9 +44,10 @@ def test_the_tool_console_runs_a_query_and_gets_cited_chunks(api, outsider_api, 
     response = api.post(
         "/api/tools/search_docs/execute", {"input": {"query": "amber light"}}, format="json"
     )
-    assert response.status_code == 200, response.data
-    assert response.data["status"] == "completed", response.data
-    output = response.data["output"]
+    body = response.json()
+    assert response.status_code == 200, body
+    assert body["status"] == "completed", body
+    output = body["output"]
     assert output["kind"] == "knowledge_search"
     top = output["results"][0]
     assert (top["document"]["name"], top["page"], top["heading"]) == (
@@ -56,7 +57,7 @@ def test_the_tool_console_runs_a_query_and_gets_cited_chunks(api, outsider_api, 
     )
     assert top["url"].endswith("#chunk-1") and top["score"] > 0
     bad = api.post("/api/tools/search_docs/execute", {"input": {"q": "x"}}, format="json")
-    assert bad.data["status"] == "failed" and bad.data["errors"][0]["path"] == "$"
+    assert bad.json()["status"] == "failed" and bad.json()["errors"][0]["path"] == "$"
     hidden = outsider_api.post(
         "/api/tools/search_docs/execute", {"input": {"query": "amber"}}, format="json"
     )
@@ -76,9 +77,10 @@ def test_a_tool_cannot_read_another_users_base(outsider_api, outsider, filled_kb
     response = outsider_api.post(
         "/api/tools/spy/execute", {"input": {"query": "amber"}}, format="json"
     )
-    assert response.data["status"] == "failed"
-    assert "not found" in response.data["error"]
-    assert response.data["output"] is None
+    body = response.json()
+    assert body["status"] == "failed"
+    assert "not found" in body["error"]
+    assert body["output"] is None
 
 
 async def test_a_chat_with_the_offline_model_answers_with_citations(owner, filled_kb, settings):

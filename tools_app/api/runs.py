@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest, HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
@@ -109,6 +112,40 @@ class ToolExecuteApi(APIView):
             return Response({"detail": run.error, "code": "invalid_input", **body}, status=400)
         code = status.HTTP_202_ACCEPTED if mode == "async" else status.HTTP_200_OK
         return Response(body, status=code)
+
+
+def served_async(view_class: type[APIView]) -> Any:
+    """An async Django view for a DRF view: the request crosses to a thread once, where
+    DRF authenticates it, checks its permissions, negotiates, runs the view and renders
+    the answer, which comes back as a plain HttpResponse (Django would otherwise render a
+    DRF Response in a second crossing). Under ASGI every middleware runs on the event loop
+    (studio/middleware.py), so this is the request's only crossing besides Django's own
+    request_started / request_finished signals. `cls` and `initkwargs` let the OpenAPI
+    schema document `view_class` as before."""
+    view = view_class.as_view()
+
+    def rendered(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        if not hasattr(response, "render"):
+            return response
+        response.render()
+        plain = HttpResponse(response.content, status=response.status_code)
+        for header, value in response.items():
+            plain[header] = value
+        plain.cookies = response.cookies
+        return plain
+
+    async def async_view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return await sync_to_async(rendered)(request, *args, **kwargs)
+
+    async_view.csrf_exempt = True  # type: ignore[attr-defined]  # as DRF's: it checks itself
+    async_view.cls = view_class  # type: ignore[attr-defined]
+    async_view.initkwargs = {}  # type: ignore[attr-defined]
+    async_view.__doc__ = view_class.__doc__
+    return async_view
+
+
+tool_execute_view = served_async(ToolExecuteApi)
 
 
 @extend_schema(tags=TAG, responses=TOOL_RUN_PAGE)

@@ -61,9 +61,16 @@ def _rejected(
 
 
 def _recorded(tool: Tool, stored: Any, outcome: ToolOutcome, user: Any, mode: str) -> ToolRun:
-    """The run's row and what its observers write, in one transaction."""
+    """The run's row and what its observers write, in one transaction with no savepoint;
+    should an observer's write fail, that transaction is rolled back and the row is
+    written alone."""
     with transaction.atomic():
         relaxed_commit()
         run = tool_run_record(tool=tool, input=stored, outcome=outcome, user=user, mode=mode)
-        tool_run_finished(run)
+        tool_run_finished(run, savepoint=False)
+        observed = not transaction.get_rollback()
+    if not observed:
+        with transaction.atomic():
+            relaxed_commit()
+            run.save(force_insert=True)
     return run
