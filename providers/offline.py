@@ -25,6 +25,11 @@ from typing import Any
 import litellm
 from django.conf import settings
 from litellm import CustomLLM
+from litellm.types.llms.openai import (
+    ChatCompletionToolCallChunk,
+    ChatCompletionToolCallFunctionChunk,
+    ChatCompletionUsageBlock,
+)
 from litellm.types.utils import GenericStreamingChunk, ModelResponse
 
 from providers.offline_script import _text_of, script
@@ -43,10 +48,10 @@ def _call_id(messages: list[dict[str, Any]], index: int) -> str:
 
 def _chunk(
     text: str = "",
-    tool_use: dict[str, Any] | None = None,
+    tool_use: ChatCompletionToolCallChunk | None = None,
     *,
     finish: str = "",
-    usage: dict[str, int] | None = None,
+    usage: ChatCompletionUsageBlock | None = None,
 ) -> GenericStreamingChunk:
     return {
         "text": text,
@@ -100,7 +105,10 @@ def chunks(
         call_id = _call_id(messages, index)
         pieces = [arguments[i : i + size] for i in range(0, len(arguments), size)] or [""]
         for number, piece in enumerate(pieces):
-            function = {"name": name if number == 0 else None, "arguments": piece}
+            function: ChatCompletionToolCallFunctionChunk = {
+                "name": name if number == 0 else None,
+                "arguments": piece,
+            }
             yield _chunk(
                 tool_use={
                     "id": call_id if number == 0 else None,
@@ -110,7 +118,7 @@ def chunks(
                 }
             )
     prompt_tokens = sum(len(_text_of(m).split()) for m in messages)
-    usage = {
+    usage: ChatCompletionUsageBlock = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": len(words) + len(calls),
         "total_tokens": prompt_tokens + len(words) + len(calls),
@@ -126,9 +134,12 @@ def _delay(optional_params: dict[str, Any]) -> float:
 
 
 def _materialise(
-    messages: list[dict[str, Any]], optional_params: dict[str, Any], model_response: ModelResponse
+    messages: list[dict[str, Any]],
+    optional_params: dict[str, Any],
+    model_response: ModelResponse | None,
 ) -> ModelResponse:
-    text, calls, finish, usage = "", {}, "stop", None
+    text, finish, usage = "", "stop", None
+    calls: dict[int, dict[str, Any]] = {}
     for chunk in chunks(messages, optional_params):
         text += chunk["text"]
         tool_use = chunk["tool_use"]
@@ -145,7 +156,7 @@ def _materialise(
             call["function"]["arguments"] += tool_use["function"]["arguments"]
         if chunk["is_finished"]:
             finish, usage = chunk["finish_reason"], chunk["usage"]
-    message = {"role": "assistant", "content": text or None}
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
     if calls:
         message["tool_calls"] = [calls[i] for i in sorted(calls)]
     return litellm.ModelResponse(
@@ -178,7 +189,9 @@ class ScriptedLLM(CustomLLM):
                 time.sleep(delay)
             yield chunk
 
-    async def astreaming(
+    # litellm declares astreaming a coroutine that returns the iterator, yet iterates what
+    # it returns with `async for` (CustomStreamWrapper): an async generator is what works.
+    async def astreaming(  # type: ignore[override]
         self, model: str, messages: list, *args: Any, **kwargs: Any
     ) -> AsyncIterator[GenericStreamingChunk]:
         params = kwargs.get("optional_params") or {}

@@ -349,8 +349,8 @@ def script(
     news = [line + " " for line in _unmentioned_contexts(messages[:-1])]
     calls = choose_calls(text, available, tool_choice)
     if calls:
-        names = ", ".join(name for name, _ in calls)
-        return "".join(news) + f"Calling {names}. ", calls
+        called = ", ".join(name for name, _ in calls)
+        return "".join(news) + f"Calling {called}. ", calls
     if news:
         return "".join(news).strip(), []
     if available:

@@ -269,7 +269,7 @@ class AnthropicParser:
         return Chunk([], self.model, self.stream.usage(reported, self.text))
 
 
-def openai_transport_error(http: Any, exc: BaseException) -> BaseException:
+def openai_transport_error(http: Any, exc: Exception) -> Exception:
     """A failure to read an OpenAI stream's body as the openai SDK raises it (a timeout as
     APITimeoutError, any other transport failure as APIConnectionError), or `exc`."""
     import openai

@@ -86,6 +86,9 @@ class ToolDefinition:
     on_input_delta: Callable[..., Any] | None = None
     on_input_available: Callable[..., Any] | None = None
     on_output: Callable[..., Any] | None = None
+    # After a result in a run: (the call's execution context) -> the events the run emits
+    # next, each `{"type": ..., **fields}`; called in a thread (it may read the database).
+    result_events: Callable[[Any], list[dict[str, Any]]] | None = None
     config: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -123,6 +126,7 @@ def create_tool(
     on_input_delta: Callable[..., Any] | None = None,
     on_input_available: Callable[..., Any] | None = None,
     on_output: Callable[..., Any] | None = None,
+    result_events: Callable[[Any], list[dict[str, Any]]] | None = None,
     config: dict[str, Any] | None = None,
 ) -> ToolDefinition:
     """Define a tool in code. `execute(input, context)` may be sync or async."""
@@ -158,6 +162,7 @@ def create_tool(
         on_input_delta=on_input_delta,
         on_input_available=on_input_available,
         on_output=on_output,
+        result_events=result_events,
         config=dict(config or {}),
         **schemas,
     )

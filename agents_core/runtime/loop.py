@@ -4,10 +4,11 @@ remain or the steps run out; suspend on a call that waits for an answer, resume 
 `execute_run(run_id)` is the whole run as one coroutine. It reads and writes the database
 through runtime.db, publishes through an EventSink, and needs nothing from the process
 that started it: a run resumed after a restart is rebuilt from its rows (Run.state names
-the suspended call and its step). `Runner.run` is the loop itself; its parts live beside
-it: one model call (model_step.py), the streamed tool input (tool_input.py), the tool
-calls (tool_calls.py), suspension and resume (suspension.py). The run's state moves are
-services/runs.py's.
+the suspended call and its step). `Runner.run` is the loop itself. It composes the run's
+parts, each given the run's shared context (run_context.py) and owning its own state:
+the model step (model_step.py, with the streamed tool input of tool_input.py), the tool
+calls (tool_calls.py) and suspension and resume (suspension.py, which runs the resumed
+calls through the tool calls). The run's state moves are services/runs.py's.
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ from agents_core.runtime.db import db
 from agents_core.runtime.errors import Aborted
 from agents_core.runtime.events import EventSink
 from agents_core.runtime.model_step import ModelStep
+from agents_core.runtime.run_context import RunContext
 from agents_core.runtime.setup import RunSetup, load_setup
 from agents_core.runtime.suspension import Suspension
 from agents_core.runtime.tool_calls import ToolCalls
-from agents_core.runtime.tool_input import ToolInput
+from agents_core.runtime.tool_input import CallState
 from agents_core.services.runs import run_finish
 from providers.errors import ModelError
 from tools_app.redaction import Secrets, redact, secrets_scope
@@ -42,21 +44,17 @@ class RunResult:
     error: str = ""
 
 
-class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
+class Runner:
+    """One run's loop over its collaborators: the model step, the tool calls, suspension."""
+
     def __init__(self, setup: RunSetup, sink: EventSink, active: active_runs.ActiveRun) -> None:
-        self.setup = setup
-        self.sink = sink
-        self.active = active
-        self.run_id = str(setup.run.id)
-        self.step = setup.run.step
-        self.usage: dict[str, int] = {}
-        self.last_text = ""
-        self.partial_text = ""
-        self.step_message: int | None = None
-        self.memory_upto: int | None = None
-        self.hooks = {**setup.hooks, **active.hooks}
-        # The model that answered the last call (the agent's or a fallback), kept on the run.
-        self.answered = setup.run.model
+        self.ctx = RunContext(
+            setup=setup, sink=sink, active=active, run_id=str(setup.run.id), step=setup.run.step
+        )
+        self.setup, self.sink, self.run_id = setup, sink, self.ctx.run_id
+        self.model = ModelStep(self.ctx)
+        self.tool_calls = ToolCalls(self.ctx)
+        self.suspension = Suspension(self.ctx, self.tool_calls)
 
     async def run(self) -> RunResult:
         """Start (or resume), then a model step and its tool calls, again, until the model
@@ -64,9 +62,9 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
         try:
             if await self._start():
                 return RunResult(RunStatus.SUSPENDED)
-            while self.step < self.setup.max_steps:
-                self.step += 1
-                calls, finish_reason = await self._model_step()
+            while self.ctx.step < self.setup.max_steps:
+                self.ctx.step += 1
+                calls, finish_reason = await self.model.call()
                 if not calls:
                     await self._step_finish(finish_reason)
                     return await self._finish(finish_reason)
@@ -97,6 +95,17 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
                 code="internal",
             )
 
+    async def _execute_calls(self, calls: list[CallState]) -> bool:
+        """Run the calls of a step in order; True when one suspended the run."""
+        for position, call in enumerate(calls):
+            self.ctx.check_abort()
+            payload = await self.tool_calls.execute(call)
+            if payload is not None:
+                remaining = [c.id for c in calls[position + 1 :]]
+                await self.suspension.suspend(call, payload, remaining)
+                return True
+        return False
+
     async def _start(self) -> bool:
         """A resumed run's `run-start` (a new run's is stored with its row by `run_start`),
         then it first finishes its suspended step (True: it suspended again)."""
@@ -108,44 +117,46 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
             agent=agent,
             model=self.setup.agent.model,
             resumed=bool(resume),
-            step=self.step,
+            step=self.ctx.step,
         )
         if not resume:
             return False
-        await self.sink.emit("run-start", agent=agent, resumed=True, step=self.step)
-        if await self._resume(resume):
+        await self.sink.emit("run-start", agent=agent, resumed=True, step=self.ctx.step)
+        if await self.suspension.resume(resume):
             return True
         await self._step_finish("tool-calls")
         return False
 
     async def _step_finish(self, reason: str) -> None:
-        await self.sink.emit("step-finish", step=self.step, finishReason=reason, usage=self.usage)
+        await self.sink.emit(
+            "step-finish", step=self.ctx.step, finishReason=reason, usage=self.model.usage
+        )
 
     async def _finish(self, reason: str) -> RunResult:
         observers.notify(
             "run_finished",
             self.run_id,
             status=RunStatus.COMPLETED,
-            usage=self.usage,
-            steps=self.step,
+            usage=self.model.usage,
+            steps=self.ctx.step,
         )
         await self.sink.release()  # stored: the thread's numbering is the database's again
         event = self.sink.base(
             "run-finish",
             status="completed",
             finishReason=reason,
-            text=self.last_text,
-            usage=self.usage,
-            steps=self.step,
-            model=self.answered,
+            text=self.model.last_text,
+            usage=self.model.usage,
+            steps=self.ctx.step,
+            model=self.model.answered,
         )
         # The run's end and its `run-finish`, stored in one transaction, then delivered.
         texts = await db(
             run_finish,
             run_id=self.run_id,
             status=RunStatus.COMPLETED,
-            usage=self.usage,
-            text=self.last_text,
+            usage=self.model.usage,
+            text=self.model.last_text,
             # Every call of the run's steps has its result: none is left open.
             calls_open=False,
             title=self.setup.run.thread.title_auto,
@@ -153,7 +164,7 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
             events=[event],
         )
         self.sink.delivered_stored(event, texts[0])
-        return RunResult(RunStatus.COMPLETED, text=self.last_text)
+        return RunResult(RunStatus.COMPLETED, text=self.model.last_text)
 
     async def _end(self, run_status: str, event: str, **fields: Any) -> RunResult:
         # Where a run's failure becomes its error and its `run-error`: no secret of the
@@ -165,23 +176,23 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
             "run_finished",
             self.run_id,
             status=run_status,
-            usage=self.usage,
-            steps=self.step,
+            usage=self.model.usage,
+            steps=self.ctx.step,
             error=error,
         )
         try:
             await self.sink.release()
-            final = self.sink.base(event, usage=self.usage, steps=self.step, **fields)
+            final = self.sink.base(event, usage=self.model.usage, steps=self.ctx.step, **fields)
             texts = await db(
                 run_finish,
                 run_id=self.run_id,
                 status=run_status,
                 error=error,
-                usage=self.usage,
+                usage=self.model.usage,
                 thread_id=self.setup.thread_id,
-                partial_text=self.partial_text,
-                message_id=self.step_message,
-                model=self.answered,
+                partial_text=self.model.partial_text,
+                message_id=self.model.step_message,
+                model=self.model.answered,
                 events=[final],
             )
             self.sink.failed = None
@@ -189,10 +200,6 @@ class Runner(ModelStep, ToolInput, ToolCalls, Suspension):
         except Exception:  # noqa: BLE001
             logger.exception("Run %s: could not record its end", self.run_id)
         return RunResult(run_status, error=error)
-
-    def _check_abort(self) -> None:
-        if self.active.abort.is_set():
-            raise Aborted
 
 
 async def execute_run(run_id: Any, *, abort: asyncio.Event | None = None) -> RunResult:

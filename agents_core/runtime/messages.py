@@ -111,8 +111,7 @@ def memory_messages(
             continue
         if row.role == MessageRole.SIGNAL:
             text = "\n".join(p.get("text", "") for p in parts if p.get("text"))
-            message = {"role": "user", "content": text}
-            (deferred if outstanding else out).append(message)
+            (deferred if outstanding else out).append({"role": "user", "content": text})
             continue
         close_outstanding()
         out.extend(deferred)

@@ -1,6 +1,9 @@
 """One model call of a run: read the thread's memory, call the model through litellm,
 stream its text and tool calls, and save the step (its assistant message and tool calls).
 
+`ModelStep` keeps what the calls of a run add up to (the usage, the last text, the model
+that answered) and what a failed step leaves behind (its partial text, its message).
+
 litellm is imported the first time a run needs it, in a thread (`litellm_module`)."""
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ from agents_core.runtime import heap, observers, processes, stats, store
 from agents_core.runtime.db import db
 from agents_core.runtime.errors import Aborted
 from agents_core.runtime.messages import memory_messages
+from agents_core.runtime.run_context import RunContext
 from agents_core.runtime.setup import ToolSpec
-from agents_core.runtime.tool_input import CallState
+from agents_core.runtime.tool_input import CallState, ToolInput, display_input
 from providers import fast_stream, model_stream
 from providers.errors import model_error
 from providers.fallbacks import open_stream
@@ -41,10 +45,24 @@ async def litellm_module(*, offline: bool) -> Any:
 
 
 class ModelStep:
-    """The Runner's part that calls the model (runtime/loop.py)."""
+    """The model calls of a run, one a step (runtime/loop.py calls `call`)."""
 
-    async def _model_step(self) -> tuple[list[CallState], str]:
-        setup = self.setup
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.tool_input = ToolInput(ctx)
+        self.usage: dict[str, int] = {}
+        self.last_text = ""
+        # A step that fails mid-stream: the text so far and its message, kept by run_finish.
+        self.partial_text = ""
+        self.step_message: int | None = None
+        self.memory_upto: int | None = None
+        # The model that answered the last call (the agent's or a fallback), kept on the run.
+        self.answered = ctx.setup.run.model
+
+    async def call(self) -> tuple[list[CallState], str]:
+        """The step's model call, streamed and saved: its tool calls and finish reason."""
+        ctx = self.ctx
+        setup = ctx.setup
         offline = any(call.model.startswith("studio/") for call in setup.model_calls)
         litellm = await litellm_module(offline=offline)
         # Signals delivered into this run are written to the thread's memory by the drain,
@@ -53,19 +71,19 @@ class ModelStep:
             store.step_begin, run=setup.run, limit=setup.options.get("lastMessages")
         )
         if drained:
-            observers.notify("signals_drained", self.run_id, signals=drained)
+            observers.notify("signals_drained", ctx.run_id, signals=drained)
         self.memory_upto = rows[-1].pk if rows else 0
         memory = memory_messages(rows, calls)
         specs = setup.active_specs()
         choice = setup.tool_choice()
-        self._check_abort()
+        ctx.check_abort()
 
         sent: dict[str, Any] = {}
 
         def request(call: Any) -> dict[str, Any]:
             kwargs = setup.call_kwargs(call, memory, specs, choice)
             # One span per model tried: what each was sent, fallbacks included.
-            observers.notify("model_call_started", self.run_id, step=self.step, request=kwargs)
+            observers.notify("model_call_started", ctx.run_id, step=ctx.step, request=kwargs)
             sent.update(kwargs)
             return kwargs
 
@@ -80,11 +98,12 @@ class ModelStep:
     async def _consume(
         self, response: Any, specs: dict[str, ToolSpec], litellm: Any
     ) -> tuple[list[CallState], str]:
+        ctx, tool_input = self.ctx, self.tool_input
         text: list[str] = []
         calls: dict[int, CallState] = {}
         current: CallState | None = None
         finish_reason = "stop"
-        abort = self.active.abort
+        abort = ctx.active.abort
         perf = time.perf_counter
         self.partial_text = ""
         iterator = response.__aiter__()
@@ -120,12 +139,12 @@ class ModelStep:
                     if first_token is None:
                         first_token = time.time()
                     text.append(content)
-                    self.sink.delta(
+                    ctx.sink.delta(
                         {
                             "type": "text-delta",
-                            "runId": self.run_id,
+                            "runId": ctx.run_id,
                             "textDelta": content,
-                            "step": self.step,
+                            "step": ctx.step,
                         }
                     )
                 for tool_delta in getattr(delta, "tool_calls", None) or []:
@@ -135,13 +154,13 @@ class ModelStep:
                         if first_token is None:
                             first_token = time.time()
                         if current is not None:
-                            await self._input_end(current)
-                        state = self._input_start(index, tool_delta, specs)
+                            tool_input.end(current)
+                        state = tool_input.start(index, tool_delta, specs)
                         calls[index] = state
                         current = state
                     arguments = getattr(tool_delta.function, "arguments", None) or ""
                     if arguments:
-                        self._input_delta(state, arguments)
+                        tool_input.delta(state, arguments)
                 if choice.finish_reason:
                     finish_reason = choice.finish_reason
                 stats.add("chunks")
@@ -151,13 +170,13 @@ class ModelStep:
             raise
         except Exception as exc:  # noqa: BLE001 - provider down mid-stream, malformed chunk
             self.partial_text = "".join(text)
-            raise model_error(exc, self.answered or self.setup.agent.model) from exc
+            raise model_error(exc, self.answered or ctx.setup.agent.model) from exc
         if not usage_counted and chunk is not None:
             # Without include_usage, litellm gives the stream's usage on its last chunk.
             reported = model_stream.reported_usage(chunk)
             self._add_usage(reported)
         if current is not None:
-            await self._input_end(current)
+            tool_input.end(current)
         full_text = "".join(text)
         ordered = [calls[i] for i in sorted(calls)]
         await self._save_step(full_text, ordered)
@@ -168,7 +187,7 @@ class ModelStep:
         )
         observers.notify(
             "model_call_finished",
-            self.run_id,
+            ctx.run_id,
             usage=reported,
             finish_reason=finish_reason,
             first_token_at=first_token,
@@ -186,9 +205,9 @@ class ModelStep:
         message_id, self.step_message = self.step_message, None
         pks = await db(
             store.step_save,
-            run_id=self.run_id,
-            thread_id=self.setup.thread_id,
-            step=self.step,
+            run_id=self.ctx.run_id,
+            thread_id=self.ctx.setup.thread_id,
+            step=self.ctx.step,
             text=text,
             message_id=message_id,
             memory_upto=self.memory_upto,
@@ -198,7 +217,7 @@ class ModelStep:
                     "id": c.id,
                     "name": c.name,
                     "input": c.input,
-                    "display": self._display_input(c),
+                    "display": display_input(c),
                     "inputText": "".join(c.text),
                     "tool": c.spec.tool if c.spec is not None else None,
                 }

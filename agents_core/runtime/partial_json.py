@@ -81,8 +81,9 @@ class IncrementalJSONParser:
         self.patches = []
         index, end = 0, len(delta)
         while index < end:
-            if self.string is not None:
-                index = self._read_string(delta, index, end)
+            string = self.string
+            if string is not None:
+                index = self._read_string(string, delta, index, end)
             elif self.scalar:
                 index = self._read_scalar(delta, index, end)
             else:
@@ -118,7 +119,8 @@ class IncrementalJSONParser:
         return self.root
 
     # --- tokens ----------------------------------------------------------------------------
-    def _read_string(self, delta: str, index: int, end: int) -> int:
+    def _read_string(self, string: list[str], delta: str, index: int, end: int) -> int:
+        """Reads on in the string being read (`string`, its parts so far)."""
         if self.escape:
             return self._read_escape(delta, index, end)
         match = _STRING_RUN.match(delta, index)
@@ -127,7 +129,7 @@ class IncrementalJSONParser:
                 self._flush_surrogate()
             # The hot path (most of an argument is string content), inlined.
             text = match.group()
-            self.string.append(text)
+            string.append(text)
             if self.string_as == _AS_VALUE:
                 patches = self.patches
                 if patches and patches[-1]["path"] is self.string_path:
@@ -190,11 +192,14 @@ class IncrementalJSONParser:
             self._string_text(pending)
 
     def _string_text(self, text: str) -> None:
+        # Only while a string is read (an escape or a surrogate inside one).
+        assert self.string is not None
         self.string.append(text)
         if self.string_as == _AS_VALUE:
             self._append(self.string_path, text)
 
     def _end_string(self) -> None:
+        assert self.string is not None  # called at the closing quote of a string
         text = "".join(self.string)
         self.string = None
         if self.string_as == _AS_KEY:
@@ -260,7 +265,8 @@ class IncrementalJSONParser:
     def _read_structure(self, delta: str, index: int, end: int) -> int:
         char = delta[index]
         if char in " \t\n\r":
-            index = _SPACE.match(delta, index).end()
+            space = _SPACE.match(delta, index)
+            index = space.end() if space is not None else index + 1
             if index >= end:
                 return index
             char = delta[index]
@@ -367,10 +373,10 @@ class IncrementalJSONParser:
         self._after_value()
 
     # --- patches -----------------------------------------------------------------------------
-    def _set(self, path: list, value: Any) -> None:
+    def _set(self, path: list | None, value: Any) -> None:
         self.patches.append({"op": "set", "path": path, "value": value})
 
-    def _append(self, path: list, text: str) -> None:
+    def _append(self, path: list | None, text: str) -> None:
         patches = self.patches
         if patches:
             last = patches[-1]

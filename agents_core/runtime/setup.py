@@ -52,6 +52,7 @@ class ToolSpec:
         of the `agent` type, so that both ways to call an agent run through one path."""
         if self.kind != "subagent":
             return self.tool
+        assert self.child is not None  # a sub-agent's spec is made with its agent
         return Tool(
             name=self.name,
             kind=ToolKind.AGENT,

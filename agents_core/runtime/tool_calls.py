@@ -2,7 +2,9 @@
 validates, gates, executes and maps; the gate and the after step it calls back are the
 run's (the `tool-call` event, the before hooks, approval, deferring an async tool to a
 worker; the after hooks). Each call ends with its result or error in the transcript and
-on the stream, or suspends the run."""
+on the stream, or returns the payload it suspends the run with (runtime/suspension.py
+keeps it). After a result, a tool's `result_events` hook (tools_app.definitions) names
+the events the run emits next (the task tools' `task-list`)."""
 
 from __future__ import annotations
 
@@ -13,9 +15,10 @@ from typing import Any
 from agents_core.models import ToolCallStatus
 from agents_core.runtime import observers, store
 from agents_core.runtime.db import db
-from agents_core.runtime.tool_input import CallState, lifecycle
+from agents_core.runtime.run_context import RunContext
+from agents_core.runtime.setup import ToolSpec
+from agents_core.runtime.tool_input import CallState, display, display_input, kind, lifecycle
 from agents_core.services.async_tools import tool_call_enqueue_async
-from tools_app.agent_side import agent_side_get
 from tools_app.execution import (
     DEFERRED,
     SKIPPED,
@@ -42,86 +45,94 @@ async def call_hook(fn: Any, *args: Any) -> Any:
 
 
 class ToolCalls:
-    """The Runner's part that executes tool calls (runtime/loop.py)."""
+    """A run's tool calls, one at a time (runtime/loop.py and runtime/suspension.py call
+    `execute` and `fail`), with the run's before and after hooks."""
 
-    async def _execute_calls(self, calls: list[CallState]) -> bool:
-        """Run the calls of a step in order; True when one suspended the run."""
-        for position, call in enumerate(calls):
-            self._check_abort()
-            payload = await self._execute(call)
-            if payload is not None:
-                await self._suspend(call, payload, [c.id for c in calls[position + 1 :]])
-                return True
-        return False
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        # The agent's hooks, and the run's own (Python callables) over them.
+        self.hooks = {**ctx.setup.hooks, **ctx.active.hooks}
 
-    async def _execute(
+    async def execute(
         self, call: CallState, resume: Any = None, approved: bool = False
     ) -> dict[str, Any] | None:
         """One call through run_tool, which validates, gates, executes and maps; returns a
         suspend payload when the call waits."""
+        ctx = self.ctx
         spec = call.spec
         if observers.active():
             observers.notify(
                 "tool_call_started",
-                self.run_id,
+                ctx.run_id,
                 call_id=call.id,
                 name=call.name,
-                input=self._display_input(call),
-                kind=self._kind(spec),
+                input=display_input(call),
+                kind=kind(spec),
                 mode=spec.execution_mode if spec is not None else "sync",
                 resumed=resume is not None or approved,
             )
         if spec is None:
-            known = ", ".join(sorted(self.setup.specs)) or "none"
-            return await self._fail(call, f"Unknown tool {call.name!r}. Tools: {known}.")
+            known = ", ".join(sorted(ctx.setup.specs)) or "none"
+            await self.fail(call, f"Unknown tool {call.name!r}. Tools: {known}.")
+            return None
         if call.input_error:
-            return await self._fail(call, call.input_error)
+            await self.fail(call, call.input_error)
+            return None
         if isinstance(resume, dict) and resume.get("__client_error__"):
-            return await self._fail(call, str(resume["__client_error__"]))
+            await self.fail(call, str(resume["__client_error__"]))
+            return None
         first = resume is None and not approved
-        outcome = await run_tool(spec.runnable(), call.input, self._context(call, resume, first))
+        context = self._context(call, spec, resume, first)
+        outcome = await run_tool(spec.runnable(), call.input, context)
         observers.notify(
             "tool_executed",
-            self.run_id,
+            ctx.run_id,
             call_id=call.id,
             isolation=outcome.isolation,
             duration_ms=outcome.duration_ms,
         )
-        self._check_abort()
+        ctx.check_abort()
         if outcome.status == DEFERRED:
-            return await self._enqueue_async(call)
+            await self._enqueue_async(call)
+            return None
         if outcome.status == SUSPENDED:
             return outcome.suspend_payload or {"kind": "suspended"}
         if outcome.status == SKIPPED:
-            return await self._succeed(
-                call, outcome.output, outcome.output, status=ToolCallStatus.SKIPPED, skipped=True
+            await self._succeed(
+                call,
+                context,
+                outcome.output,
+                outcome.output,
+                status=ToolCallStatus.SKIPPED,
+                skipped=True,
             )
+            return None
         if not outcome.ok:
-            return await self._fail(
-                call, outcome.error, errors=outcome.errors, output=outcome.output
-            )
-        return await self._succeed(
+            await self.fail(call, outcome.error, errors=outcome.errors, output=outcome.output)
+            return None
+        await self._succeed(
             call,
+            context,
             outcome.output,
             outcome.model_output,
             duration=outcome.duration_ms,
             extra=outcome.links or None,
         )
+        return None
 
-    async def _gate(self, call: CallState, first: bool, resume: Any) -> Any:
+    async def _gate(self, call: CallState, spec: ToolSpec, first: bool, resume: Any) -> Gate | None:
         """Between validation and execution: on a call's first pass the `tool-call` event,
         the before hooks and the approval; an async tool is deferred to a worker."""
-        spec = call.spec
         given = call.input
         if first:
             transform = getattr(spec.definition, "transform", None)
-            shown = self._display(call, transform, call.input, "input")
-            await self.sink.emit(
+            shown = display(call, transform, call.input, "input")
+            await self.ctx.sink.emit(
                 "tool-call",
                 toolCallId=call.id,
                 toolName=call.name,
                 input=None if call.hidden else shown,
-                step=self.step,
+                step=self.ctx.step,
                 hookDecisions=call.hook_decisions,
                 **({"hidden": True} if call.hidden else {}),
             )
@@ -144,8 +155,8 @@ class ToolCalls:
             "toolCallId": call.id,
             "toolName": call.name,
             "input": call.input,
-            "runId": self.run_id,
-            "threadId": str(self.setup.thread_id),
+            "runId": self.ctx.run_id,
+            "threadId": str(self.ctx.setup.thread_id),
         }
         try:
             decision = await call_hook(hook, info)
@@ -173,7 +184,7 @@ class ToolCalls:
 
     async def _after_hook(self, call: CallState, output: Any, error: str) -> tuple[Any, str]:
         hook = self.hooks.get("after_tool_call")
-        if hook is None or self.active.abort.is_set():
+        if hook is None or self.ctx.active.abort.is_set():
             return output, error
         info = {
             "toolCallId": call.id,
@@ -181,7 +192,7 @@ class ToolCalls:
             "input": call.input,
             "output": output,
             "error": error or None,
-            "runId": self.run_id,
+            "runId": self.ctx.run_id,
         }
         try:
             decision = await call_hook(hook, info)
@@ -204,16 +215,18 @@ class ToolCalls:
         return output, error
 
     def _hook_source(self, key: str) -> str:
-        return "run" if key in self.active.hooks else "agent"
+        return "run" if key in self.ctx.active.hooks else "agent"
 
     async def _hook_event(self, call: CallState, record: dict[str, Any]) -> None:
         call.hook_decisions.append(record)
-        observers.notify("hook_decision", self.run_id, call_id=call.id, record=record)
+        observers.notify("hook_decision", self.ctx.run_id, call_id=call.id, record=record)
         await db(store.tool_call_update, call_pk=call.pk, hook_decisions=call.hook_decisions)
-        await self.sink.emit("tool-hook", toolCallId=call.id, toolName=call.name, **record)
+        await self.ctx.sink.emit("tool-hook", toolCallId=call.id, toolName=call.name, **record)
 
-    def _context(self, call: CallState, resume: Any, first: bool) -> Any:
-        sink = self.sink
+    def _context(
+        self, call: CallState, spec: ToolSpec, resume: Any, first: bool
+    ) -> ExecutionContext:
+        sink = self.ctx.sink
 
         async def writer(event: dict[str, Any]) -> None:
             await sink.emit("custom", toolCallId=call.id, toolName=call.name, data=event)
@@ -222,19 +235,19 @@ class ToolCalls:
             # The call waits for a sandbox slot (note: why), or runs again (None).
             await sink.emit("tool-call-waiting", toolCallId=call.id, toolName=call.name, note=note)
 
-        async def before(value: Any) -> Any:
-            return await self._gate(call, first, resume)
+        async def before(value: Any) -> Gate | None:
+            return await self._gate(call, spec, first, resume)
 
         async def after(output: Any, error: str) -> tuple[Any, str]:
             return await self._after_hook(call, output, error)
 
         return ExecutionContext(
-            user=self.setup.user,
-            run=self.setup.run,
-            thread=self.setup.run.thread,
+            user=self.ctx.setup.user,
+            run=self.ctx.setup.run,
+            thread=self.ctx.setup.run.thread,
             tool_call=call.pk,
             call_id=call.id,
-            abort=self.active.abort,
+            abort=self.ctx.active.abort,
             writer=writer,
             on_wait=on_wait,
             resume_payload=resume,
@@ -245,6 +258,7 @@ class ToolCalls:
     async def _succeed(
         self,
         call: CallState,
+        context: ExecutionContext,
         output: Any,
         model_output: Any,
         status: str = ToolCallStatus.COMPLETED,
@@ -253,12 +267,12 @@ class ToolCalls:
         extra: dict[str, Any] | None = None,
     ) -> None:
         transform = getattr(call.spec.definition, "transform", None) if call.spec else None
-        shown = self._display(call, transform, output, "output")
+        shown = display(call, transform, output, "output")
         hidden = transform is not None and shown is None and output is not None and call.hidden
         await db(
             store.tool_result_save,
-            run_id=self.run_id,
-            thread_id=self.setup.thread_id,
+            run_id=self.ctx.run_id,
+            thread_id=self.ctx.setup.thread_id,
             call_pk=call.pk,
             call_id=call.id,
             name=call.name,
@@ -283,39 +297,42 @@ class ToolCalls:
             fields["durationMs"] = duration
         observers.notify(
             "tool_call_finished",
-            self.run_id,
+            self.ctx.run_id,
             call_id=call.id,
             status=status,
             output=fields["output"],
             model_output=model_output if transform is None else None,
         )
-        await self.sink.emit(
+        await self.ctx.sink.emit(
             "tool-result", toolCallId=call.id, toolName=call.name, **fields, **(extra or {})
         )
         lifecycle(
             call.spec, "on_output", {"toolCallId": call.id, "toolName": call.name, "output": output}
         )
-        if (
-            call.spec is not None
-            and call.spec.definition is not None
-            and ((call.spec.definition.config or {}).get("emits") == "task-list")
-        ):
-            await self._task_list()
-        return None
+        await self._result_events(call, context)
 
-    async def _fail(
+    async def _result_events(self, call: CallState, context: ExecutionContext) -> None:
+        """The events a tool's `result_events` hook names after its result, in order."""
+        hook = getattr(call.spec.definition, "result_events", None) if call.spec else None
+        if hook is None:
+            return
+        for event in await db(hook, context):
+            fields = dict(event)
+            await self.ctx.sink.emit(fields.pop("type"), **fields)
+
+    async def fail(
         self, call: CallState, error: str, errors: list | None = None, output: Any = None
     ) -> None:
         model_output: dict[str, Any] = {"error": error}
         if errors:
             model_output["errors"] = errors
         observers.notify(
-            "tool_call_finished", self.run_id, call_id=call.id, status="failed", error=error
+            "tool_call_finished", self.ctx.run_id, call_id=call.id, status="failed", error=error
         )
         await db(
             store.tool_result_save,
-            run_id=self.run_id,
-            thread_id=self.setup.thread_id,
+            run_id=self.ctx.run_id,
+            thread_id=self.ctx.setup.thread_id,
             call_pk=call.pk,
             call_id=call.id,
             name=call.name,
@@ -326,7 +343,7 @@ class ToolCalls:
             error=error,
             hook_decisions=call.hook_decisions,
         )
-        await self.sink.emit(
+        await self.ctx.sink.emit(
             "tool-error",
             toolCallId=call.id,
             toolName=call.name,
@@ -334,24 +351,19 @@ class ToolCalls:
             hookDecisions=call.hook_decisions,
             **({"errors": errors} if errors else {}),
         )
-        return None
-
-    async def _task_list(self) -> None:
-        tasks = await db(lambda: agent_side_get().task_list(self.setup.thread_id).items())
-        await self.sink.emit("task-list", tasks=tasks)
 
     async def _enqueue_async(self, call: CallState) -> None:
         pending = {"status": "pending"}
         # The call's span is stored before a worker can finish it (it closes the span).
-        observers.notify("tool_call_pending", self.run_id, call_id=call.id)
-        await observers.flush(self.run_id)
+        observers.notify("tool_call_pending", self.ctx.run_id, call_id=call.id)
+        await observers.flush(self.ctx.run_id)
         await db(
             tool_call_enqueue_async,
             call_pk=call.pk,
-            user=self.setup.user,
+            user=self.ctx.setup.user,
             pending={
-                "run_id": self.run_id,
-                "thread_id": self.setup.thread_id,
+                "run_id": self.ctx.run_id,
+                "thread_id": self.ctx.setup.thread_id,
                 "call_id": call.id,
                 "name": call.name,
                 "output": None,
@@ -360,7 +372,6 @@ class ToolCalls:
                 "hook_decisions": call.hook_decisions,
             },
         )
-        await self.sink.emit(
+        await self.ctx.sink.emit(
             "tool-call-pending", toolCallId=call.id, toolName=call.name, output=pending
         )
-        return None

@@ -1,6 +1,9 @@
 """The tool calls a model streams: each call's state while its arguments arrive, parsed
 incrementally and sent as patches (`tool-input-start`, `-delta`, `-end`), shown through the
-tool's display transform, and the tool's input lifecycle hooks."""
+tool's display transform, and the tool's input lifecycle hooks.
+
+`ToolInput` is the helper the model step (runtime/model_step.py) feeds a call's deltas
+to; `display`, `display_input` and `kind` are what the tool calls show of a call too."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents_core.runtime.partial_json import IncrementalJSONParser, PartialJSONError
+from agents_core.runtime.run_context import RunContext
 from agents_core.runtime.setup import ToolSpec
 from tools_app.definitions import display_value
 
@@ -50,36 +54,60 @@ def lifecycle(spec: ToolSpec | None, name: str, payload: dict[str, Any]) -> None
             task = asyncio.ensure_future(result)
             task.add_done_callback(lambda t: t.exception())
     except Exception:  # noqa: BLE001
-        logger.exception("Tool %s hook %s failed", spec.name, name)
+        logger.exception("Tool %s hook %s failed", getattr(spec, "name", "?"), name)
+
+
+def kind(spec: ToolSpec | None) -> str:
+    """What the chat shows a call as: an agent, the tool's type, or unknown."""
+    if spec is None:
+        return "unknown"
+    return "agent" if spec.kind == "subagent" else getattr(spec.tool, "kind", "code")
+
+
+def display(state: CallState | None, transform: Any, value: Any, phase: str) -> Any:
+    """What the page and the transcript see; a failing transform hides the value."""
+    if transform is None:
+        return value
+    shown, ok = display_value(transform, value, phase, getattr(state, "name", "?"))
+    if not ok and state is not None:
+        state.hidden = True
+    return shown
+
+
+def display_input(call: CallState) -> Any:
+    transform = getattr(call.spec.definition, "transform", None) if call.spec else None
+    if transform is None or call.input is None:
+        return call.input
+    return display(call, transform, call.input, "input")
 
 
 class ToolInput:
-    """The Runner's part that streams tool input (runtime/loop.py)."""
+    """A step's streamed tool input: each call's start, argument deltas and end, as
+    events on the run's sink."""
 
-    def _input_start(self, index: int, tool_delta: Any, specs: dict[str, ToolSpec]) -> CallState:
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+
+    def start(self, index: int, tool_delta: Any, specs: dict[str, ToolSpec]) -> CallState:
+        ctx = self.ctx
         name = getattr(tool_delta.function, "name", None) or ""
-        call_id = tool_delta.id or f"call_{self.run_id[:8]}_{self.step}_{index}"
+        call_id = tool_delta.id or f"call_{ctx.run_id[:8]}_{ctx.step}_{index}"
         state = CallState(index=index, id=call_id, name=name, spec=specs.get(name))
-        self.sink.delta(
+        ctx.sink.delta(
             {
                 "type": "tool-input-start",
-                "runId": self.run_id,
+                "runId": ctx.run_id,
                 "toolCallId": call_id,
                 "toolName": name,
-                "step": self.step,
-                "kind": self._kind(state.spec),
+                "step": ctx.step,
+                "kind": kind(state.spec),
             }
         )
         lifecycle(state.spec, "on_input_start", {"toolCallId": call_id, "toolName": name})
         return state
 
-    @staticmethod
-    def _kind(spec: ToolSpec | None) -> str:
-        if spec is None:
-            return "unknown"
-        return "agent" if spec.kind == "subagent" else getattr(spec.tool, "kind", "code")
-
-    def _input_delta(self, state: CallState, arguments: str) -> None:
+    def delta(self, state: CallState, arguments: str) -> None:
+        sink, run_id = self.ctx.sink, self.ctx.run_id
         state.text.append(arguments)
         patches: list[dict[str, Any]] = []
         if not state.parse_error:
@@ -89,10 +117,10 @@ class ToolInput:
                 state.parse_error = str(exc)
         transform = getattr(state.spec.definition, "transform", None) if state.spec else None
         if transform is None:
-            self.sink.delta(
+            sink.delta(
                 {
                     "type": "tool-input-delta",
-                    "runId": self.run_id,
+                    "runId": run_id,
                     "toolCallId": state.id,
                     "toolName": state.name,
                     "argsTextDelta": arguments,
@@ -100,12 +128,12 @@ class ToolInput:
                 }
             )
         elif not state.hidden:
-            shown = self._display(state, transform, copy.deepcopy(state.parser.value()), "input")
+            shown = display(state, transform, copy.deepcopy(state.parser.value()), "input")
             if state.hidden:
-                self.sink.delta(
+                sink.delta(
                     {
                         "type": "tool-input-delta",
-                        "runId": self.run_id,
+                        "runId": run_id,
                         "toolCallId": state.id,
                         "toolName": state.name,
                         "patches": [],
@@ -114,10 +142,10 @@ class ToolInput:
                     }
                 )
             else:
-                self.sink.delta(
+                sink.delta(
                     {
                         "type": "tool-input-delta",
-                        "runId": self.run_id,
+                        "runId": run_id,
                         "toolCallId": state.id,
                         "toolName": state.name,
                         "patches": [{"op": "set", "path": [], "value": shown}],
@@ -130,16 +158,7 @@ class ToolInput:
             {"toolCallId": state.id, "argsTextDelta": arguments, "patches": patches},
         )
 
-    def _display(self, state: CallState | None, transform: Any, value: Any, phase: str) -> Any:
-        """What the page and the transcript see; a failing transform hides the value."""
-        if transform is None:
-            return value
-        shown, ok = display_value(transform, value, phase, getattr(state, "name", "?"))
-        if not ok and state is not None:
-            state.hidden = True
-        return shown
-
-    async def _input_end(self, state: CallState) -> None:
+    def end(self, state: CallState) -> None:
         if state.ended:
             return
         state.ended = True
@@ -153,10 +172,10 @@ class ToolInput:
                 state.input = state.parser.finish()
             except PartialJSONError as exc:
                 state.input_error = f"The arguments are not valid JSON: {exc}"
-        self.sink.delta(
+        self.ctx.sink.delta(
             {
                 "type": "tool-input-end",
-                "runId": self.run_id,
+                "runId": self.ctx.run_id,
                 "toolCallId": state.id,
                 "toolName": state.name,
             }
@@ -167,9 +186,3 @@ class ToolInput:
                 "on_input_available",
                 {"toolCallId": state.id, "toolName": state.name, "input": state.input},
             )
-
-    def _display_input(self, call: CallState) -> Any:
-        transform = getattr(call.spec.definition, "transform", None) if call.spec else None
-        if transform is None or call.input is None:
-            return call.input
-        return self._display(call, transform, call.input, "input")

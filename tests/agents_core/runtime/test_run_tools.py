@@ -293,6 +293,7 @@ async def test_task_tools_keep_one_task_in_progress_and_emit_the_list(make_threa
     )
     _, events = await run_to_end(thread, two, owner)
     assert "At most one task" in of_type(events, "tool-error")[0]["error"]
+    assert not of_type(events, "task-list")  # a failed call names no events after it
     one = (
         'use task_write with {"tasks": [{"title": "pack", "status": "in_progress"}, '
         '{"title": "travel"}]}'
@@ -308,6 +309,7 @@ async def test_task_tools_keep_one_task_in_progress_and_emit_the_list(make_threa
         thread, f'use task_update with {{"id": {travel}, "status": "in_progress"}}', owner
     )
     assert "already in progress" in of_type(events, "tool-error")[0]["error"]
+    assert not of_type(events, "task-list")
     _, events = await run_to_end(
         thread, f'use task_complete with {{"id": {tasks[0]["id"]}}}', owner
     )

@@ -3,8 +3,8 @@
 They keep the chat thread's task list with one task in progress at most; a call that
 would break the rule is a tool error the model sees. The list itself is stored by the
 agent side (`context.side.task_list(thread id)`, tools_app.agent_side.TaskList), which
-also holds the rule as a database constraint. After each of them the run emits a
-`task-list` event (their config says `emits: task-list`).
+also holds the rule as a database constraint. After each of their results the run emits
+the thread's list as a `task-list` event (their `result_events` hook, `list_event`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ _LIST_OUTPUT = {
     "properties": {"tasks": {"type": "array"}, "summary": {"type": "object"}},
     "required": ["tasks"],
 }
-CONFIG = {"emits": "task-list"}
 ONE_IN_PROGRESS = "At most one task can be in progress at a time."
 
 
@@ -50,6 +49,11 @@ def _result(tasks: TaskList) -> dict[str, Any]:
     items = tasks.items()
     summary = {status: sum(1 for t in items if t["status"] == status) for status in STATUSES}
     return {"tasks": items, "summary": {"total": len(items), **summary}}
+
+
+def list_event(context: Any) -> list[dict[str, Any]]:
+    """The chat's `task-list` event: the thread's list as it is after the call."""
+    return [{"type": "task-list", "tasks": _tasks(context).items()}]
 
 
 def write(input: dict[str, Any], context: Any = None) -> dict[str, Any]:  # noqa: A002
@@ -135,7 +139,7 @@ task_write = create_tool(
     },
     output_schema=_LIST_OUTPUT,
     execute=write,
-    config=CONFIG,
+    result_events=list_event,
 )
 _ID = {"type": "integer", "description": "The task's id (from the task list)."}
 task_update = create_tool(
@@ -156,7 +160,7 @@ task_update = create_tool(
     },
     output_schema=_LIST_OUTPUT,
     execute=update,
-    config=CONFIG,
+    result_events=list_event,
 )
 task_complete = create_tool(
     id="task_complete",
@@ -170,7 +174,7 @@ task_complete = create_tool(
     },
     output_schema=_LIST_OUTPUT,
     execute=complete,
-    config=CONFIG,
+    result_events=list_event,
 )
 task_check = create_tool(
     id="task_check",
@@ -179,5 +183,5 @@ task_check = create_tool(
     input_schema={"type": "object", "properties": {}, "additionalProperties": False},
     output_schema=_LIST_OUTPUT,
     execute=check,
-    config=CONFIG,
+    result_events=list_event,
 )
