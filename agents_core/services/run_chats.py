@@ -4,11 +4,10 @@ A message starts a run. When many arrive at once (a hundred chats sent together)
 them one by one costs each its thread read, its transaction and its publish, one after the
 other in the web process. Here each event loop keeps the messages that wait while a batch
 is being taken, and takes them as the next batch: one read for all their threads (each
-the sender's: selectors.threads_for_messages), then the run
-start for all of them at once (services/runs.runs_start: the checks, rows and launch of
-every run start, one statement per kind for the batch). Each message gets its own
-outcome: its run started, or its error (not the sender's thread, empty, bad options, a
-run already running on its thread).
+the sender's: selectors.threads_for_messages), then the one run start for all of them
+(services/runs.runs_start: the same checks, rows and launch as a single start, one
+statement per kind for the batch). Each message gets its own outcome: its run started,
+or its error (not the sender's thread, empty, bad options, a run running on its thread).
 """
 
 from __future__ import annotations
