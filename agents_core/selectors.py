@@ -44,18 +44,32 @@ def threads_for(user: Any) -> QuerySet[Thread]:
     return Thread.objects.filter(owner_id=user.pk)
 
 
-def thread_for(user: Any, pk: Any, *, with_runs: bool = False, for_message: bool = False) -> Thread:
+def thread_for(user: Any, pk: Any, *, with_runs: bool = False) -> Thread:
     """One of `user`'s threads, with its agent (and `active_runs` if asked, for
-    serializing; with `for_message`, `has_suspended`: whether a run waits for an answer,
-    which `run_start` then does not ask again); NotFound (404) otherwise."""
+    serializing); NotFound (404) otherwise."""
     threads = threads_for(user).select_related("agent")
-    if for_message:
-        waiting = Run.objects.filter(thread=OuterRef("pk"), status=RunStatus.SUSPENDED)
-        threads = threads.annotate(has_suspended=Exists(waiting))
     thread = (_with_active_runs(threads) if with_runs else threads).filter(pk=pk).first()
     if thread is None:
         raise NotFound("No such thread.", code="not_found")
     return thread
+
+
+def threads_for_messages(sent: list[tuple[Any, Any]]) -> dict[tuple[Any, str], Thread]:
+    """The threads chat messages are sent to, each `(user, thread id)`, by
+    `(user.pk, str(id))`, all in one query: a thread that is not its sender's is not among
+    them (as `thread_for`). Each with its agent and whether a run waits for an answer on
+    it (`has_suspended`) or runs (`has_running`), which the run start then does not ask."""
+    owners = {user.pk for user, _ in sent if getattr(user, "is_authenticated", False)}
+    runs = Run.objects.filter(thread=OuterRef("pk"))
+    threads = (
+        Thread.objects.filter(owner_id__in=owners, pk__in={str(pk) for _, pk in sent})
+        .select_related("agent")
+        .annotate(
+            has_suspended=Exists(runs.filter(status=RunStatus.SUSPENDED)),
+            has_running=Exists(runs.filter(status=RunStatus.RUNNING)),
+        )
+    )
+    return {(thread.owner_id, str(thread.pk)): thread for thread in threads}
 
 
 def thread_list(*, user: Any, agent: str | None = None) -> QuerySet[Thread]:

@@ -14,7 +14,8 @@ from agents_core.models import Agent, Run, RunStatus, Thread
 from agents_core.runtime import active as active_runs
 from agents_core.runtime import observers
 from agents_core.runtime.db import db
-from agents_core.services.runs import SUBAGENT, run_start
+from agents_core.services.run_rows import SUBAGENT
+from agents_core.services.runs import run_start
 
 
 def _start_on_new_thread(

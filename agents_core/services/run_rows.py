@@ -1,10 +1,12 @@
-"""A new run's rows and its first event: for one run (`run_start`) or for many chat
-messages taken together (services/run_chats.py).
+"""A new run: the checks on who starts it and with what, its rows, its first event and its
+launch, one path for one run (`services/runs.run_start`) and for many started together
+(`runs.runs_start`, the websocket's chat messages that arrive together).
 
 A new run is its row (status running, queued for a process), its first message (the
 user's text, or the signal that starts it), the thread's placeholder title when it has
 none, and its `run-start` event, stored with the rows and published once they are
 committed: the page sees the message taken at once, however many runs wait for their loop.
+Once committed the runs that execute on their own are launched, all with one wake-up.
 """
 
 from __future__ import annotations
@@ -15,37 +17,76 @@ from typing import Any
 from django.db import transaction
 
 from agents_core.models import MessageRole, Run, RunStatus, Thread
+from agents_core.runtime import active as active_runs
 from agents_core.runtime.event_store_sql import events_store_many
 from agents_core.runtime.handoff import encoded_message, publish_stored_many
 from agents_core.runtime.processes import queue_marker
 from agents_core.runtime.store_sql import runs_create
+from agents_core.services.run_options import run_options_check
 from agents_core.services.threads import title_summary
+from common.exceptions import ApplicationError, NotFound
+
+CHAT, SIGNAL, SUBAGENT = "chat", "signal", "subagent"
+
+
+@dataclass(frozen=True)
+class SignalInput:
+    """A signal that starts a run: the thread keeps `part` (role `signal`, which the model
+    reads as a user turn) and the page shows the signal, not a chat message."""
+
+    id: int
+    part: dict[str, Any]
+    title: str
+
+
+@dataclass(frozen=True)
+class Start:
+    """A run to start: on `thread` (read with its agent) by `user`, with `message` as its
+    input and the run `options` it asks for, from `origin` (a chat message, a signal, a
+    sub-agent call); `signal` when a signal starts it."""
+
+    thread: Thread
+    message: str
+    user: Any
+    options: dict[str, Any] | None = None
+    origin: str = CHAT
+    signal: SignalInput | None = None
 
 
 @dataclass
 class NewRun:
     """A run to insert (`run`, unsaved), its first message part and role, the title its
-    thread gets (None: it keeps its own) and its per-run Python hooks."""
+    thread gets (None: it keeps its own), its per-run Python hooks and whether it is
+    launched once committed (`queued`; a sub-agent's run is executed by its caller)."""
 
     run: Run
     role: str
     part: dict[str, Any]
     title: str | None
     hooks: dict[str, Any] = field(default_factory=dict)
+    queued: bool = True
 
 
-def new_run(
-    *,
-    thread: Thread,
-    text: str,
-    user: Any,
-    stored: dict[str, Any],
-    queued: bool = True,
-    signal: Any = None,
-) -> NewRun:
-    """The rows of a run started on `thread` with `text` (or `signal`, a SignalInput) and
-    its checked options `stored`; `queued=False` for a run its caller executes (a
-    sub-agent's)."""
+def check_owner(thread: Thread, user: Any) -> None:
+    """NotFound (a 404, as for a thread that does not exist) unless `user` owns `thread`."""
+    if user is None or thread.owner_id != getattr(user, "pk", None):
+        raise NotFound("No such thread.", code="not_found")
+
+
+def new_run(start: Start) -> NewRun:
+    """The rows of the run `start` asks for, once checked: the thread is the user's
+    (NotFound), the message is not empty and the options are allowed (ApplicationError;
+    a sub-agent's run may have no text, and its model is checked when its run loads)."""
+    thread, user, signal = start.thread, start.user, start.signal
+    check_owner(thread, user)
+    text = (start.message or "").strip()
+    queued = start.origin != SUBAGENT
+    stored: dict[str, Any] = {}
+    hooks: dict[str, Any] = {}
+    if queued:
+        if not text:
+            raise ApplicationError("The message is empty.", code="empty_message")
+        stored, hooks = run_options_check(agent=thread.agent, options=start.options)
     run = Run(
         thread=thread,
         agent=thread.agent,
@@ -61,15 +102,15 @@ def new_run(
     title = None
     if not thread.title and (thread.agent.default_options or {}).get("generateTitle", True):
         title = signal.title if signal else title_summary(text)
-    return NewRun(run=run, role=role, part=part, title=title)
+    return NewRun(run=run, role=role, part=part, title=title, hooks=hooks, queued=queued)
 
 
 def runs_insert(new: list[NewRun]) -> None:
     """Insert new runs (each on its own thread) and their `run-start` events, in the
-    caller's transaction: one statement for the rows on PostgreSQL, one for the events
-    (the database numbers them: no process owns these threads yet, their runs launch
-    after commit). The events are published once committed, all in one write. A running
-    run on any of the threads fails them all (IntegrityError)."""
+    caller's transaction: one statement for the rows, one for the events (the database
+    numbers them: no process owns these threads yet, their runs launch after commit). Once
+    committed the events are published, all in one write, and the queued runs launched. A
+    running run on any of the threads fails them all (IntegrityError): nothing is written."""
     runs_create([(item.run, item.role, item.part, item.title) for item in new])
     batches = []
     for item in new:
@@ -82,4 +123,13 @@ def runs_insert(new: list[NewRun]) -> None:
         (thread_id, encoded_message(events, encoded))
         for (thread_id, _, events), encoded in zip(batches, texts, strict=True)
     ]
-    transaction.on_commit(lambda: publish_stored_many(published))
+    queued = [item for item in new if item.queued]
+
+    def committed() -> None:
+        publish_stored_many(published)
+        for item in queued:
+            active_runs.remember_hooks(item.run.id, item.hooks)
+        if queued:
+            active_runs.launch_many([item.run.id for item in queued])
+
+    transaction.on_commit(committed)

@@ -1,7 +1,8 @@
 """Run state: every transition of a run, and the one read of a thread's current run.
 
 A run is started (`run_start`, with its origin: a chat message, a signal, a sub-agent
-call), claimed by a run worker (`runs_claim`), suspended on a call that waits for an answer
+call; chat messages that come together: `runs_start`, with the same checks and rows),
+claimed by a run worker (`runs_claim`), suspended on a call that waits for an answer
 (`run_suspend`), resumed with that answer (`run_resume`), ended by its loop as completed,
 failed or aborted (`run_finish`), asked to stop (`run_abort`), closed unanswered when the
 user moves on (`run_supersede`) and ended as interrupted when its process died
@@ -16,12 +17,11 @@ run loop through runtime.db, Celery tasks). A run that is to execute is launched
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from agents_core.models import (
@@ -40,32 +40,16 @@ from agents_core.runtime.handoff import events_store
 from agents_core.runtime.processes import QUEUED, process_is_dead, queue_marker
 from agents_core.runtime.setup import load_setup
 from agents_core.runtime.suspend_payloads import payload_from_text, resume_schema_for
-from agents_core.services.run_options import run_options_check
-from agents_core.services.run_rows import new_run, runs_insert
+from agents_core.services import run_rows
+from agents_core.services.run_rows import CHAT, SignalInput, Start, check_owner
 from agents_core.services.thread_titles import TITLE_TASK, title_wanted
 from common.exceptions import ApplicationError, Conflict, NotFound
 from studio.celery import app as celery_app
 from tools_app.validation import schema_errors
 
-CHAT, SIGNAL, SUBAGENT = "chat", "signal", "subagent"
 INTERRUPTED = "The run was interrupted (its server process stopped) and was ended."
 SUPERSEDED = "Not answered: the user sent a new message instead."
 STOPPED = "Stopped: the run was stopped before this was answered."
-
-
-@dataclass(frozen=True)
-class SignalInput:
-    """A signal that starts a run: the thread keeps `part` (role `signal`, which the model
-    reads as a user turn) and the page shows the signal, not a chat message."""
-
-    id: int
-    part: dict[str, Any]
-    title: str
-
-
-def _check_owner(thread: Thread, user: Any) -> None:
-    if user is None or thread.owner_id != getattr(user, "pk", None):
-        raise NotFound("No such thread.", code="not_found")
 
 
 def thread_active_run(*, thread: Thread, suspended: bool = False) -> Run | None:
@@ -84,49 +68,36 @@ def run_start(
     origin: str = CHAT,
     signal: SignalInput | None = None,
 ) -> Run:
-    """Start a run on `thread` with `message` as its input. A chat message or a signal
-    first answers a suspended call with auto-resume on, or supersedes it; the run launches
-    once committed. A sub-agent run is not launched: its caller executes it inline.
+    """Start a run on `thread` with `message` as its input, checked and written as every
+    new run is (run_rows: `new_run`, `runs_insert`). A chat message or a signal first
+    answers a suspended call with auto-resume on, or supersedes it; the run launches once
+    committed. A sub-agent run is not launched: its caller executes it inline.
     Raises IntegrityError when a run is running on the thread."""
-    _check_owner(thread, user)
-    text = (message or "").strip()
-    if not text and origin != SUBAGENT:
-        raise ApplicationError("The message is empty.", code="empty_message")
-    stored: dict[str, Any] = {}
-    hooks: dict[str, Any] = {}
-    if origin != SUBAGENT:  # a sub-agent's model is checked when its run loads
-        stored, hooks = run_options_check(agent=thread.agent, options=options)
+    new = run_rows.new_run(Start(thread, message, user, options, origin, signal))
     waiting = None
     if getattr(thread, "has_suspended", True):  # read with the thread (thread_for) or now
         waiting = thread.runs.filter(status=RunStatus.SUSPENDED).order_by("-created_at").first()
     if waiting is not None:
-        merged = {**(thread.agent.default_options or {}), **(waiting.options or {}), **stored}
+        merged = {**(thread.agent.default_options or {}), **(waiting.options or {})}
+        merged.update(new.run.options)
         call = waiting.tool_calls.filter(status=ToolCallStatus.SUSPENDED).first()
         if merged.get("autoResume") and call is not None:
-            payload = payload_from_text(call.suspend_payload or {}, text)
+            payload = payload_from_text(call.suspend_payload or {}, (message or "").strip())
             return run_resume(run=waiting, tool_call_id=call.call_id, payload=payload, user=user)
         run_supersede(waiting)
-    new = new_run(
-        thread=thread, text=text, user=user, stored=stored, queued=origin != SUBAGENT, signal=signal
-    )
     # No savepoint inside a caller's transaction: a failure rolls the caller's block back.
     with transaction.atomic(savepoint=False):
-        runs_insert([new])
-    run = new.run
-    if origin != SUBAGENT:
-        active_runs.remember_hooks(run.id, hooks)
-        transaction.on_commit(lambda: active_runs.launch(run.id))
-    return run
+        run_rows.runs_insert([new])
+    return new.run
 
 
-def run_start_safe(
-    *, thread: Thread, message: str, user: Any, options: dict[str, Any] | None = None
-) -> Run:
-    """run_start for REST and websockets: a running run is a 409, not an IntegrityError."""
+def run_start_safe(*, thread: Thread, **start: Any) -> Run:
+    """run_start (its arguments) for REST, websockets and `runs_start`: a running run is a
+    409, not an IntegrityError (after a stale one is ended, the start is tried again)."""
     for attempt in range(2):
         try:
             with transaction.atomic():
-                return run_start(thread=thread, message=message, user=user, options=options)
+                return run_start(thread=thread, **start)
         except IntegrityError:
             if attempt == 0 and run_recover_stale(thread=thread):
                 continue
@@ -135,6 +106,48 @@ def run_start_safe(
                 code="run_running",
             ) from None
     raise AssertionError("unreachable")
+
+
+def runs_start(starts: list[Start]) -> list[Run | Exception]:
+    """Start runs together, each with its outcome: its run, or the error
+    `run_start_safe` raises for it (a refused one: the others still start). Those on
+    threads read with no run waiting or running (`has_suspended`, `has_running`:
+    selectors.threads_for_messages) are written in one transaction, one statement per
+    kind for all; the others (a suspended run to answer or close, a running one, a thread
+    another start took) go through `run_start_safe` after them, as all do when the batch's
+    statement fails (a run started on a thread meanwhile): it is written whole or not."""
+    results: list[Any] = [None] * len(starts)
+    alone: list[int] = []
+    together: list[tuple[int, run_rows.NewRun]] = []
+    taken: set[Any] = set()
+    for index, start in enumerate(starts):
+        try:
+            new = run_rows.new_run(start)
+        except ApplicationError as exc:
+            results[index] = exc
+            continue
+        thread = start.thread
+        busy = getattr(thread, "has_suspended", True) or getattr(thread, "has_running", True)
+        if busy or thread.pk in taken:
+            alone.append(index)
+        else:
+            taken.add(thread.pk)
+            together.append((index, new))
+    if together:
+        try:
+            with transaction.atomic():
+                run_rows.runs_insert([new for _, new in together])
+        except DatabaseError:
+            alone += [index for index, _ in together]
+        else:
+            for index, new in together:
+                results[index] = new.run
+    for index in sorted(alone):
+        try:
+            results[index] = run_start_safe(**vars(starts[index]))
+        except Exception as exc:  # noqa: BLE001 - each start gets its own outcome
+            results[index] = exc
+    return results
 
 
 def runs_claim(*, worker: str, limit: int) -> list[str]:
@@ -316,7 +329,7 @@ def run_supersede(run: Run, *, error: str = SUPERSEDED, finish_reason: str = "su
 
 def run_resume(*, run: Run, tool_call_id: str, payload: Any, user: Any) -> Run:
     """Answer a suspended call and continue the run in a new stream."""
-    _check_owner(run.thread, user)
+    check_owner(run.thread, user)
     call = run.tool_calls.filter(call_id=tool_call_id).first()
     if call is None:
         raise NotFound(f"No tool call {tool_call_id!r} in this run.", code="not_found")
@@ -362,7 +375,7 @@ def client_tool_result(
 def run_abort(*, run: Run, user: Any) -> Run:
     """Stop a run: a streaming one ends as aborted (keeping what it produced), a suspended
     one is closed at once."""
-    _check_owner(run.thread, user)
+    check_owner(run.thread, user)
     if run.status == RunStatus.SUSPENDED:
         run_supersede(run, error=STOPPED, finish_reason="stopped")
     elif run.status == RunStatus.RUNNING:

@@ -14,8 +14,9 @@ from django.db import transaction
 from agents_core.runtime.events import events_emit_sync, group_message_events
 from agents_core.runtime.events import thread_group as events_thread_group
 from agents_core.services.run_options import run_options_check
-from agents_core.services.runs import SIGNAL, SignalInput, run_start
+from agents_core.services.run_rows import SIGNAL, SignalInput
 from agents_core.services.runs import run_abort as runs_run_abort
+from agents_core.services.runs import run_start
 
 
 def check_run_options(*, thread, options: dict[str, Any]) -> None:  # noqa: ANN001

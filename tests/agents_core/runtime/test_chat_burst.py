@@ -1,6 +1,7 @@
-"""Chat messages that arrive together are taken together (services/run_chats.py): one read,
-one statement for the runs, one for their `run-start` events; each message still gets its
-own run and `run-start`, or its own error."""
+"""Chat messages that arrive together are taken together (services/run_chats.py, through the
+one run start, services/runs.runs_start): one read, one statement for the runs, one for
+their `run-start` events; each message still gets its own run and `run-start`, or its own
+error, and a batch is written whole or not at all."""
 
 from __future__ import annotations
 
@@ -29,17 +30,22 @@ def launched(monkeypatch) -> list[Any]:
 
 @pytest.fixture
 def inserted(monkeypatch) -> list[int]:
-    """How many runs each `runs_insert` call inserted."""
-    from agents_core.services import run_chats, run_rows
+    """How many runs each `runs_insert` call inserted; minus how many it was given when
+    its statement was refused (nothing of it written)."""
+    from agents_core.services import run_rows
 
     sizes: list[int] = []
     real = run_rows.runs_insert
 
     def counted(new: list[Any]) -> None:
+        try:
+            real(new)
+        except Exception:
+            sizes.append(-len(new))
+            raise
         sizes.append(len(new))
-        real(new)
 
-    monkeypatch.setattr(run_chats, "runs_insert", counted)
+    monkeypatch.setattr(run_rows, "runs_insert", counted)
     return sizes
 
 
@@ -94,7 +100,7 @@ def test_a_second_message_for_a_thread_in_the_batch_meets_the_first_ones_run(
     chats.append(Chat(owner, second.pk, "three", {}))
     results = chats_start(chats)
     assert _codes(results) == [None, "run_running", None]
-    assert inserted == [2]
+    assert inserted == [2, -1]  # the second message alone, after the batch: refused
     assert Run.objects.get(thread=first).state == {"message": "one"}
     assert Run.objects.filter(thread=second).count() == 1
 
@@ -110,17 +116,18 @@ def test_a_batch_whose_statement_fails_takes_each_message_alone(
     from agents_core.services.runs import run_start
 
     raced, other = make_thread(), make_thread()
-    read = run_chats._threads
+    read = run_chats.threads_for_messages
 
-    def read_then_race(chats: list[Any]) -> dict[str, Any]:
-        threads = read(chats)
+    def read_then_race(sent: list[Any]) -> dict[Any, Any]:
+        threads = read(sent)
         run_start(thread=raced, message="from elsewhere", user=owner)
         return threads
 
-    monkeypatch.setattr(run_chats, "_threads", read_then_race)
+    monkeypatch.setattr(run_chats, "threads_for_messages", read_then_race)
     results = chats_start([Chat(owner, raced.pk, "mine", {}), Chat(owner, other.pk, "ok", {})])
     assert _codes(results) == ["run_running", None]
-    assert inserted == [2]  # then each alone, through run_start
+    # The race's run, the batch (refused whole), then each message alone.
+    assert inserted == [1, -2, -1, 1]
     assert Run.objects.get(thread=raced).state == {"message": "from elsewhere"}
     assert Run.objects.get(thread=other).state == {"message": "ok"}
 
@@ -169,7 +176,44 @@ async def test_messages_sent_at_once_on_many_sockets_each_get_their_run_start_or
     assert [event["code"] for event in fifth if event["type"] == "error"] == ["run_running"]
     # Every new run was inserted once, in whatever batches the socket's timing made (the
     # batching itself is checked without sockets above).
-    assert sum(inserted) == 5
+    assert sum(size for size in inserted if size > 0) == 5
     await settle()
     for comm in comms:
         await comm.disconnect()
+
+
+def test_runs_start_checks_each_start_as_run_start_does(
+    make_thread, owner, outsider, launched, inserted
+):
+    """The run start itself refuses a thread that is not the starter's (not only the
+    thread read before it), an empty message and options the agent does not allow; a
+    thread read without its run flags is started alone (run_start_safe), never batched."""
+    from agents_core.models import Run
+    from agents_core.services.run_rows import Start
+    from agents_core.services.runs import runs_start
+
+    foreign, plain, empty, bad = (make_thread(user=outsider), *(make_thread() for _ in range(3)))
+    results = runs_start(
+        [
+            Start(foreign, "not mine", owner),
+            Start(plain, "hello", owner),
+            Start(empty, "  ", owner),
+            Start(bad, "bad options", owner, {"maxSteps": 0}),
+        ]
+    )
+    assert _codes(results) == ["not_found", None, "empty_message", "invalid_options"]
+    assert inserted == [1]
+    (run,) = Run.objects.all()
+    assert results[1] == run and run.thread_id == plain.pk and launched == [run.pk]
+
+
+def test_a_message_from_a_signed_out_user_is_refused(make_thread, owner, launched, inserted):
+    from django.contrib.auth.models import AnonymousUser
+
+    from agents_core.models import Run
+    from agents_core.services.run_chats import Chat, chats_start
+
+    thread = make_thread()
+    results = chats_start([Chat(AnonymousUser(), thread.pk, "hello", {})])
+    assert _codes(results) == ["not_found"]
+    assert inserted == [] and not Run.objects.exists()

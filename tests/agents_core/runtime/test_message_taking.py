@@ -54,17 +54,18 @@ def test_a_chat_on_a_thread_with_a_waiting_run_closes_it_first(make_thread, owne
     starts the new one."""
     from agents_core.models import Run, RunStatus
     from agents_core.runtime import active
-    from agents_core.selectors import thread_for
+    from agents_core.selectors import threads_for_messages
     from agents_core.services.run_chats import Chat, chats_start
 
     launched: list = []
-    monkeypatch.setattr(active, "launch", launched.append)
+    monkeypatch.setattr(active, "launch_many", launched.extend)
     thread = make_thread()
-    assert thread_for(owner, thread.pk, for_message=True).has_suspended is False
+    key = (owner.pk, str(thread.pk))
+    assert threads_for_messages([(owner, thread.pk)])[key].has_suspended is False
     waiting = Run.objects.create(
         thread=thread, agent=thread.agent, status=RunStatus.SUSPENDED, started_by=owner
     )
-    assert thread_for(owner, thread.pk, for_message=True).has_suspended is True
+    assert threads_for_messages([(owner, thread.pk)])[key].has_suspended is True
 
     assert chats_start([Chat(owner, thread.pk, "something else", {})]) == [None]
 

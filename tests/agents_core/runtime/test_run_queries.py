@@ -39,7 +39,7 @@ def one_database_thread(monkeypatch):
     monkeypatch.setattr(runtime_db, "_executor", pool)
     monkeypatch.setattr(runtime_db, "_stream_executor", pool)
     launched: list[Any] = []
-    monkeypatch.setattr(active, "launch", launched.append)
+    monkeypatch.setattr(active, "launch_many", launched.extend)
     # The process's heartbeat and abort poll (once a second), and the spans of a run
     # written at a step boundary (at most once a second): how many depends on how long
     # the run takes, on a busy machine too; its spans are written at its end all the same.
