@@ -15,8 +15,8 @@ from typing import Any
 from django.db import transaction
 
 from agents_core.models import MessageRole, Run, RunStatus, Thread
+from agents_core.runtime import bus
 from agents_core.runtime.event_store import events_store_many
-from agents_core.runtime.handoff import encoded_message, publish_stored_many
 from agents_core.runtime.processes import queue_marker
 from agents_core.runtime.store_sql import runs_create
 from agents_core.services.threads import title_summary
@@ -79,7 +79,7 @@ def runs_insert(new: list[NewRun]) -> None:
         batches.append((run.thread_id, run.pk, events))
     texts = events_store_many(batches)
     published = [
-        (thread_id, encoded_message(events, encoded))
+        (thread_id, [(event["seq"], text) for event, text in zip(events, encoded, strict=True)])
         for (thread_id, _, events), encoded in zip(batches, texts, strict=True)
     ]
-    transaction.on_commit(lambda: publish_stored_many(published))
+    transaction.on_commit(lambda: bus.publish_stored(published))
