@@ -161,6 +161,7 @@ class Subscription:
         """Tell the client to drop what it has after `last_seq` (it reloads the thread)."""
         self.last_seq = last_seq
         self.held.clear()
+        self.recent.clear()  # what was sent before is dropped: a second copy is no reset
         await self.send(json.dumps({"type": "reset", "lastSeq": last_seq}))
 
 
