@@ -306,3 +306,22 @@ class AgentOutputSerializer(serializers.ModelSerializer):
             "updated_at",
         ]
         read_only_fields = fields
+
+
+# --- frames a thread's websocket takes (docs/protocol.md; agents_core/consumers.py) ---------
+class ChatFrame(serializers.Serializer):
+    text = serializers.CharField()
+    options = serializers.DictField(required=False, default=dict)
+
+
+class CallFrame(serializers.Serializer):
+    toolCallId = serializers.CharField(max_length=100)  # noqa: N815 - the protocol's name
+
+
+class ResumeFrame(CallFrame):
+    payload = serializers.JSONField(required=False, allow_null=True, default=None)
+
+
+class ClientToolResultFrame(CallFrame):
+    output = serializers.JSONField(required=False, allow_null=True, default=None)
+    error = serializers.CharField(required=False, allow_blank=True, default="")

@@ -5,9 +5,9 @@ pub/sub layer (the studio's default) every shard gets one Redis pipeline: one ro
 for all of them, where `group_send` takes one round trip each, one at a time (the shard
 connection is behind a lock). On any other layer it falls back to `group_send` for each.
 
-`sync_publisher(layer)` does the same from a thread, with a blocking Redis client (a run's
-live events do not come this way: agents_core/runtime/relay.py speaks to Redis on the
-loop itself). It exists for the pub/sub layer only (None otherwise: in-memory and core
+`sync_publisher(layer)` does the same from a thread, with a blocking Redis client (a
+thread's events do not come this way: the event bus, agents_core/runtime/bus, speaks to
+Redis itself). It exists for the pub/sub layer only (None otherwise: in-memory and core
 layers are published on the loop).
 `group_send_sync(group, message)` is what synchronous code (services, Celery tasks, the
 websocket consumer's handlers) calls: the blocking publisher where there is one, else

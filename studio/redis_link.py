@@ -1,7 +1,7 @@
 """Redis pub/sub spoken directly on an event loop: one connection that publishes, one that
 subscribes, each an asyncio protocol whose replies hiredis parses (RESP).
 
-The stream's live events (agents_core/runtime/live.py) go between processes this way and
+The event bus (agents_core/runtime/bus) carries a thread's events between processes this way and
 not as channel-layer messages: on the layer each message costs redis-py's read with a
 timeout, msgpack, a queue per consumer, a task per message and the consumer's dispatch,
 and a publish from the loop takes several wake-ups (which is why it went through a thread

@@ -1,9 +1,9 @@
 """Stream events: delivered first, stored right after.
 
-A run's `EventSink` owns its thread's numbering while the run streams (runtime/live.py
-says why it may): it numbers each event from the thread's `last_seq`, sends it at once to
-the thread's subscribers (this process's directly, other processes' through the channel
-layer) and leaves it to the process's `StreamWriter`, which stores what every sink sent in
+A run's `EventSink` owns its thread's numbering while the run streams (runtime/handoff.py
+says why it may): it numbers each event from the thread's `last_seq`, publishes it at once
+on the bus (runtime/bus: this process's subscribers directly, other processes' over
+Redis) and leaves it to the process's `StreamWriter`, which stores what every sink sent in
 one statement per `STUDIO_STREAM_BATCH_MS` window. Deltas are never held for a later
 one: those a run produces within one pass of its event loop (chunks that came in one read
 of the model's stream) continue one another and go out together as one event when the
@@ -13,7 +13,7 @@ stored, and the thread's numbering is the database's again.
 
 Other writers (`events_emit_sync`, sync code) number in the database under the thread's
 row lock, unless a running run's process owns the thread: then they hand their events to
-it (see live.py).
+it (see handoff.py).
 """
 
 from __future__ import annotations
@@ -26,17 +26,15 @@ from typing import Any
 
 from django.conf import settings
 
-from agents_core.runtime import live, relay, stats
+from agents_core.runtime import stats
+from agents_core.runtime.bus import Publisher, owners
 from agents_core.runtime.db import db, db_stream, with_reconnect
 from agents_core.runtime.event_store_sql import events_store_numbered, thread_seed
 from agents_core.runtime.handoff import (
-    encoded_message,
     events_emit_sync,
     events_store,
-    group_message_events,
     listening,
     store_unless_owned,
-    thread_group,
 )
 from agents_core.runtime.patches import join_delta, sendable_delta
 from tools_app.redaction import redact_events, secrets_current
@@ -46,11 +44,8 @@ __all__ = [
     "DELTA_TYPES",
     "EventSink",
     "StreamWriter",
-    "encoded_message",
     "events_emit_sync",
     "events_store",
-    "group_message_events",
-    "thread_group",
 ]
 
 logger = logging.getLogger(__name__)
@@ -72,7 +67,6 @@ class EventSink:
     ) -> None:
         self.thread_id = str(thread_id)
         self.run_id = str(run_id)
-        self.group = thread_group(self.thread_id)
         self.loop = asyncio.get_running_loop()
         self.seq: int | None = None  # the last number handed out (None: not read yet)
         self.early: list[tuple[Any, dict[str, Any]]] = []  # sent before `seq` was read
@@ -86,11 +80,11 @@ class EventSink:
         self.release_soon = False
         self.owner = owner
         self.writer = StreamWriter.for_loop(interval)
-        self.broadcaster = relay.Broadcaster.for_loop()
+        self.publisher = Publisher.for_loop()
         self._seeding: asyncio.Task | None = None
         # The run's secrets (tools_app.redaction): no event leaves this sink with one.
         self.secrets = secrets_current()
-        live.own(self, owner)
+        owners.own(self, owner)
 
     def base(self, type_: str, **fields: Any) -> dict[str, Any]:
         return {"type": type_, "runId": self.run_id, **fields}
@@ -132,7 +126,7 @@ class EventSink:
         return event
 
     def external(self, run_id: Any, events: list[dict[str, Any]]) -> None:
-        """Another writer's events (live.take), numbered among the run's own."""
+        """Another writer's events (handoff.take), numbered among the run's own."""
         for event in events:
             self._send(dict(event), run_id)
 
@@ -151,8 +145,7 @@ class EventSink:
         self.tail.append((self.seq, text))
         self.unstored.append((run_id, text))
         self.published += 1
-        live.deliver(self.thread_id, [(self.seq, text)])
-        self.broadcaster.add(self.thread_id, self.seq, text)
+        self.publisher.publish(self.thread_id, self.seq, text)
         self.writer.mark(self)
 
     def _seed_soon(self) -> None:
@@ -186,8 +179,7 @@ class EventSink:
         """Deliver an event the database numbered and stored after release (the run's
         last, stored with its end: services.runs.run_finish)."""
         self.published += 1
-        live.deliver(self.thread_id, [(event["seq"], text)])
-        self.broadcaster.add(self.thread_id, event["seq"], text)
+        self.publisher.publish(self.thread_id, event["seq"], text)
 
     async def flush(self) -> None:
         """Wait until everything sent so far is stored."""
@@ -206,7 +198,7 @@ class EventSink:
 
     async def release(self) -> None:
         """Store what is left and give the thread's numbering back to the database:
-        before the run's status leaves `running` (see live.py)."""
+        before the run's status leaves `running` (see handoff.py)."""
         if self.released:
             return
         try:
@@ -215,7 +207,7 @@ class EventSink:
             logger.exception("Run %s: storing its last events failed", self.run_id)
         finally:
             self.released = True
-            live.disown(self)
+            owners.disown(self)
 
     async def close(self) -> None:
         await self.release()
@@ -227,7 +219,7 @@ class StreamWriter:
     a sink waits in `flush()`). A batch that fails is retried run by run, so one run's
     failure (its thread deleted) is that run's alone; a run learns of it at its next
     `emit()`. Each stored batch tells the threads' subscribers in other processes how far
-    the store has come (runtime/relay.py; a consumer waiting for a gap replays then).
+    the store has come (runtime/bus; a subscription waiting for a gap replays then).
 
     Many runs streaming at once cost one database round trip per interval, and the
     batches grow with the load instead of the queue."""
@@ -314,7 +306,7 @@ class StreamWriter:
             sink.stored = max(sink.stored, top)
             while sink.tail and sink.tail[0][0] <= sink.stored:
                 sink.tail.pop(0)
-            sink.broadcaster.stored(sink.thread_id, sink.stored)
+            sink.publisher.stored(sink.thread_id, sink.stored)
         stats.add("flushes")
         stats.add("events", sum(len(items) for _, items in batch))
         stats.add("store_s", time.perf_counter() - started)

@@ -1,11 +1,17 @@
-"""Events of other writers than the run: numbered by the database, or by the run.
+"""A thread's numbering: who numbers its events (a run's owner, or the database), and the
+events of other writers than the run.
+
+While a run streams, the process executing it is the only writer of its thread's events
+(one running run per thread): its sink (runtime/events.py) numbers them itself, from the
+thread's `last_seq` read under the thread's row lock when the run starts, and is
+registered as the thread's owner (runtime/bus/owners.py).
 
 Signals, thread titles, async tool results and a run's recovery are sync code (views,
 Celery tasks) that calls `events_emit_sync`. Under the thread's row lock it looks for a
 running run claimed by a process. None: the database numbers and stores the events
 (`UPDATE thread SET last_seq = last_seq + n` and the insert, one statement), and they
-are published after commit. One: the events go to that process, whose run's sink numbers
-them among the run's own (runtime/live.py): `hand_over` when it is this process, else a
+are published on the bus after commit. One: the events go to that process, whose run's
+sink numbers them among the run's own: `hand_over` when it is this process, else a
 channel-layer message to the process's `writer_channel`, which `listening` receives. A
 process that receives them after its run released the thread stores them as above.
 
@@ -13,23 +19,22 @@ Why the database numbering stays right: a run's sink registers as the thread's o
 (and listens) before it reads `last_seq` under the same row lock, so a writer that finds
 no owner has stored before the run reads, and one that finds it hands its events over.
 A process that does not answer (nobody subscribed to its channel) is dead: its run is
-ended as interrupted and the events are numbered after what is stored, marked `reset`
-(the consumer tells a client that was sent more to start over).
+ended as interrupted and the events are numbered after what is stored, published as
+`reset` (a subscriber that was sent more starts over: runtime/bus/subscription.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import logging
 from typing import Any
 
 from django.db import transaction
 
-from agents_core.runtime import live
+from agents_core.runtime import bus
+from agents_core.runtime.bus.owners import is_local, owner
 from agents_core.runtime.event_store_sql import events_store_many
-from studio.layers import group_send_sync, groups_send_sync
 from tools_app.redaction import redact_events
 
 logger = logging.getLogger(__name__)
@@ -37,46 +42,10 @@ logger = logging.getLogger(__name__)
 _listeners: dict[str, tuple[asyncio.Task, asyncio.Future]] = {}
 
 
-def thread_group(thread_id: Any) -> str:
-    return f"thread_{thread_id}"
-
-
 def events_store(*, thread_id: Any, run_id: Any, events: list[dict[str, Any]]) -> list[str]:
     """Number and insert events (sets each event's `seq`), in one transaction; returns
     each event as JSON text."""
     return events_store_many([(thread_id, run_id, events)])[0]
-
-
-def encoded_message(events: list[dict[str, Any]], texts: list[str]) -> dict[str, Any]:
-    """A `stream.events` group message of numbered events already encoded as JSON: a
-    subscriber sends the text as it is (`[seq, text]` pairs; see `group_message_events`)."""
-    return {
-        "type": "stream.events",
-        "encoded": [[event["seq"], text] for event, text in zip(events, texts, strict=True)],
-    }
-
-
-def publish_stored(thread_id: Any, message: dict[str, Any]) -> None:
-    """Events the database numbered and stored (`encoded_message`), told at once to this
-    process's sockets of the thread (a chat's `run-start` reaches the socket that sent it
-    without the channel layer's round trip) and published to the others' (a socket told
-    twice sends an event once)."""
-    publish_stored_many([(thread_id, message)])
-
-
-def publish_stored_many(messages: list[tuple[Any, dict[str, Any]]]) -> None:
-    """publish_stored for several threads' events: each told to this process's sockets as
-    it comes, then all published in one write."""
-    for thread_id, message in messages:
-        live.deliver(str(thread_id), [(seq, text) for seq, text in message["encoded"]])
-    groups_send_sync([(thread_group(thread_id), message) for thread_id, message in messages])
-
-
-def group_message_events(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """The events of a `stream.events` group message, whichever form it has."""
-    if "encoded" in message:
-        return [json.loads(text) for _, text in message["encoded"]]
-    return list(message.get("events", []))
 
 
 def events_emit_sync(
@@ -89,12 +58,10 @@ def events_emit_sync(
     redact_events(events)  # the caller's secrets (tools_app.redaction) stay with it
     texts = store_unless_owned(thread_id, run_id, events, owner_gone)
     if texts is not None and events:
-        message = encoded_message(events, texts)
-        if owner_gone:
-            # Numbered after what is stored: a subscriber that was sent more (delivered by
-            # the dead owner, never stored) starts over (see the consumer).
-            message["reset"] = True
-        transaction.on_commit(lambda: group_send_sync(thread_group(thread_id), message))
+        items = [(event["seq"], text) for event, text in zip(events, texts, strict=True)]
+        # owner_gone: numbered after what is stored; a subscriber that was sent more
+        # (published by the dead owner, never stored) starts over.
+        transaction.on_commit(lambda: bus.publish_stored([(thread_id, items)], owner_gone))
 
 
 def store_unless_owned(
@@ -119,7 +86,7 @@ def store_unless_owned(
                 .values_list("worker", flat=True)
                 .first()
             )
-            if holder and not (live.is_local(holder) and live.owner(thread_id) is None):
+            if holder and not (is_local(holder) and owner(thread_id) is None):
                 key = str(thread_id)
                 transaction.on_commit(lambda: _send_to_owner(holder, key, run_id, events))
                 return None
@@ -127,7 +94,7 @@ def store_unless_owned(
 
 
 def _send_to_owner(holder: str, thread_id: str, run_id: Any, events: list[dict[str, Any]]) -> None:
-    if live.is_local(holder):
+    if is_local(holder):
         if not hand_over(thread_id, run_id, events):
             events_emit_sync(thread_id=thread_id, run_id=run_id, events=events)
         return
@@ -160,7 +127,7 @@ def _send_to_owner(holder: str, thread_id: str, run_id: Any, events: list[dict[s
 def hand_over(thread_id: str, run_id: Any, events: list[dict[str, Any]]) -> bool:
     """Give another writer's events to this process's owner of the thread, on its loop.
     False when there is none (the caller stores them itself)."""
-    sink = live.owner(thread_id)
+    sink = owner(thread_id)
     if sink is None or sink.loop.is_closed():
         return False
     sink.loop.call_soon_threadsafe(take, thread_id, run_id, events)
@@ -170,7 +137,7 @@ def hand_over(thread_id: str, run_id: Any, events: list[dict[str, Any]]) -> bool
 def take(thread_id: str, run_id: Any, events: list[dict[str, Any]]) -> None:
     """On the owner's loop: number and deliver the events among the run's own; if the
     owner released the thread meanwhile, store them as any writer does."""
-    sink = live.owner(thread_id)
+    sink = owner(thread_id)
     if sink is not None and not sink.released and sink.loop is asyncio.get_running_loop():
         sink.external(run_id, events)
         return

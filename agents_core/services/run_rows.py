@@ -18,8 +18,8 @@ from django.db import transaction
 
 from agents_core.models import MessageRole, Run, RunStatus, Thread
 from agents_core.runtime import active as active_runs
+from agents_core.runtime import bus
 from agents_core.runtime.event_store_sql import events_store_many
-from agents_core.runtime.handoff import encoded_message, publish_stored_many
 from agents_core.runtime.processes import queue_marker
 from agents_core.runtime.store_sql import runs_create
 from agents_core.services.run_options import run_options_check
@@ -120,13 +120,13 @@ def runs_insert(new: list[NewRun]) -> None:
         batches.append((run.thread_id, run.pk, events))
     texts = events_store_many(batches)
     published = [
-        (thread_id, encoded_message(events, encoded))
+        (thread_id, [(event["seq"], text) for event, text in zip(events, encoded, strict=True)])
         for (thread_id, _, events), encoded in zip(batches, texts, strict=True)
     ]
     queued = [item for item in new if item.queued]
 
     def committed() -> None:
-        publish_stored_many(published)
+        bus.publish_stored(published)
         for item in queued:
             active_runs.remember_hooks(item.run.id, item.hooks)
         if queued:

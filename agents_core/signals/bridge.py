@@ -1,5 +1,5 @@
 """The few places signals meets the run loop (agents_core/runtime, services/runs.py):
-start a run, publish an event on the thread's stream, the thread's group, abort.
+start a run, publish an event on the thread's stream, abort.
 
 Kept in one module so that the contract (docs/protocol.md, "Requests from
 signals") has one counterpart here.
@@ -11,8 +11,7 @@ from typing import Any
 
 from django.db import transaction
 
-from agents_core.runtime.events import events_emit_sync, group_message_events
-from agents_core.runtime.events import thread_group as events_thread_group
+from agents_core.runtime.events import events_emit_sync
 from agents_core.services.run_options import run_options_check
 from agents_core.services.run_rows import SIGNAL, SignalInput
 from agents_core.services.runs import run_abort as runs_run_abort
@@ -70,15 +69,6 @@ def publish(*, thread_id, run_id, event: dict[str, Any]) -> None:  # noqa: ANN00
     transaction.on_commit(
         lambda: events_emit_sync(thread_id=thread_id, run_id=run_id, events=[event])
     )
-
-
-def thread_group(thread_id) -> str:  # noqa: ANN001
-    return events_thread_group(thread_id)
-
-
-def events_from_group_message(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """The stream events of one channel-layer message (`stream.events`)."""
-    return group_message_events(message)
 
 
 def run_abort(*, run, user) -> Any:  # noqa: ANN001

@@ -1,19 +1,21 @@
 """subscribe_to_thread: a thread's live events, its active run, abort, unsubscribe.
 
 In the browser the subscription is the thread's websocket (/ws/threads/<id>/, the run
-loop's consumer); in Python it is this object, reading the same channel-layer group.
+loop's consumer); in Python it is this object: the same subscription to the event bus
+(runtime/bus), from the thread's last stored event on, each event once and in order.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 
 from agents_core.models import Run, Thread
+from agents_core.runtime import bus
 from agents_core.services.runs import thread_active_run
 from agents_core.signals import bridge
 
@@ -44,15 +46,20 @@ class ThreadSubscription:
     def __init__(self, thread: Thread, user) -> None:  # noqa: ANN001
         self.thread = thread
         self.user = user
-        self.layer = get_channel_layer()
-        self.group = bridge.thread_group(thread.id)
-        self.channel: str | None = None
-        self.buffered: list[dict[str, Any]] = []
+        self.subscription: bus.Subscription | None = None
+        self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
     async def start(self) -> ThreadSubscription:
-        self.channel = await self.layer.new_channel()
-        await self.layer.group_add(self.group, self.channel)
+        stored = await database_sync_to_async(
+            Thread.objects.values_list("last_seq", flat=True).get
+        )(id=self.thread.id)
+        self.subscription = await bus.subscribe(
+            self.thread.id, after=stored, stored=stored, send=self._received
+        )
         return self
+
+    async def _received(self, text: str) -> None:
+        self.events.put_nowait(json.loads(text))
 
     async def active_run_id(self) -> str | None:
         run: Run | None = await database_sync_to_async(thread_active_run)(thread=self.thread)
@@ -62,25 +69,22 @@ class ThreadSubscription:
         return await database_sync_to_async(thread_abort)(thread=self.thread, user=self.user)
 
     async def next_event(self, timeout: float | None = None) -> dict[str, Any]:
-        """The next live event (the channel layer may carry several in one message)."""
-        while not self.buffered:
-            message = await asyncio.wait_for(self.layer.receive(self.channel), timeout)
-            self.buffered.extend(bridge.events_from_group_message(message))
-        return self.buffered.pop(0)
+        """The next live event (TimeoutError after `timeout` seconds without one)."""
+        return await asyncio.wait_for(self.events.get(), timeout)
 
     def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
         return self._events()
 
     async def _events(self) -> AsyncIterator[dict[str, Any]]:
-        while self.channel is not None:
+        while self.subscription is not None:
             yield await self.next_event()
 
     async def unsubscribe(self) -> None:
-        if self.channel is not None:
-            await self.layer.group_discard(self.group, self.channel)
-            self.channel = None
+        if self.subscription is not None:
+            self.subscription.close()
+            self.subscription = None
 
 
 async def subscribe_to_thread(*, thread: Thread, user) -> ThreadSubscription:  # noqa: ANN001
-    """Join the thread's event group (the caller has checked that `user` owns it)."""
+    """Subscribe to the thread's events (the caller has checked that `user` owns it)."""
     return await ThreadSubscription(thread, user).start()

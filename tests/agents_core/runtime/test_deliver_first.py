@@ -1,4 +1,4 @@
-"""Deliver first, store right after (runtime/live.py, runtime/events.py): a run's sink
+"""Deliver first, store right after (runtime/events.py, runtime/bus): a run's sink
 numbers its thread's events, subscribers get each one at once, the stream writer stores
 them behind; reconnects replay the store and the unstored tail with no gap and no
 duplicate; other writers' events are numbered among the run's; a run's process that dies

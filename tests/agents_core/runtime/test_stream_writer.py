@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 
 from agents_core.models import Run, StreamEvent, Thread
-from agents_core.runtime.events import EventSink, group_message_events, thread_group
+from agents_core.runtime.bus import local
+from agents_core.runtime.bus import redis as bus_redis
+from agents_core.runtime.events import EventSink
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,13 +39,13 @@ def _stored(thread: Thread) -> list[tuple[int, str, dict]]:
 
 
 class Collector:
-    """A subscriber of this process (as a websocket consumer is: runtime/live.py)."""
+    """A subscriber of this process on the bus (as a subscription is: runtime/bus)."""
 
     def __init__(self) -> None:
         self.loop = asyncio.get_running_loop()
         self.items: list[tuple[int, str]] = []
 
-    def live_events(self, items: list[tuple[int, str]]) -> None:
+    def live_events(self, items: list[tuple[int, str]], reset: bool = False) -> None:
         self.items.extend(items)
 
     def live_stored(self, seq: int) -> None:
@@ -54,16 +55,11 @@ class Collector:
 async def test_the_events_of_many_runs_are_delivered_at_once_and_stored_in_one_batch(
     make_thread,
 ):
-    from agents_core.runtime import live
-
     pairs = await database_sync_to_async(_threads_and_runs)(make_thread, 5)
     # A window longer than the test: what is stored is what the flush below asked for.
     sinks = [EventSink(thread_id=thread.pk, run_id=run.pk, interval=60) for thread, run in pairs]
-    layer = get_channel_layer()
-    channel = await layer.new_channel()
-    await layer.group_add(thread_group(pairs[2][0].pk), channel)
     collector = Collector()
-    live.subscribe(pairs[2][0].pk, collector)
+    local.subscribe(pairs[2][0].pk, collector)
     writer = sinks[0].writer
     assert all(sink.writer is writer for sink in sinks)
     before = writer.batches
@@ -81,7 +77,7 @@ async def test_the_events_of_many_runs_are_delivered_at_once_and_stored_in_one_b
             await sink.emit("step-finish", step=1)
         await asyncio.gather(*(sink.flush() for sink in sinks))
     finally:
-        live.unsubscribe(pairs[2][0].pk, collector)
+        local.unsubscribe(pairs[2][0].pk, collector)
     # Five runs, one write: the writer took them all together.
     assert writer.batches - before == 1
     for number, (thread, _) in enumerate(pairs):
@@ -102,13 +98,6 @@ async def test_the_events_of_many_runs_are_delivered_at_once_and_stored_in_one_b
     stored = [payload for _, _, payload in await database_sync_to_async(_stored)(pairs[2][0])]
     assert [json.loads(text) for _, text in collector.items] == stored
     assert [seq for seq, _ in collector.items] == [1, 2, 3, 4]
-    # Other processes' subscribers get the same through the channel layer.
-    received: list[dict] = []
-    while len(received) < 4:
-        message = await asyncio.wait_for(layer.receive(channel), 5)
-        if message["type"] == "stream.events":
-            received += group_message_events(message)
-    assert received == stored
     # A later event continues each thread's numbering.
     await sinks[0].emit("run-finish", status="completed")
     await sinks[0].release()
@@ -239,7 +228,7 @@ def _pubsub_layer(url: str) -> Any:
 
 
 class OtherProcess:
-    """What another process's relay gets: its own connections to Redis."""
+    """What another process's bus gets: its own connections to Redis."""
 
     def __init__(self) -> None:
         from studio.redis_link import Link
@@ -253,9 +242,7 @@ class OtherProcess:
         self.arrived.set()
 
     async def events(self, thread_id: Any, count: int) -> list[dict]:
-        from agents_core.runtime import relay
-
-        name = relay.channel(str(thread_id))
+        name = bus_redis.channel(str(thread_id))
         while True:
             found = [
                 json.loads(line.partition(" ")[2])
@@ -270,19 +257,17 @@ class OtherProcess:
 
 
 def _on_redis(monkeypatch, url: str) -> None:
-    """This process's channel layer is the pub/sub one at `url` (the relay follows it)."""
-    from agents_core.runtime import relay
-
+    """This process's channel layer is the pub/sub one at `url` (the bus follows it)."""
     layer = _pubsub_layer(url)
     monkeypatch.setattr("channels.layers.get_channel_layer", lambda *args: layer)
-    monkeypatch.setattr(relay.Broadcaster, "_by_loop", {})
-    monkeypatch.setattr(relay, "_links", {})
+    monkeypatch.setattr(bus_redis.Publisher, "_by_loop", {})
+    monkeypatch.setattr(bus_redis, "_links", {})
 
 
 async def test_with_redis_the_events_of_one_loop_pass_leave_in_one_write_in_order(
     make_thread, monkeypatch
 ):
-    """Another process's relay gets each thread's events in order; what the sinks sent in
+    """Another process's bus gets each thread's events in order; what the sinks sent in
     one pass of the loop leaves in one write (one message per thread), from the loop."""
     from studio.redis_link import Link
 
@@ -297,11 +282,9 @@ async def test_with_redis_the_events_of_one_loop_pass_leave_in_one_write_in_orde
     monkeypatch.setattr(Link, "publish", counting)
     pairs = await database_sync_to_async(_threads_and_runs)(make_thread, 2)
     other = OtherProcess()
-    from agents_core.runtime import relay
-
     try:
         for thread, _ in pairs:
-            await other.link.subscribe(relay.channel(str(thread.pk)))
+            await other.link.subscribe(bus_redis.channel(str(thread.pk)))
         sinks = [
             EventSink(thread_id=thread.pk, run_id=run.pk, interval=60) for thread, run in pairs
         ]
@@ -330,7 +313,7 @@ async def test_with_redis_the_events_of_one_loop_pass_leave_in_one_write_in_orde
             await sink.release()
         # The store's progress follows: a socket that waits for a gap replays then.
         await asyncio.sleep(0.1)
-        assert (relay.channel(str(pairs[0][0].pk)), b"S3") in other.frames
+        assert (bus_redis.channel(str(pairs[0][0].pk)), b"S3") in other.frames
     finally:
         other.link.close()
 
@@ -340,22 +323,20 @@ async def test_when_redis_is_down_the_events_are_stored_and_the_run_goes_on(
 ):
     """Subscribers of other processes miss the live events (they replay them once
     reconnected); this process's subscribers and the store do not."""
-    from agents_core.runtime import live
-
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     _on_redis(monkeypatch, f"redis://127.0.0.1:{port}/0")
     [(thread, run)] = await database_sync_to_async(_threads_and_runs)(make_thread, 1)
     collector = Collector()
-    live.subscribe(thread.pk, collector)
+    local.subscribe(thread.pk, collector)
     try:
         sink = EventSink(thread_id=thread.pk, run_id=run.pk, interval=0.01)
         await sink.emit("run-start", resumed=False)
         sink.delta(sink.base("text-delta", textDelta="still here"))
         await sink.release()
     finally:
-        live.unsubscribe(thread.pk, collector)
+        local.unsubscribe(thread.pk, collector)
     assert [(seq, kind) for seq, kind, _ in await database_sync_to_async(_stored)(thread)] == [
         (1, "run-start"),
         (2, "text-delta"),
@@ -501,11 +482,10 @@ async def test_a_thread_whose_only_subscribers_are_told_directly_is_not_publishe
 ):
     """The inline executor's usual case (the chat's socket is in the process that runs
     its run): nothing goes through Redis until another process follows the thread."""
-    from agents_core.runtime import live, relay
     from studio.redis_link import Link
 
     _on_redis(monkeypatch, settings.REDIS_URL)
-    monkeypatch.setattr(relay.Broadcaster, "ALONE_SECONDS", 0.3)
+    monkeypatch.setattr(bus_redis.Publisher, "ALONE_SECONDS", 0.3)
     published: list[bytes] = []
     original = Link.publish
 
@@ -516,8 +496,8 @@ async def test_a_thread_whose_only_subscribers_are_told_directly_is_not_publishe
     monkeypatch.setattr(Link, "publish", counting)
     [(thread, run)] = await database_sync_to_async(_threads_and_runs)(make_thread, 1)
     collector = Collector()
-    live.subscribe(thread.pk, collector)
-    await relay.follow(str(thread.pk))  # this process follows it, as its socket does
+    local.subscribe(thread.pk, collector)
+    await bus_redis.follow(str(thread.pk))  # this process follows it, as its socket does
     sink = EventSink(thread_id=thread.pk, run_id=run.pk, interval=60)
     other = OtherProcess()
 
@@ -532,7 +512,7 @@ async def test_a_thread_whose_only_subscribers_are_told_directly_is_not_publishe
         await send("b")
         await send("c")
         assert published[before:] == []  # told directly, not published
-        await other.link.subscribe(relay.channel(str(thread.pk)))  # another process
+        await other.link.subscribe(bus_redis.channel(str(thread.pk)))  # another process
         await asyncio.sleep(0.3)
         await send("d")  # published again after ALONE_SECONDS, and counted: followed
         await send("e")
@@ -541,6 +521,6 @@ async def test_a_thread_whose_only_subscribers_are_told_directly_is_not_publishe
         assert [seq for seq, _ in collector.items] == [1, 2, 3, 4, 5, 6]
         await sink.release()
     finally:
-        live.unsubscribe(thread.pk, collector)
-        relay.unfollow(str(thread.pk))
+        local.unsubscribe(thread.pk, collector)
+        bus_redis.unfollow(str(thread.pk))
         other.link.close()

@@ -102,9 +102,8 @@ async def test_a_chat_while_a_run_streams_is_refused_with_an_error(make_thread, 
 async def test_a_live_message_that_skips_ahead_is_preceded_by_the_missed_events(make_thread, owner):
     """Another writer's events published out of order: the socket fetches the stored ones
     it missed first, then sends the live one as it was encoded, and never one twice."""
-    from channels.layers import get_channel_layer
-
-    from agents_core.runtime.events import encoded_message, events_store, thread_group
+    from agents_core.runtime import bus
+    from agents_core.runtime.events import events_store
 
     thread = await database_sync_to_async(make_thread)()
     await run_to_end(thread, "use weather_lookup for Oslo", owner)
@@ -117,9 +116,9 @@ async def test_a_live_message_that_skips_ahead_is_preceded_by_the_missed_events(
     texts = await database_sync_to_async(events_store)(
         thread_id=thread.pk, run_id=None, events=events
     )
-    message = encoded_message(events[2:], texts[2:])
-    await get_channel_layer().group_send(thread_group(thread.pk), message)
-    await get_channel_layer().group_send(thread_group(thread.pk), message)
+    message = [(thread.pk, [(events[2]["seq"], texts[2])])]
+    await database_sync_to_async(bus.publish_stored)(message)
+    await database_sync_to_async(bus.publish_stored)(message)
     received = [await comm.receive_from(timeout=10) for _ in range(3)]
     assert received[2] == texts[2]  # the live one, sent as it was encoded
     assert [json.loads(text)["seq"] for text in received] == [last + 1, last + 2, last + 3]

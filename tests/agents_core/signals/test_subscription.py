@@ -28,7 +28,9 @@ async def test_a_subscriber_gets_the_threads_signal_and_notification_events(thre
     await database_sync_to_async(send_notification_signal)(
         thread=thread, source="ci", summary="more", priority="low"
     )
-    assert subscription.channel is None
+    assert subscription.subscription is None
+    with pytest.raises(TimeoutError):
+        await subscription.next_event(0.3)  # nothing after unsubscribing
 
 
 async def test_abort_through_the_subscription_stops_the_active_run(thread, owner):

@@ -1,16 +1,19 @@
-"""A thread's live events between processes: Redis pub/sub on a channel per thread,
-spoken directly on each event loop (studio/redis_link.py), beside the channel layer.
+"""The bus between processes: Redis pub/sub on a channel per thread, spoken directly on
+each event loop (studio/redis_link.py), and with a blocking client from sync code.
 
-The process that runs a thread's run publishes what it delivered to its own sockets
-(live.Broadcaster); a process whose sockets follow the thread subscribes to its channel
-(`follow`, before a socket replays) and hands each message to those sockets
-(`Subscriber.live_events`, `Subscriber.live_stored`). A message is bytes:
+The process whose run numbers a thread's events publishes them (`Publisher`, one per
+event loop); a process whose subscribers follow the thread subscribes to its channel
+(`follow`, before a subscription replays) and hands each message to them. Sync code
+(events the database numbered: a run's start, signals, async tool results) publishes
+with `publish_sync`. A message is bytes:
 
     E<seq> <event JSON>\\n<seq> <event JSON>...   events, in order (JSON holds no newline)
-    S<seq>                                        the run's events up to <seq> are stored
+    R<seq> <event JSON>...                         the same, numbered after a dead owner
+    S<seq>                                         the run's events up to <seq> are stored
 
-It needs a Redis channel layer (its URL and prefix); with another layer (in-memory: one
-process) `link()` is None and the layer's group carries the events.
+It speaks to the Redis of the channel layer (its URL and prefix); with another layer
+(in-memory: one process, `make run`) there is nobody to publish to and `link()` is None:
+this process's subscribers are told directly (bus/local.py).
 """
 
 from __future__ import annotations
@@ -19,16 +22,18 @@ import asyncio
 import logging
 from typing import Any
 
-from agents_core.runtime import live
+from agents_core.runtime.bus.local import deliver, subscribers
+from agents_core.runtime.bus.owners import owner
 
 logger = logging.getLogger(__name__)
 
 _links: dict[asyncio.AbstractEventLoop, Any] = {}
+_clients: dict[str, Any] = {}
 REDIS_LAYER_MODULES = ("channels_redis", "studio.pubsub_layer")
 _prefix: list[bytes] = []
 
 
-def _redis_url() -> str | None:
+def redis_url() -> str | None:
     """The Redis URL of the default channel layer (None when it is not a one-host Redis
     layer)."""
     from channels.layers import get_channel_layer
@@ -46,13 +51,13 @@ def _redis_url() -> str | None:
 
 
 def link() -> Any | None:
-    """The running loop's link to Redis for live events, or None (no Redis layer)."""
+    """The running loop's link to Redis, or None (no Redis layer)."""
     loop = asyncio.get_running_loop()
     if loop in _links:
         return _links[loop]
     for key in [key for key in _links if key.is_closed()]:
         del _links[key]
-    url = _redis_url()
+    url = redis_url()
     found = None
     if url:
         from studio.redis_link import Link
@@ -75,8 +80,8 @@ def channel(thread_id: Any) -> bytes:
     return _channel_prefix() + str(thread_id).encode()
 
 
-def events_frame(items: list[tuple[int, str]]) -> bytes:
-    return b"E" + "\n".join(f"{seq} {text}" for seq, text in items).encode()
+def events_frame(items: list[tuple[int, str]], reset: bool = False) -> bytes:
+    return (b"R" if reset else b"E") + "\n".join(f"{seq} {text}" for seq, text in items).encode()
 
 
 def stored_frame(seq: int) -> bytes:
@@ -84,20 +89,20 @@ def stored_frame(seq: int) -> bytes:
 
 
 async def follow(thread_id: Any) -> None:
-    """Receive the thread's live events from other processes (once per loop); returns
-    when Redis confirmed the subscription, so a replay after it misses nothing."""
+    """Receive the thread's events from other processes (once per loop); returns when
+    Redis confirmed the subscription, so a replay after it misses nothing."""
     found = link()
     if found is None:
         return
     try:
         await found.subscribe(channel(thread_id))
     except (OSError, ConnectionError) as exc:
-        # Its socket gets the other processes' events from the store when it reconnects.
+        # Its subscribers get the other processes' events from the store when they return.
         logger.warning("Following thread %s live: Redis is unreachable (%s)", thread_id, exc)
 
 
 def unfollow(thread_id: Any) -> None:
-    """After the loop's last socket of the thread left."""
+    """After the loop's last subscriber of the thread left."""
     found = _links.get(asyncio.get_running_loop())
     if found is not None:
         found.unsubscribe(channel(thread_id))
@@ -110,63 +115,77 @@ def following(thread_id: Any) -> bool:
 
 def _received(loop: asyncio.AbstractEventLoop, name: bytes, data: bytes) -> None:
     thread_id = name[len(_channel_prefix()) :].decode()
-    if live.owner(thread_id) is not None:
-        return  # the run is in this process, whose sockets it tells directly
-    subscribers = [s for s in live.subscribers(thread_id) if s.loop is loop]
-    if not subscribers:
+    if owner(thread_id) is not None:
+        return  # the run is in this process, whose subscribers it tells directly
+    found = [s for s in subscribers(thread_id) if s.loop is loop]
+    if not found:
         return
     kind, body = data[:1], data[1:]
-    if kind == b"E":
+    if kind in (b"E", b"R"):
         items = []
         for line in body.decode().split("\n"):
             seq, _, text = line.partition(" ")
             items.append((int(seq), text))
-        for subscriber in subscribers:
-            subscriber.live_events(items)
+        for subscriber in found:
+            subscriber.live_events(items, kind == b"R")
     elif kind == b"S":
-        for subscriber in subscribers:
+        for subscriber in found:
             subscriber.live_stored(int(body))
 
 
-class Broadcaster:
-    """Publishes the events of every sink of one event loop to the other processes that
-    follow their threads.
+def publish_sync(batches: list[tuple[Any, list[tuple[int, str]]]], reset: bool = False) -> None:
+    """Events stored already, from sync code (after the transaction that stored them
+    commits): told at once to this process's subscribers of each thread and published to
+    the other processes' in one pipelined write (a subscriber told twice sends an event
+    once). Redis unreachable: the others replay them from the store when they return."""
+    for thread_id, items in batches:
+        deliver(str(thread_id), items, reset)
+    url = redis_url()
+    if not url or not batches:
+        return
+    import redis
 
-    What the sinks add during one pass of the loop goes out together at the end of it:
-    over Redis, each thread's events as one message and every message in one write;
-    without a Redis layer (in-memory: one process) as the layer's group messages
-    (`stream.events`, `stream.stored`), from the loop, one batch at a time.
+    client = _clients.get(url)
+    if client is None:
+        client = _clients[url] = redis.Redis.from_url(url)
+    try:
+        pipe = client.pipeline(transaction=False)
+        for thread_id, items in batches:
+            pipe.publish(channel(thread_id), events_frame(items, reset))
+        pipe.execute()
+    except redis.RedisError as exc:
+        logger.warning("Publishing stored events failed (%s); they are stored", exc)
+
+
+class Publisher:
+    """This event loop's way out for the events its runs number: each told at once to
+    this process's subscribers, and published to the other processes that follow the
+    thread at the end of the loop's pass, every thread's events as one message and every
+    message in one write.
 
     A thread followed by no other process (the inline executor's usual case: the chat's
-    socket is in the process that runs its run, and told directly) is not published.
-    Redis answers a publish with how many connections received it; it is asked at a
-    thread's first publish and every ALONE_SECONDS after (the other publishes ask for no
-    answer), and a thread that no other process received is not published until the next
-    count. A socket of another process that follows it meanwhile gets the events it
-    missed from the store once that count sees it (within ALONE_SECONDS), then live
-    ones."""
+    socket is in the process that runs its run) is not published. Redis answers a
+    publish with how many connections received it; it is asked at a thread's first
+    publish and every ALONE_SECONDS after (the other publishes ask for no answer), and a
+    thread that no other process received is not published until the next count. A
+    subscriber of another process that follows it meanwhile gets the events it missed
+    from the store once that count sees it (within ALONE_SECONDS), then live ones."""
 
-    _by_loop: dict[asyncio.AbstractEventLoop, Broadcaster] = {}
+    _by_loop: dict[asyncio.AbstractEventLoop, Publisher] = {}
     ALONE_SECONDS = 1.0
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.link = link()
-        self.layer: Any = None
-        if self.link is None:
-            from channels.layers import get_channel_layer
-
-            self.layer = get_channel_layer()
         self.pending: dict[str, list[tuple[int, str]]] = {}  # thread -> events
         self.notices: dict[str, int] = {}  # thread -> stored up to
         self.alone: set[str] = set()  # threads no other process follows
         self.count_at: dict[str, float] = {}  # thread -> when to count its followers next
-        self.busy = False  # a layer batch under way (the layer's path)
         self.scheduled = False
         self.warned = False
 
     @classmethod
-    def for_loop(cls) -> Broadcaster:
+    def for_loop(cls) -> Publisher:
         loop = asyncio.get_running_loop()
         found = cls._by_loop.get(loop)
         if found is None:
@@ -175,47 +194,30 @@ class Broadcaster:
             found = cls._by_loop[loop] = cls(loop)
         return found
 
-    def add(self, thread_id: str, seq: int, text: str) -> None:
-        self.pending.setdefault(thread_id, []).append((seq, text))
-        self._schedule()
+    def publish(self, thread_id: str, seq: int, text: str) -> None:
+        deliver(thread_id, [(seq, text)])
+        if self.link is not None:
+            self.pending.setdefault(thread_id, []).append((seq, text))
+            self._schedule()
 
     def stored(self, thread_id: str, seq: int) -> None:
         """Tell the thread's followers in other processes that its events up to `seq` are
-        stored (a socket that waits for a gap to be stored replays then)."""
-        self.notices[thread_id] = seq
-        self._schedule()
+        stored (a subscriber that waits for a gap to be stored replays then)."""
+        if self.link is not None:
+            self.notices[thread_id] = seq
+            self._schedule()
 
     def _schedule(self) -> None:
-        if self.scheduled or self.busy or (self.link is None and self.layer is None):
-            return
-        self.scheduled = True
-        self.loop.call_soon(self._flush)
+        if not self.scheduled:
+            self.scheduled = True
+            self.loop.call_soon(self._flush)
 
     def _flush(self) -> None:
-        self.scheduled = False
-        if self.busy or not (self.pending or self.notices):
-            return
-        pending, notices = self.pending, self.notices
-        self.pending, self.notices = {}, {}
-        if self.link is not None:
-            self._publish(pending, notices)
-            return
-        from agents_core.runtime.handoff import thread_group
-        from studio.layers import group_send_many
-
-        messages: list[tuple[str, dict[str, Any]]] = [
-            (thread_group(t), {"type": "stream.events", "encoded": [list(i) for i in items]})
-            for t, items in pending.items()
-        ]
-        messages += [
-            (thread_group(t), {"type": "stream.stored", "upTo": seq}) for t, seq in notices.items()
-        ]
-        self.busy = True
-        self.loop.create_task(group_send_many(self.layer, messages)).add_done_callback(self._done)
-
-    def _publish(self, pending: dict[str, list[tuple[int, str]]], notices: dict[str, int]) -> None:
         """Each thread's events and stored notice, all in one write; a thread's followers
         are counted at its first publish and every ALONE_SECONDS after."""
+        self.scheduled = False
+        pending, notices = self.pending, self.notices
+        self.pending, self.notices = {}, {}
         now = self.loop.time()
         counted: list[str] = []
         messages: list[tuple[bytes, bytes, bool]] = []
@@ -256,10 +258,3 @@ class Broadcaster:
                 self.alone.add(thread_id)
             else:
                 self.alone.discard(thread_id)
-
-    def _done(self, task: asyncio.Task) -> None:
-        self.busy = False
-        if not task.cancelled() and task.exception() is not None:
-            logger.error("Publishing stream events failed", exc_info=task.exception())
-        if self.pending or self.notices:
-            self._schedule()
