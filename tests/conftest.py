@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from urllib.parse import quote
 
@@ -163,6 +163,10 @@ def celery_worker_process(*extra_args: str, **env: str) -> Iterator[subprocess.P
     """A real `celery worker` process against Redis, reading the test database."""
     from studio.celery import app
 
+    if _SessionWorker.current is not None and not _SessionWorker.current.in_use:
+        # A worker of this test's own settings takes its tasks alone: the session's worker,
+        # idle since an earlier test, stops (the next test that asks for it starts it).
+        _SessionWorker.current.close()
     app.control.purge()
     (ROOT / ".studio").mkdir(exist_ok=True)
     # Its own name, so that the ping below waits for this worker, not for any other one
@@ -205,10 +209,52 @@ def celery_worker_process(*extra_args: str, **env: str) -> Iterator[subprocess.P
         log.close()
 
 
+class _SessionWorker:
+    """The session's Celery worker, started when a test first asks for it and started
+    again when a test has stopped or killed it (or started a worker of its own)."""
+
+    current: _SessionWorker | None = None
+
+    def __init__(self) -> None:
+        self._started: ExitStack | None = None
+        self.proc: subprocess.Popen | None = None
+        self.in_use = False
+
+    def get(self) -> subprocess.Popen:
+        if self.proc is None or self.proc.poll() is not None:
+            self.close()
+            self.in_use = True  # the worker started here is not stopped by its own start
+            self._started = ExitStack()
+            self.proc = self._started.enter_context(celery_worker_process())
+        return self.proc
+
+    def close(self) -> None:
+        if self._started is not None:
+            self._started.close()
+        self._started, self.proc = None, None
+
+
+@pytest.fixture(scope="session")
+def _session_celery_worker(django_db_setup) -> Iterator[_SessionWorker]:
+    worker = _SessionWorker.current = _SessionWorker()
+    yield worker
+    worker.close()
+    _SessionWorker.current = None
+
+
 @pytest.fixture
-def celery_worker(transactional_db) -> Iterator[subprocess.Popen]:
-    with celery_worker_process() as proc:
-        yield proc
+def celery_worker(transactional_db, _session_celery_worker) -> Iterator[subprocess.Popen]:
+    """A real Celery worker on the test database, shared by the tests of the session (a
+    worker reads every row from the database; a test that needs other settings starts its
+    own with celery_worker_process, which stops this one unless the test uses it too).
+    Messages an earlier test left are purged first."""
+    from studio.celery import app
+
+    app.control.purge()
+    proc = _session_celery_worker.get()
+    _session_celery_worker.in_use = True
+    yield proc
+    _session_celery_worker.in_use = False
 
 
 @contextmanager
@@ -241,11 +287,19 @@ def daphne_process(**env: str) -> Iterator[str]:
         log.close()
 
 
-@pytest.fixture
-def studio_server(transactional_db) -> Iterator[str]:
-    """A Daphne process serving the studio (HTTP and websockets) over the test database."""
+@pytest.fixture(scope="session")
+def _session_studio_server(django_db_setup) -> Iterator[str]:
     with daphne_process() as url:
         yield url
+
+
+@pytest.fixture
+def studio_server(transactional_db, _session_studio_server) -> str:
+    """A Daphne process serving the studio (HTTP and websockets) over the test database,
+    shared by the tests of the session: it keeps no rows of its own, and each test commits
+    its rows (transactional_db) and finds the tables empty again. A test that needs other
+    settings starts its own with daphne_process(**env)."""
+    return _session_studio_server
 
 
 # --- headless Chromium --------------------------------------------------------------------
@@ -277,7 +331,33 @@ def browser():
         browser.close()
 
 
-def browser_login(browser, base_url: str, username: str, password: str = "password"):
+def browser_login(browser, base_url: str, username: str):
+    """A new browser context signed in as `username`, on the page the login form leads to;
+    returns the page. The session is made as the login view makes it (the test client's
+    force_login writes it to the test database) and its cookie is put in the context, so
+    no test pays for the form: tests/frontend/test_login_form.py signs in through it."""
+    from django.conf import settings
+    from django.test import Client
+    from django.urls import reverse
+
+    client = Client()
+    client.force_login(get_user_model().objects.get(username=username))
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    context.add_cookies(
+        [
+            {
+                "name": settings.SESSION_COOKIE_NAME,
+                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                "url": base_url,
+            }
+        ]
+    )
+    page = context.new_page()
+    page.goto(f"{base_url}{reverse(settings.LOGIN_REDIRECT_URL)}")
+    return page
+
+
+def browser_login_form(browser, base_url: str, username: str, password: str = "password"):
     """A new browser context signed in through the real login form; returns the page."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
