@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager, suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from urllib.parse import quote
 
@@ -163,10 +163,6 @@ def celery_worker_process(*extra_args: str, **env: str) -> Iterator[subprocess.P
     """A real `celery worker` process against Redis, reading the test database."""
     from studio.celery import app
 
-    if _SessionWorker.current is not None and not _SessionWorker.current.in_use:
-        # A worker of this test's own settings takes its tasks alone: the session's worker,
-        # idle since an earlier test, stops (the next test that asks for it starts it).
-        _SessionWorker.current.close()
     app.control.purge()
     (ROOT / ".studio").mkdir(exist_ok=True)
     # Its own name, so that the ping below waits for this worker, not for any other one
@@ -209,52 +205,10 @@ def celery_worker_process(*extra_args: str, **env: str) -> Iterator[subprocess.P
         log.close()
 
 
-class _SessionWorker:
-    """The session's Celery worker, started when a test first asks for it and started
-    again when a test has stopped or killed it (or started a worker of its own)."""
-
-    current: _SessionWorker | None = None
-
-    def __init__(self) -> None:
-        self._started: ExitStack | None = None
-        self.proc: subprocess.Popen | None = None
-        self.in_use = False
-
-    def get(self) -> subprocess.Popen:
-        if self.proc is None or self.proc.poll() is not None:
-            self.close()
-            self.in_use = True  # the worker started here is not stopped by its own start
-            self._started = ExitStack()
-            self.proc = self._started.enter_context(celery_worker_process())
-        return self.proc
-
-    def close(self) -> None:
-        if self._started is not None:
-            self._started.close()
-        self._started, self.proc = None, None
-
-
-@pytest.fixture(scope="session")
-def _session_celery_worker(django_db_setup) -> Iterator[_SessionWorker]:
-    worker = _SessionWorker.current = _SessionWorker()
-    yield worker
-    worker.close()
-    _SessionWorker.current = None
-
-
 @pytest.fixture
-def celery_worker(transactional_db, _session_celery_worker) -> Iterator[subprocess.Popen]:
-    """A real Celery worker on the test database, shared by the tests of the session (a
-    worker reads every row from the database; a test that needs other settings starts its
-    own with celery_worker_process, which stops this one unless the test uses it too).
-    Messages an earlier test left are purged first."""
-    from studio.celery import app
-
-    app.control.purge()
-    proc = _session_celery_worker.get()
-    _session_celery_worker.in_use = True
-    yield proc
-    _session_celery_worker.in_use = False
+def celery_worker(transactional_db) -> Iterator[subprocess.Popen]:
+    with celery_worker_process() as proc:
+        yield proc
 
 
 @contextmanager
@@ -287,19 +241,11 @@ def daphne_process(**env: str) -> Iterator[str]:
         log.close()
 
 
-@pytest.fixture(scope="session")
-def _session_studio_server(django_db_setup) -> Iterator[str]:
+@pytest.fixture
+def studio_server(transactional_db) -> Iterator[str]:
+    """A Daphne process serving the studio (HTTP and websockets) over the test database."""
     with daphne_process() as url:
         yield url
-
-
-@pytest.fixture
-def studio_server(transactional_db, _session_studio_server) -> str:
-    """A Daphne process serving the studio (HTTP and websockets) over the test database,
-    shared by the tests of the session: it keeps no rows of its own, and each test commits
-    its rows (transactional_db) and finds the tables empty again. A test that needs other
-    settings starts its own with daphne_process(**env)."""
-    return _session_studio_server
 
 
 # --- headless Chromium --------------------------------------------------------------------
@@ -329,6 +275,17 @@ def browser():
         )
         yield browser
         browser.close()
+
+
+@pytest.fixture(autouse=True)
+def _browser_contexts_closed(request) -> Iterator[None]:
+    """Every browser context a test opened is closed when it ends: a page left open goes
+    on polling (and reconnecting its sockets) for the rest of the session."""
+    yield
+    browser = getattr(request.node, "funcargs", {}).get("browser")
+    if browser is not None:
+        for context in browser.contexts:
+            context.close()
 
 
 def browser_login(browser, base_url: str, username: str):
