@@ -39,10 +39,12 @@ wheel: install
 run: install
 	STUDIO_EMBEDDED=1 $(PY) manage.py runstudio --host $(HOST) --port $(PORT)
 
-## Run the whole suite: PostgreSQL at DATABASE_URL (unset: the embedded server, data in
-## .studio/test-pgdata) and Redis on 127.0.0.1 (see README).
+## Run the whole suite on TEST_WORKERS pytest-xdist processes, each with its own test
+## database and Redis db (docs/testing.md): PostgreSQL at DATABASE_URL (unset: the
+## embedded server, data in .studio/test-pgdata) and Redis on 127.0.0.1 (see README).
+TEST_WORKERS ?= auto
 test: install
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 ## Benchmarks: side-by-side ratios, never pass/fail.
 bench: install

@@ -21,6 +21,21 @@ if not os.environ.get("DATABASE_URL"):
         Path(__file__).resolve().parent.parent / ".studio" / "test-pgdata", name="studio"
     )
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
+# pytest-xdist's worker N (PYTEST_XDIST_WORKER=gwN) gets a Redis db of its own, two numbers
+# up per worker (the release-boot test takes the number above its own), and a knowledge
+# chunk folder of its own (below): queues, the channel layer, run streams and chunk tables
+# of two workers never meet. pytest-django gives each worker its own test database
+# (test_<name>_gwN). Workers inherit the controller's environment; the servers and workers
+# a test starts inherit their worker's, already split (STUDIO_TEST_WORKER_SPLIT).
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _worker.startswith("gw") and os.environ.get("STUDIO_TEST_WORKER_SPLIT") != _worker:
+    from urllib.parse import urlsplit, urlunsplit
+
+    _redis = urlsplit(os.environ["REDIS_URL"])
+    _number = (int(_redis.path.strip("/") or 0) + 2 * int(_worker[2:])) % 16
+    os.environ["REDIS_URL"] = urlunsplit(_redis._replace(path=f"/{_number}"))
+    os.environ.pop("STUDIO_KNOWLEDGE_URI", None)  # the controller's, without the worker
+    os.environ["STUDIO_TEST_WORKER_SPLIT"] = _worker
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
 # Two fixed Fernet keys: the first encrypts, both decrypt.
 os.environ.setdefault(
@@ -35,7 +50,11 @@ os.environ.setdefault(
     str(
         Path(__file__).resolve().parent.parent
         / ".studio"
-        / ("test-knowledge-" + os.environ["DATABASE_URL"].rstrip("/").rsplit("/", 1)[-1])
+        / (
+            "test-knowledge-"
+            + os.environ["DATABASE_URL"].rstrip("/").rsplit("/", 1)[-1]
+            + (f"_{_worker}" if _worker else "")
+        )
     ),
 )
 

@@ -277,7 +277,44 @@ def browser():
         browser.close()
 
 
-def browser_login(browser, base_url: str, username: str, password: str = "password"):
+@pytest.fixture(autouse=True)
+def _browser_contexts_closed(request) -> Iterator[None]:
+    """Every browser context a test opened is closed when it ends: a page left open goes
+    on polling (and reconnecting its sockets) for the rest of the session."""
+    yield
+    browser = getattr(request.node, "funcargs", {}).get("browser")
+    if browser is not None:
+        for context in browser.contexts:
+            context.close()
+
+
+def browser_login(browser, base_url: str, username: str):
+    """A new browser context signed in as `username`, on the page the login form leads to;
+    returns the page. The session is made as the login view makes it (the test client's
+    force_login writes it to the test database) and its cookie is put in the context, so
+    no test pays for the form: tests/frontend/test_login_form.py signs in through it."""
+    from django.conf import settings
+    from django.test import Client
+    from django.urls import reverse
+
+    client = Client()
+    client.force_login(get_user_model().objects.get(username=username))
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    context.add_cookies(
+        [
+            {
+                "name": settings.SESSION_COOKIE_NAME,
+                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                "url": base_url,
+            }
+        ]
+    )
+    page = context.new_page()
+    page.goto(f"{base_url}{reverse(settings.LOGIN_REDIRECT_URL)}")
+    return page
+
+
+def browser_login_form(browser, base_url: str, username: str, password: str = "password"):
     """A new browser context signed in through the real login form; returns the page."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()

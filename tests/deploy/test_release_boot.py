@@ -41,7 +41,14 @@ from tests.deploy.release import (
     wait_until,
 )
 
-pytestmark = [pytest.mark.deployment, pytest.mark.slow, pytest.mark.timeout(1800)]
+# xdist_group: the module's one deployment is built once, on one pytest-xdist worker, and
+# never while tests/studio/test_package.py builds the wheel in the same checkout.
+pytestmark = [
+    pytest.mark.deployment,
+    pytest.mark.slow,
+    pytest.mark.timeout(1800),
+    pytest.mark.xdist_group("wheel"),
+]
 
 PASSWORD = "a-long-password-for-the-boot-test"
 # Run workers beat every second and take a worker that missed 5 s of beats for dead, so

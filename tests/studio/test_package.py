@@ -12,6 +12,9 @@ import pytest
 from django.conf import settings
 
 ROOT = Path(__file__).resolve().parents[2]
+# The wheel is built in the checkout (build/, *.egg-info): on the pytest-xdist worker that
+# also builds the release of tests/deploy/test_release_boot.py, never beside it.
+pytestmark = pytest.mark.xdist_group("wheel")
 # Files beside the code that the studio reads at run time, by glob under each app.
 DATA_GLOBS = ("templates/**/*", "static/**/*", "migrations/*.py", "connectors/specs/*/*.yaml")
 

@@ -48,6 +48,7 @@ def test_the_readme_shows_commands_and_make_run_is_one_of_them():
     assert len([c for c in commands if not c.startswith("make ")]) >= 1
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_every_readme_command_works_from_a_fresh_shell(embedded_data_dir):
     tmp_path = embedded_data_dir

@@ -31,6 +31,7 @@ def embedded_env(embedded_data_dir) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_the_embedded_studio_starts_signs_in_and_lists_the_demo_agents(
     embedded_env, embedded_data_dir
 ):

@@ -13,6 +13,9 @@ import pytest
 
 from tests.conftest import ROOT, child_process_env
 
+# Each test starts a fresh interpreter that imports Django and litellm.
+pytestmark = pytest.mark.slow
+
 PROBE = """
 import asyncio, gc, json, sys
 import anyio.to_thread
