@@ -62,6 +62,18 @@ def test_an_upgrade_from_0_1_0_keeps_every_row_and_value() -> None:
         assert not losses, f"the upgrade from {RELEASE} lost data:\n" + "\n".join(losses)
 
 
+# Modules whose classes released migrations name and that moved since: a migration names
+# a field class where it lives now (the class is the same), so its text is compared with
+# the module's released path put back. Any other edit still fails.
+MOVED_MODULES = {"common.fields": "studio.fields"}
+
+
+def _as_released(text: str) -> bytes:
+    for now, released in MOVED_MODULES.items():
+        text = text.replace(now, released)
+    return text.encode()
+
+
 def test_the_release_migrations_are_as_released() -> None:
     """Databases at the release applied these files' text: a change to one never reaches
     them, and the upgrade test would start from a schema nobody has."""
@@ -69,6 +81,6 @@ def test_the_release_migrations_are_as_released() -> None:
         path
         for path, digest in MIGRATION_SHA256.items()
         if not (ROOT / path).is_file()
-        or hashlib.sha256((ROOT / path).read_bytes()).hexdigest()[:16] != digest
+        or hashlib.sha256(_as_released((ROOT / path).read_text())).hexdigest()[:16] != digest
     ]
     assert edited == [], "released migrations changed: add a new migration instead"
