@@ -7,6 +7,7 @@ FROM python:3.11-slim AS wheel
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY studio ./studio
+COPY common ./common
 COPY agents_core ./agents_core
 COPY tools_app ./tools_app
 COPY knowledge ./knowledge
