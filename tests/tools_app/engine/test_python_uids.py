@@ -5,6 +5,7 @@ test's own, so no run of another process is touched."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -58,6 +59,30 @@ def test_one_process_hands_out_the_uids_of_its_range_in_turn(tmp_path: Path):
         lease.release()
 
     assert sorted(claimed) == [BASE, BASE + 1, BASE + 2, BASE + 3]
+
+
+def test_a_uid_another_process_holds_is_skipped_and_the_turn_goes_on_after_it(tmp_path: Path):
+    """The next claim starts one past the uid claimed last, so skipping a held uid never
+    hands the same uid out twice in a row (runs of two test processes share a range)."""
+    first = uid_claim(base=BASE, count=8, lock_dir=str(tmp_path))
+    assert first is not None
+    first.release()
+    held = os.open(
+        tmp_path / f"uid-{BASE + (first.uid - BASE + 1) % 8}.lock", os.O_CREAT | os.O_RDWR
+    )
+    fcntl.flock(held, fcntl.LOCK_EX)  # another open file: as another process holds it
+    try:
+        second = uid_claim(base=BASE, count=8, lock_dir=str(tmp_path))
+        assert second is not None
+        second.release()
+    finally:
+        os.close(held)
+    third = uid_claim(base=BASE, count=8, lock_dir=str(tmp_path))
+    assert third is not None
+    third.release()
+
+    offsets = [(lease.uid - first.uid) % 8 for lease in (second, third)]
+    assert offsets == [2, 3]
 
 
 def test_a_uid_new_or_given_back_clean_is_handed_out_without_a_search(tmp_path, monkeypatch):

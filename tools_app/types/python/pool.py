@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import itertools
 import os
 import signal
 import threading
@@ -197,7 +196,8 @@ def pool_for(size: int, per_owner: int) -> SlotPool:
 
 # --- uids ---------------------------------------------------------------------------------
 CLEAN = b"clean\n"  # a uid lock file's content once its last holder gave it back clean
-_claims = itertools.count()
+# Where this process's next uid search starts: one past the uid it claimed last.
+_after_last: dict[str, int] = {}
 
 
 @dataclass
@@ -220,10 +220,12 @@ def uid_claim(*, base: int, count: int, lock_dir: str) -> UidLease | None:
     claim starts its search one uid further than the last one of this process: the kernel
     gives back a uid's process count (RLIMIT_NPROC) some time after its run's namespaces
     are gone, so one uid reused run after run, faster than that, ends with `bwrap: Can't
-    fork` (docs/benchmarks.md, "Python sandbox")."""
+    fork` (docs/benchmarks.md, "Python sandbox"). It starts one past the uid this
+    process claimed last, not one past where it started last: uids another process holds
+    are skipped, and the next claim must not land on the one just handed out."""
     directory = Path(lock_dir)
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    start = os.getpid() * 7 + next(_claims)  # spread the processes, then rotate
+    start = _after_last.get(lock_dir, os.getpid() * 7)  # spread the processes, then rotate
     for offset in range(count):
         uid = base + (start + offset) % count
         path = directory / f"uid-{uid}.lock"
@@ -240,6 +242,7 @@ def uid_claim(*, base: int, count: int, lock_dir: str) -> UidLease | None:
         # maybe processes of its run: those are killed before the uid is handed out.
         if fresh or os.pread(fd, len(CLEAN) + 1, 0) == CLEAN or uid_kill(uid):
             _state_write(fd, f"{os.getpid()}\n".encode())
+            _after_last[lock_dir] = start + offset + 1
             return UidLease(uid, fd)
         os.close(fd)
     return None
