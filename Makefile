@@ -44,7 +44,7 @@ run: install
 ## embedded server, data in .studio/test-pgdata) and Redis on 127.0.0.1 (see README).
 TEST_WORKERS ?= auto
 test: install
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 ## Benchmarks: side-by-side ratios, never pass/fail.
 bench: install

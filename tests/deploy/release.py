@@ -8,12 +8,15 @@ own, with an environment made from scratch (no PYTHONPATH, no test settings).
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import re
 import secrets
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,6 +47,24 @@ def run(args: list[str], *, timeout: float = 300, **kwargs: Any) -> str:
     return done.stdout + done.stderr
 
 
+def wheel_build(outdir: Path) -> Path:
+    """Build the studio's wheel into `outdir` (as `make wheel` does) and return it. The build
+    writes in the checkout (build/, *.egg-info), so two pytest-xdist workers building at
+    once (the package test and the release-boot test) take turns on a lock file."""
+    checkout = hashlib.sha256(bytes(ROOT)).hexdigest()[:12]
+    lock = Path(tempfile.gettempdir()) / f"agent-studio-wheel-{checkout}.lock"
+    with lock.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        run(
+            [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(outdir)]
+            + ["."],
+            cwd=ROOT,
+            timeout=600,
+        )
+    (wheel,) = outdir.glob("agent_studio-*.whl")
+    return wheel
+
+
 @dataclass
 class Release:
     """The installed release: its virtualenv, and how long each step took."""
@@ -65,12 +86,7 @@ def release_install(workdir: Path) -> Release:
     """Build the wheel (as `make wheel` and the image do), make a virtualenv outside the
     checkout, install the runtime lock with its hashes, then the wheel alone."""
     started = time.monotonic()
-    dist = workdir / "dist"
-    run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), "."],
-        cwd=ROOT,
-    )
-    (wheel,) = dist.glob("agent_studio-*.whl")
+    wheel = wheel_build(workdir / "dist")
     built = time.monotonic()
     venv = workdir / "venv"
     run([sys.executable, "-m", "venv", str(venv)], cwd=workdir)

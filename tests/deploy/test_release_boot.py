@@ -41,13 +41,12 @@ from tests.deploy.release import (
     wait_until,
 )
 
-# xdist_group: the module's one deployment is built once, on one pytest-xdist worker, and
-# never while tests/studio/test_package.py builds the wheel in the same checkout.
+# The module's one deployment is built once: `make test` hands a file's tests to one
+# pytest-xdist worker (--dist loadfile).
 pytestmark = [
     pytest.mark.deployment,
     pytest.mark.slow,
     pytest.mark.timeout(1800),
-    pytest.mark.xdist_group("wheel"),
 ]
 
 PASSWORD = "a-long-password-for-the-boot-test"

@@ -4,32 +4,22 @@ templates and static files, the data files read at run time, and the `studio` sc
 from __future__ import annotations
 
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
+from tests.deploy.release import wheel_build
+
 ROOT = Path(__file__).resolve().parents[2]
-# The wheel is built in the checkout (build/, *.egg-info): on the pytest-xdist worker that
-# also builds the release of tests/deploy/test_release_boot.py, never beside it.
-pytestmark = pytest.mark.xdist_group("wheel")
 # Files beside the code that the studio reads at run time, by glob under each app.
 DATA_GLOBS = ("templates/**/*", "static/**/*", "migrations/*.py", "connectors/specs/*/*.yaml")
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), "."],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
-    (built,) = out.glob("agent_studio-*.whl")
-    return built
+    return wheel_build(tmp_path_factory.mktemp("wheel"))
 
 
 @pytest.fixture(scope="module")
