@@ -10,8 +10,9 @@ class AgentsCoreConfig(AppConfig):
 
     def ready(self) -> None:
         from agents_core import registry
-        from agents_core.runtime import active, plugins
-        from agents_core.runtime.loop import execute_run
+        from agents_core.runtime.execution import active
+        from agents_core.runtime.run import plugins
+        from agents_core.runtime.run.loop import execute_run
         from agents_core.services.async_tools import tool_run_finished_receiver
         from agents_core.signals.delivery import signals_drain_for_run, signals_on_run_end
         from agents_core.tool_side import AGENT_SIDE

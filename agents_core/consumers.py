@@ -13,7 +13,8 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 
 from agents_core import serializers as shapes
-from agents_core.runtime import active, bus
+from agents_core.runtime import bus
+from agents_core.runtime.execution import active
 from agents_core.services import run_chats, thread_calls
 from agents_core.services import threads as thread_services
 from common.websocket import Frames, JsonFrameConsumer

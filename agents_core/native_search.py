@@ -11,7 +11,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
-from agents_core.runtime.model_step import litellm_module
+from agents_core.runtime.run.model_step import litellm_module
 from providers.errors import model_error
 from providers.resolve import model_call
 from tools_app.websearch.backends import SearchError

@@ -13,7 +13,7 @@ from django.utils import timezone
 from agents_core.models import RunStatus, TaskItem
 from agents_core.native_search import model_search
 from agents_core.registry import get_tool_definition
-from agents_core.runtime.db import db
+from agents_core.runtime.storage.db import db
 from agents_core.selectors import agent_get
 from tools_app.agent_side import AgentSide
 from tools_app.errors import ToolError
@@ -61,7 +61,7 @@ async def agent_run_as_tool(slug: str, prompt: str, context: Any) -> str:
     """Run the agent `slug` on a fresh thread to its answer, on behalf of the context's
     user. Called inside a chat, the nested thread names its parent call, and the tool
     result links to the nested thread and run."""
-    from agents_core.runtime.api import nested_run
+    from agents_core.runtime.execution.api import nested_run
 
     user = context.user
     if not getattr(user, "is_authenticated", False):

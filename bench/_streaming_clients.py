@@ -135,7 +135,7 @@ def phase(
     # The clients share this process with what the benchmark imported to measure litellm
     # (about 460,000 objects): a full collection of them took 200-290 ms and stalled every
     # client at once, which counted as the studio's latency. Out of the collector's sight
-    # for the phase, as the run processes keep theirs (agents_core/runtime/heap.py).
+    # for the phase, as the run processes keep theirs (agents_core/runtime/execution/heap.py).
     gc.collect()
     gc.freeze()
     started = time.monotonic()

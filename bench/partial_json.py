@@ -15,7 +15,7 @@ final value and on sampled intermediate values. One line per size on stdout:
 `ws_bytes_pass<N>` is what the page receives for the argument when the model's chunks
 reach the run N at a time (N deltas within one pass of the run's event loop: one read of
 the model's stream): the `tool-input-delta` events as the run's sink sends them (the
-pass's deltas joined into one event with runtime/patches.py's functions, encoded as the
+pass's deltas joined into one event with runtime/bus/patches.py's functions, encoded as the
 sink encodes them, with ids and seq). `ws_bytes` is the first of `--per-pass`; at 1 every
 delta is its own event, which is what every delta cost before deltas of one pass were
 joined. partial-json-parser is skipped where its quadratic time, extrapolated from the
@@ -48,8 +48,8 @@ def _django() -> None:
 
 _django()
 
-from agents_core.runtime.partial_json import IncrementalJSONParser  # noqa: E402
-from agents_core.runtime.patches import join_delta, sendable_delta  # noqa: E402
+from agents_core.runtime.bus.patches import join_delta, sendable_delta  # noqa: E402
+from agents_core.runtime.run.partial_json import IncrementalJSONParser  # noqa: E402
 
 SKIP_AFTER_S = 60.0
 SAMPLES = 40
@@ -152,7 +152,7 @@ def comparable(deltas: list[str], index: int) -> bool:
 def ws_bytes(deltas: list[str], per_pass: int) -> int:
     """Bytes of the tool-input-delta events the page receives when `per_pass` deltas reach
     the run in each pass of its event loop: joined as the sink joins them
-    (runtime/events.py), encoded as it encodes them, with their ids and seq."""
+    (runtime/bus/events.py), encoded as it encodes them, with their ids and seq."""
     parser = IncrementalJSONParser()
     total, seq = 0, 1000
     base = {

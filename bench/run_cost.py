@@ -116,8 +116,9 @@ async def _inline(user: Any, runs: int) -> dict[str, float]:
     from asgiref.sync import sync_to_async
 
     from agents_core.models import Agent
-    from agents_core.runtime import active, observers
-    from agents_core.runtime.model_step import litellm_module
+    from agents_core.runtime.execution import active
+    from agents_core.runtime.run import observers
+    from agents_core.runtime.run.model_step import litellm_module
     from agents_core.services.runs import run_start
     from agents_core.services.threads import thread_create
 

@@ -1,7 +1,7 @@
 """litellm for the callers outside the run loop (a thread's title, a judge's verdict, a
 credential's test, a run's price): imported when first asked for, since the import takes
 seconds, with the studio's offline provider registered when the model is one of its
-(`studio/...`). The run loop imports litellm in a thread instead (runtime/model_step.py)."""
+(`studio/...`). The run loop imports litellm in a thread instead (runtime/run/model_step.py)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ class TracesConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
 
-        from agents_core.runtime import observers
+        from agents_core.runtime.run import observers
         from tools_app import observers as tool_observers
         from traces.console import console_recorder
         from traces.recorder import recorder

@@ -1,4 +1,4 @@
-"""The run observer that records spans as a run goes (agents_core/runtime/observers.py).
+"""The run observer that records spans as a run goes (agents_core/runtime/run/observers.py).
 
 Spans open and close at the run's boundaries and live in memory per run; they are handed
 to the process's span writer (traces/writer.py), which stores what many runs handed over

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from agents_core.runtime.db import db
+from agents_core.runtime.storage.db import db
 from tools_app.redaction import Secrets
 from traces.models import Span
 from traces.spans_sql import spans_upsert

@@ -22,7 +22,7 @@ from rest_framework.views import APIView
 
 from agents_core.api.agents import agent_or_404
 from agents_core.models import ImportJob
-from agents_core.runtime.messages import instruction_messages
+from agents_core.runtime.storage.messages import instruction_messages
 from agents_core.selectors import import_job_get
 from agents_core.serializers import AgentInputSerializer, AgentOutputSerializer
 from agents_core.services.agent_code import agent_python

@@ -218,7 +218,7 @@ class Run(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     # Who executes it: "" in the process that started it (STUDIO_RUN_EXECUTOR=inline),
-    # "queued" until a run worker claims it, then that worker's name (runtime/worker.py).
+    # "queued" until a run worker claims it, then that worker's name (runtime/execution/worker.py).
     worker = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -248,8 +248,8 @@ class Run(models.Model):
 
 
 class RunWorkerBeat(models.Model):
-    """A run worker's heartbeat (runtime/worker.py): the runs claimed by a worker whose beat
-    stopped are ended as interrupted by the workers still alive."""
+    """A run worker's heartbeat (runtime/execution/worker.py): the runs claimed by a worker
+    whose beat stopped are ended as interrupted by the workers still alive."""
 
     name = models.CharField(max_length=200, unique=True)
     started_at = models.DateTimeField()

@@ -18,8 +18,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents_core.models import Message, MessageRole, ToolCall, ToolCallStatus
-from agents_core.runtime import observers, store
-from agents_core.runtime.events import events_emit_sync
+from agents_core.runtime.bus.events import events_emit_sync
+from agents_core.runtime.run import observers
+from agents_core.runtime.storage import store
 from common.exceptions import ApplicationError
 from tools_app.models import ToolRun, ToolRunStatus
 from tools_app.services.runs import tool_run_data, tool_run_enqueue

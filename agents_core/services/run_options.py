@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents_core.runtime.processes import uses_workers
+from agents_core.runtime.execution.processes import uses_workers
 from common.exceptions import ApplicationError
 from providers.catalog import fallback_problems
 from providers.model_endpoints import REFUSED_CODE, run_model_refusals

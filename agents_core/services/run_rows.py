@@ -17,11 +17,11 @@ from typing import Any
 from django.db import transaction
 
 from agents_core.models import MessageRole, Run, RunStatus, Thread
-from agents_core.runtime import active as active_runs
 from agents_core.runtime import bus
-from agents_core.runtime.event_store_sql import events_store_many
-from agents_core.runtime.processes import queue_marker
-from agents_core.runtime.store_sql import runs_create
+from agents_core.runtime.execution import active as active_runs
+from agents_core.runtime.execution.processes import queue_marker
+from agents_core.runtime.storage.event_store_sql import events_store_many
+from agents_core.runtime.storage.store_sql import runs_create
 from agents_core.services.run_options import run_options_check
 from agents_core.services.threads import title_summary
 from common.exceptions import ApplicationError, NotFound

@@ -34,12 +34,12 @@ from agents_core.models import (
     ToolCall,
     ToolCallStatus,
 )
-from agents_core.runtime import active as active_runs
-from agents_core.runtime.events import events_emit_sync
-from agents_core.runtime.handoff import events_store
-from agents_core.runtime.processes import QUEUED, process_is_dead, queue_marker
-from agents_core.runtime.setup import load_setup
-from agents_core.runtime.suspend_payloads import payload_from_text, resume_schema_for
+from agents_core.runtime.bus.events import events_emit_sync
+from agents_core.runtime.bus.handoff import events_store
+from agents_core.runtime.execution import active as active_runs
+from agents_core.runtime.execution.processes import QUEUED, process_is_dead, queue_marker
+from agents_core.runtime.run.setup import load_setup
+from agents_core.runtime.run.suspend_payloads import payload_from_text, resume_schema_for
 from agents_core.services import run_rows
 from agents_core.services.run_rows import CHAT, SignalInput, Start, check_owner
 from agents_core.services.thread_titles import TITLE_TASK, title_wanted

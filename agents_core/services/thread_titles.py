@@ -13,8 +13,8 @@ from typing import Any
 from django.db import transaction
 
 from agents_core.models import MessageRole, Run, RunStatus, Thread
-from agents_core.runtime.events import events_emit_sync
-from agents_core.runtime.setup import load_setup
+from agents_core.runtime.bus.events import events_emit_sync
+from agents_core.runtime.run.setup import load_setup
 from providers.calls import completion
 from providers.offline_title import ANSWER_LABEL, TITLE_MARKER
 

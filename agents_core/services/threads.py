@@ -83,8 +83,8 @@ def thread_messages(*, thread: Thread) -> QuerySet[Message]:
 
 
 def thread_suspended_calls(*, thread: Thread) -> list[dict[str, Any]]:
-    from agents_core.runtime.setup import load_setup
-    from agents_core.runtime.suspend_payloads import resume_schema_for
+    from agents_core.runtime.run.setup import load_setup
+    from agents_core.runtime.run.suspend_payloads import resume_schema_for
 
     calls = ToolCall.objects.filter(
         run__thread=thread, status=Status.SUSPENDED, run__status=RunStatus.SUSPENDED
@@ -113,7 +113,7 @@ def thread_suspended_calls(*, thread: Thread) -> list[dict[str, Any]]:
 def thread_partial(*, thread_id: Any, tool_call_id: str) -> dict[str, Any]:
     """The partial value of a call's arguments from the stored deltas, and the seq of the
     last delta it includes (`asOf`): a late joiner applies only deltas after it."""
-    from agents_core.runtime.partial_json import IncrementalJSONParser, PartialJSONError
+    from agents_core.runtime.run.partial_json import IncrementalJSONParser, PartialJSONError
 
     rows = StreamEvent.objects.filter(
         thread_id=thread_id, type="tool-input-delta", payload__toolCallId=tool_call_id

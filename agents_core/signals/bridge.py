@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db import transaction
 
-from agents_core.runtime.events import events_emit_sync
+from agents_core.runtime.bus.events import events_emit_sync
 from agents_core.services.run_options import run_options_check
 from agents_core.services.run_rows import SIGNAL, SignalInput
 from agents_core.services.runs import run_abort as runs_run_abort

@@ -5,7 +5,7 @@ Delivery into a run is a pending Signal row that the run loop drains before its 
 call (`signals_drain_for_run`); whatever a run did not drain, and every queued signal, is
 taken up when the run ends (`signals_on_run_end`), so no signal is left behind by a run
 that finished between a sender's check and its write. Both are handed to the run loop
-when the app is ready (runtime/plugins.py).
+when the app is ready (runtime/run/plugins.py).
 """
 
 from __future__ import annotations

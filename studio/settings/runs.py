@@ -48,7 +48,7 @@ STUDIO_RUN_WORKER_CONCURRENCY = envint("STUDIO_RUN_WORKER_CONCURRENCY", 200)
 # Runs a worker claims at a time: with a burst of queued runs the workers take turns.
 STUDIO_RUN_WORKER_CLAIM_BATCH = envint("STUDIO_RUN_WORKER_CLAIM_BATCH", 4)
 # How often a run worker beats, ends the runs of dead workers and looks for queued runs it
-# was not told of (it is told by a PostgreSQL notification: runtime/worker.py).
+# was not told of (it is told by a PostgreSQL notification: runtime/execution/worker.py).
 STUDIO_RUN_WORKER_POLL_SECONDS = float(os.environ.get("STUDIO_RUN_WORKER_POLL_SECONDS", "10"))
 # A run worker whose heartbeat is older than this (at least three beats) is dead: the
 # others end its runs.
@@ -58,18 +58,18 @@ STUDIO_RUN_WORKER_GRACE_SECONDS = envint("STUDIO_RUN_WORKER_GRACE_SECONDS", 20)
 # A run that has written nothing for this long is taken as left behind by a process that
 # died: the thread's next chat ends it as interrupted (agents_core/services/runs.py).
 STUDIO_RUN_STALE_SECONDS = envint("STUDIO_RUN_STALE_SECONDS", 600)
-# Threads a run worker lends litellm for its end-of-stream work (runtime/worker.py).
+# Threads a run worker lends litellm for its end-of-stream work (runtime/execution/worker.py).
 STUDIO_RUN_WORKER_HELPER_THREADS = envint("STUDIO_RUN_WORKER_HELPER_THREADS", 2)
 # Threads that run the runtime's database work in a web process, and in a run worker,
 # whose event loop (every stream) gets the GIL back every STUDIO_RUN_WORKER_SWITCH_INTERVAL
-# seconds at most (runtime/worker.py).
+# seconds at most (runtime/execution/worker.py).
 STUDIO_RUNTIME_DB_THREADS = envint("STUDIO_RUNTIME_DB_THREADS", 4)
 STUDIO_RUN_WORKER_DB_THREADS = envint("STUDIO_RUN_WORKER_DB_THREADS", 2)
 STUDIO_RUN_WORKER_SWITCH_INTERVAL = float(
     os.environ.get("STUDIO_RUN_WORKER_SWITCH_INTERVAL", "0.001")
 )
 # The same two in a web process that executes runs inline, from its first run on
-# (agents_core/runtime/processes.py); a switch interval of 0 leaves both as they are.
+# (agents_core/runtime/execution/processes.py); a switch interval of 0 leaves both as they are.
 STUDIO_INLINE_SWITCH_INTERVAL = float(os.environ.get("STUDIO_INLINE_SWITCH_INTERVAL", "0.001"))
 STUDIO_INLINE_HELPER_THREADS = envint("STUDIO_INLINE_HELPER_THREADS", 2)
 # A run worker's niceness (os.nice): above 0 it yields the CPU to the web processes of the
@@ -77,14 +77,15 @@ STUDIO_INLINE_HELPER_THREADS = envint("STUDIO_INLINE_HELPER_THREADS", 2)
 STUDIO_RUN_WORKER_NICE = envint("STUDIO_RUN_WORKER_NICE", 10)
 # A process that executes runs (a run worker; a web process with the inline executor, once
 # litellm is loaded) freezes what it imported and then collects garbage with these
-# thresholds (gc.set_threshold; agents_core/runtime/heap.py). STUDIO_RUN_SETTLE_HEAP=0 leaves
-# the collector as Python sets it (the test settings do, for the test process itself).
+# thresholds (gc.set_threshold; agents_core/runtime/execution/heap.py).
+# STUDIO_RUN_SETTLE_HEAP=0 leaves the collector as Python sets it (the test settings do,
+# for the test process itself).
 STUDIO_RUN_SETTLE_HEAP = envbool("STUDIO_RUN_SETTLE_HEAP", True)
 STUDIO_RUN_GC_THRESHOLDS = tuple(
     int(n) for n in envlist("STUDIO_RUN_GC_THRESHOLDS", ["50000", "20", "100"])
 )
 # Stream events are delivered as the run yields them and stored behind, in one statement per
-# this many milliseconds (agents_core/runtime/events.py, StreamWriter): storing a few
+# this many milliseconds (agents_core/runtime/bus/events.py, StreamWriter): storing a few
 # together costs less CPU per event than storing each alone, and no latency. A run's
 # process that dies loses at most what it delivered in the last window (docs/protocol.md).
 STUDIO_STREAM_BATCH_MS = envint("STUDIO_STREAM_BATCH_MS", 60)

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from agents_core.models import Agent, Source
-from agents_core.runtime.messages import instruction_messages
+from agents_core.runtime.storage.messages import instruction_messages
 from tests.agents_core.factories import AgentFactory, AgentToolFactory, SubAgentFactory
 from tests.studio.db_state import db_fingerprint
 from tests.tools_app.factories import ToolFactory

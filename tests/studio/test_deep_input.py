@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from agents_core.models import Agent
-from agents_core.runtime.partial_json import IncrementalJSONParser, PartialJSONError
+from agents_core.runtime.run.partial_json import IncrementalJSONParser, PartialJSONError
 from tests.studio.db_state import db_fingerprint
 from tools_app.models import Tool, ToolRun
 from tools_app.serializers import ToolInputSerializer

@@ -1,4 +1,5 @@
-"""`manage.py execute_runs`: a run worker (STUDIO_RUN_EXECUTOR=worker; runtime/worker.py)."""
+"""`manage.py execute_runs`: a run worker (STUDIO_RUN_EXECUTOR=worker;
+runtime/execution/worker.py)."""
 
 from __future__ import annotations
 
@@ -36,12 +37,12 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         if options["check"]:
             return self.check_alive(options["name"])
-        from agents_core.runtime.worker import serve_forever
+        from agents_core.runtime.execution.worker import serve_forever
 
         serve_forever(name=options["name"], concurrency=options["concurrency"])
 
     def check_alive(self, name: str | None) -> None:
-        from agents_core.runtime.processes import process_is_dead
+        from agents_core.runtime.execution.processes import process_is_dead
 
         if not name:
             raise CommandError("--check needs the --name of the worker to check.")

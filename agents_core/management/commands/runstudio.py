@@ -31,7 +31,7 @@ class Command(BaseCommand):
             start_embedded_worker()
             self.stdout.write("Celery: in-process worker and beat (memory broker).")
         self.stdout.write(f"Agent Studio on http://{host}:{port}/  (Ctrl+C to stop)")
-        from agents_core.runtime.processes import uses_workers
+        from agents_core.runtime.execution.processes import uses_workers
 
         if not uses_workers():
             # Runs execute in this process: import litellm (seconds) while Daphne starts,

@@ -1,7 +1,7 @@
 """The event bus: a thread's numbered events from whoever numbers them to every subscriber,
 in this process and in the others, with replay and gaps handled in one place.
 
-Publishing. A run's sink numbers its thread's events while it streams (runtime/events.py)
+Publishing. A run's sink numbers its thread's events while it streams (runtime/bus/events.py)
 and publishes each through its loop's `Publisher`: this process's subscribers are told at
 once (bus/local.py), the other processes that follow the thread get them over Redis at the
 end of the loop's pass (bus/redis.py). Sync code publishes events the database numbered

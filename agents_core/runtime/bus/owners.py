@@ -1,5 +1,5 @@
 """The threads whose events this process numbers: each one's owner, a run's sink
-(runtime/events.py) while its run streams (runtime/handoff.py says why it may).
+(runtime/bus/events.py) while its run streams (runtime/bus/handoff.py says why it may).
 
 The bus reads it twice: a thread with an owner here is told directly, so its events
 coming back from Redis are dropped (bus/redis.py); and the owner's `tail`, what it
@@ -19,7 +19,7 @@ _lock = threading.Lock()
 
 
 class Owner(Protocol):
-    """A run's sink (runtime/events.py) while it numbers its thread's events."""
+    """A run's sink (runtime/bus/events.py) while it numbers its thread's events."""
 
     thread_id: str
     loop: asyncio.AbstractEventLoop
@@ -51,7 +51,7 @@ def owner(thread_id: Any) -> Owner | None:
 
 def is_local(name: str) -> bool:
     """Whether runs claimed under `name` execute in this process."""
-    from agents_core.runtime.processes import process_name
+    from agents_core.runtime.execution.processes import process_name
 
     return name == process_name() or name in _names
 

@@ -136,7 +136,7 @@ def test_a_run_reads_its_agent_and_the_override_in_two_queries(
     then its tool bindings (its sub-agent bindings only when it has some): the same count
     with an override and without."""
     from agents_core.models import Run, Thread
-    from agents_core.runtime.setup import load_setup
+    from agents_core.runtime.run.setup import load_setup
 
     if overridden:
         revisions.override_save(
@@ -297,9 +297,9 @@ def test_a_studio_agent_is_fully_editable_by_its_owner_only(code_agent, owner, o
 
 
 def test_the_runs_setup_sees_the_override_and_not_code_owned_leftovers(code_agent_factory, editor):
-    """Through the runtime's own loader (agents_core.runtime.setup), not just the module."""
+    """Through the runtime's own loader (agents_core.runtime.run.setup), not just the module."""
     from agents_core.models import Run, Thread
-    from agents_core.runtime.setup import load_setup
+    from agents_core.runtime.run.setup import load_setup
 
     agent = code_agent_factory(editor={"instructions": True, "tools": {"description": True}})
     revisions.override_save(

@@ -45,7 +45,7 @@ async def start(thread: Any, text: str, user: Any, options: dict | None = None) 
 
 
 async def settle() -> None:
-    from agents_core.runtime.active import wait_idle
+    from agents_core.runtime.execution.active import wait_idle
 
     await wait_idle(60)
 

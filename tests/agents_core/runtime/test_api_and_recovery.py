@@ -9,7 +9,7 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from agents_core.models import Agent, Run, Thread
-from agents_core.runtime.api import agent_generate
+from agents_core.runtime.execution.api import agent_generate
 from agents_core.services.runs import run_start_safe
 from common.exceptions import Conflict
 from tests.agents_core.runtime.conftest import events_of, settle
@@ -91,7 +91,7 @@ def test_a_run_whose_process_beats_or_that_just_spoke_is_left_alone(
 
 async def test_a_process_running_runs_inline_names_itself_on_them_and_beats(make_thread, owner):
     from agents_core.models import RunWorkerBeat
-    from agents_core.runtime.processes import process_name
+    from agents_core.runtime.execution.processes import process_name
     from tests.agents_core.runtime.conftest import run_to_end
 
     thread = await database_sync_to_async(make_thread)()

@@ -149,7 +149,7 @@ async def test_a_result_landing_between_memory_read_and_model_call_is_news_for_t
     memory but before the step's message was numbered. The model never saw it, so it must
     come after that message, where the next model call takes it as news."""
     from agents_core.models import MessageRole
-    from agents_core.runtime import store_sql
+    from agents_core.runtime.storage import store_sql
 
     thread = await database_sync_to_async(make_thread)("rt-agent")
     real_start = store_sql.message_start

@@ -16,7 +16,7 @@ from django.conf import settings
 from agents_core.models import Thread
 from agents_core.runtime import bus
 from agents_core.runtime.bus import redis as bus_redis
-from agents_core.runtime.events import events_store
+from agents_core.runtime.bus.events import events_store
 from tests.agents_core.runtime.test_stream_writer import OtherProcess, _on_redis
 from tests.agents_core.runtime.test_websocket import communicator
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def launched(monkeypatch) -> list[Any]:
     """The runs launched (not executed: these tests look at the start only)."""
-    from agents_core.runtime import active
+    from agents_core.runtime.execution import active
 
     runs: list[Any] = []
     monkeypatch.setattr(active, "launch", runs.append)

@@ -1,4 +1,4 @@
-"""Deliver first, store right after (runtime/events.py, runtime/bus): a run's sink
+"""Deliver first, store right after (runtime/bus/events.py, runtime/bus): a run's sink
 numbers its thread's events, subscribers get each one at once, the stream writer stores
 them behind; reconnects replay the store and the unstored tail with no gap and no
 duplicate; other writers' events are numbered among the run's; a run's process that dies
@@ -17,8 +17,8 @@ from channels.db import database_sync_to_async
 from django.test import override_settings
 
 from agents_core.models import Run, RunStatus, StreamEvent
-from agents_core.runtime.events import EventSink, events_emit_sync
-from agents_core.runtime.processes import process_name
+from agents_core.runtime.bus.events import EventSink, events_emit_sync
+from agents_core.runtime.execution.processes import process_name
 from tests.agents_core.runtime.conftest import events_of
 from tests.agents_core.runtime.test_run_worker import (
     _session_cookie,

@@ -1,6 +1,6 @@
 """A process that executes runs takes what it imported out of the collector's sight
-(agents_core/runtime/heap.py) and, inline, gives its event loop the GIL back sooner
-(agents_core/runtime/processes.py): checked in a fresh interpreter, since both change the
+(agents_core/runtime/execution/heap.py) and, inline, gives its event loop the GIL back sooner
+(agents_core/runtime/execution/processes.py): checked in a fresh interpreter, since both change the
 whole process."""
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import asyncio, gc, json, sys
 import anyio.to_thread
 import django
 django.setup()
-from agents_core.runtime import heap, model_step
+from agents_core.runtime.execution import heap
+from agents_core.runtime.run import model_step
 
 async def first_run():
     await model_step.litellm_module(offline=True)

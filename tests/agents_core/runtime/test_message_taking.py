@@ -1,6 +1,6 @@
 """A run launched while messages are being taken on its event loop waits for them before its
-set-up (runtime/active.py), so that a burst of chats gets its `run-start` answers first; the
-wait is bounded."""
+set-up (runtime/execution/active.py), so that a burst of chats gets its `run-start` answers
+first; the wait is bounded."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 
 async def test_a_run_launched_while_a_message_is_taken_starts_after_it():
-    from agents_core.runtime import active
+    from agents_core.runtime.execution import active
 
     order: list[str] = []
 
@@ -31,7 +31,7 @@ async def test_a_run_launched_while_a_message_is_taken_starts_after_it():
 
 
 async def test_with_no_message_being_taken_a_run_does_not_wait():
-    from agents_core.runtime import active
+    from agents_core.runtime.execution import active
 
     waiter = asyncio.ensure_future(active.messages_taken(timeout=3600))
     await asyncio.sleep(0)
@@ -39,7 +39,7 @@ async def test_with_no_message_being_taken_a_run_does_not_wait():
 
 
 async def test_the_wait_ends_after_its_timeout_while_a_message_is_still_taken():
-    from agents_core.runtime import active
+    from agents_core.runtime.execution import active
 
     async with active.taking_message():
         await active.messages_taken(timeout=0.01)
@@ -53,7 +53,7 @@ def test_a_chat_on_a_thread_with_a_waiting_run_closes_it_first(make_thread, owne
     message), and such a message, taken alone out of its batch, closes that run before it
     starts the new one."""
     from agents_core.models import Run, RunStatus
-    from agents_core.runtime import active
+    from agents_core.runtime.execution import active
     from agents_core.selectors import threads_for_messages
     from agents_core.services.run_chats import Chat, chats_start
 

@@ -15,7 +15,7 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 
 from agents_core.models import Agent, AgentTool, Message, Run, StreamEvent, SubAgent
-from agents_core.runtime.active import wait_idle
+from agents_core.runtime.execution.active import wait_idle
 from agents_core.services.threads import thread_create
 from common.exceptions import ApplicationError
 from tests.agents_core.canary import CANARY_KEY, canary_server

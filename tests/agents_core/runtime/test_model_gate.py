@@ -12,7 +12,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from agents_core.models import Agent, AgentTool, Run, StreamEvent
-from agents_core.runtime.active import wait_idle
+from agents_core.runtime.execution.active import wait_idle
 from agents_core.services.threads import thread_create
 from tests.agents_core.factories import AgentFactory
 from tests.agents_core.runtime.conftest import run_to_end, types

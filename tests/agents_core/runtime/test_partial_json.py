@@ -10,12 +10,12 @@ import random
 import jiter
 import pytest
 
-from agents_core.runtime.partial_json import (
+from agents_core.runtime.bus.patches import compact_patches, merge_patches
+from agents_core.runtime.run.partial_json import (
     IncrementalJSONParser,
     PartialJSONError,
     parse_partial,
 )
-from agents_core.runtime.patches import compact_patches, merge_patches
 
 
 def apply(root, patch):

@@ -31,8 +31,8 @@ def one_database_thread(monkeypatch):
     """(the runtime's one database thread's connection, the runs launched)."""
     from django.db import connections
 
-    from agents_core.runtime import active
-    from agents_core.runtime import db as runtime_db
+    from agents_core.runtime.execution import active
+    from agents_core.runtime.storage import db as runtime_db
     from traces import recorder
 
     pool = ThreadPoolExecutor(max_workers=1)
@@ -54,7 +54,7 @@ def test_a_runs_start_and_execution_make_a_bounded_number_of_statements(
     make_thread, owner, one_database_thread, django_assert_max_num_queries
 ):
     from agents_core.models import RunStatus, StreamEvent
-    from agents_core.runtime.loop import execute_run
+    from agents_core.runtime.run.loop import execute_run
     from agents_core.services.runs import run_start
     from traces.models import Span
 

@@ -17,8 +17,8 @@ from channels.db import database_sync_to_async
 from django.db import connection
 
 from agents_core.models import Run, RunStatus
-from agents_core.runtime.processes import QUEUED
-from agents_core.runtime.worker import RunWorker
+from agents_core.runtime.execution.processes import QUEUED
+from agents_core.runtime.execution.worker import RunWorker
 from agents_core.services.runs import runs_claim
 from common.exceptions import ApplicationError
 from tests.agents_core.runtime.conftest import events_of, start, types
@@ -81,7 +81,7 @@ async def test_a_worker_claims_a_burst_a_batch_at_a_time_without_waiting_for_its
 
     ids = [run.pk for run in runs]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("agents_core.runtime.worker.runs_claim", counting)
+        patch.setattr("agents_core.runtime.execution.worker.runs_claim", counting)
         worker = RunWorker(name="worker-burst", poll_seconds=30)
         serving = asyncio.ensure_future(worker.serve())
         try:
@@ -270,7 +270,7 @@ def test_a_run_queued_while_a_worker_process_waits_starts_at_once(synced, make_t
     minutes here)."""
     from django.test import override_settings
 
-    from agents_core.runtime.processes import RUN_ABORT
+    from agents_core.runtime.execution.processes import RUN_ABORT
     from agents_core.services.runs import run_start_safe
 
     env = {

@@ -1,5 +1,5 @@
-"""The hand-written INSERTs name every column of their models (runtime/store_sql.py,
-runtime/event_store_sql.py, traces/spans_sql.py): no migration check reads them, so a
+"""The hand-written INSERTs name every column of their models (runtime/storage/store_sql.py,
+runtime/storage/event_store_sql.py, traces/spans_sql.py): no migration check reads them, so a
 column added to a model (NOT NULL with no database default, as Django makes it) would
 otherwise fail these statements at run time, and a column removed or renamed would too."""
 
@@ -33,7 +33,7 @@ def _inserts(sql: str) -> list[tuple[str, set[str]]]:
 
 def _statements():
     from agents_core.models import Message, Run, StreamEvent, Thread, ToolCall
-    from agents_core.runtime import event_store_sql, store_sql
+    from agents_core.runtime.storage import event_store_sql, store_sql
     from traces import spans_sql
     from traces.models import Span
 
@@ -93,7 +93,7 @@ def test_a_column_the_statement_lacks_or_the_model_lacks_is_reported():
     """Checked against a model with other columns (Message's for ToolCall's statement),
     both the model's columns the statement misses and its unknown ones are named."""
     from agents_core.models import Message
-    from agents_core.runtime import store_sql
+    from agents_core.runtime.storage import store_sql
 
     _, wrong = _checked({"toolcall": Message}, {"step": store_sql._STEP_SAVE})
     assert len(wrong) == 1

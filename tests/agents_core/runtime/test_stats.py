@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 
-from agents_core.runtime import stats
+from agents_core.runtime.execution import stats
 
 
 def test_many_dumps_write_once_then_once_more_with_the_latest_counters(tmp_path, monkeypatch):

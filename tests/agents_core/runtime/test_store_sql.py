@@ -1,4 +1,4 @@
-"""The loop's step and tool-result writes, one statement each (runtime/store_sql.py): the
+"""The loop's step and tool-result writes, one statement each (runtime/storage/store_sql.py): the
 rows and fields each stores, as the models read them back."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def started(make_thread, owner):
     from agents_core.models import Run, RunStatus
-    from agents_core.runtime import store_sql
+    from agents_core.runtime.storage import store_sql
 
     thread = make_thread()
     run = Run.objects.create(
@@ -22,7 +22,7 @@ def started(make_thread, owner):
 
 def save_one_call(run, message_id, *, text, call):
     """Save a step of one tool call `c` (its message and call row); the call's pk."""
-    from agents_core.runtime import store
+    from agents_core.runtime.storage import store
 
     pks = store.step_save(
         run_id=run.pk,
@@ -36,7 +36,7 @@ def save_one_call(run, message_id, *, text, call):
 
 
 def finish_call(run, call_pk, **fields):
-    from agents_core.runtime import store
+    from agents_core.runtime.storage import store
 
     store.tool_result_save(
         run_id=run.pk, thread_id=run.thread_id, call_pk=call_pk, call_id="c", name="t", **fields
@@ -45,7 +45,7 @@ def finish_call(run, call_pk, **fields):
 
 def test_a_step_saves_its_message_calls_in_order_and_the_runs_step(started):
     from agents_core.models import Message, ToolCall, ToolCallStatus
-    from agents_core.runtime import store
+    from agents_core.runtime.storage import store
     from tools_app.models import Tool
 
     run, message_id = started
@@ -82,7 +82,7 @@ def test_a_step_saves_its_message_calls_in_order_and_the_runs_step(started):
 
 def test_a_step_that_produced_nothing_removes_its_message_and_keeps_the_model(started):
     from agents_core.models import Message, Run
-    from agents_core.runtime import store
+    from agents_core.runtime.storage import store
 
     run, message_id = started
     Run.objects.filter(pk=run.pk).update(model="earlier/model")

@@ -16,7 +16,7 @@ from django.conf import settings
 from agents_core.models import Run, StreamEvent, Thread
 from agents_core.runtime.bus import local
 from agents_core.runtime.bus import redis as bus_redis
-from agents_core.runtime.events import EventSink
+from agents_core.runtime.bus.events import EventSink
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -160,7 +160,7 @@ async def test_deltas_alone_are_stored_after_the_interval_without_an_emit(make_t
 def test_a_batch_of_several_threads_is_numbered_after_each_threads_last_seq(make_thread):
     """One statement numbers every thread's events from its own `last_seq`, in order, and
     returns them as stored (what subscribers are sent)."""
-    from agents_core.runtime.event_store_sql import events_store_many
+    from agents_core.runtime.storage.event_store_sql import events_store_many
 
     pairs = _threads_and_runs(make_thread, 2)
     Thread.objects.filter(pk=pairs[1][0].pk).update(last_seq=7)
@@ -205,7 +205,7 @@ def test_a_batch_of_several_threads_is_numbered_after_each_threads_last_seq(make
 
 
 def test_a_batch_naming_a_deleted_thread_is_refused_whole(make_thread):
-    from agents_core.runtime.event_store_sql import events_store_many
+    from agents_core.runtime.storage.event_store_sql import events_store_many
 
     (kept, kept_run), (gone, _) = _threads_and_runs(make_thread, 2)
     gone_pk = gone.pk
@@ -352,7 +352,7 @@ def test_writers_of_the_same_threads_at_once_number_every_event_exactly_once(mak
 
     from django.db import connection
 
-    from agents_core.runtime.event_store_sql import events_store_many
+    from agents_core.runtime.storage.event_store_sql import events_store_many
 
     pairs = _threads_and_runs(make_thread, 3)
     ids = [str(thread.pk) for thread, _ in pairs]
@@ -393,7 +393,7 @@ def test_writers_of_the_same_threads_at_once_number_every_event_exactly_once(mak
 def test_events_stored_in_a_transaction_that_rolls_back_are_not_kept(make_thread):
     from django.db import transaction
 
-    from agents_core.runtime.events import events_store
+    from agents_core.runtime.bus.events import events_store
 
     [(thread, run)] = _threads_and_runs(make_thread, 1)
     events_store(
@@ -410,7 +410,7 @@ def test_events_stored_in_a_transaction_that_rolls_back_are_not_kept(make_thread
 
 def test_a_nul_character_which_jsonb_refuses_is_stored_and_sent_as_a_replacement(make_thread):
     """PostgreSQL's jsonb cannot hold U+0000; a model that emits one must not fail the run."""
-    from agents_core.runtime.events import events_store
+    from agents_core.runtime.bus.events import events_store
 
     [(thread, run)] = _threads_and_runs(make_thread, 1)
     texts = events_store(
@@ -428,7 +428,7 @@ def test_a_nul_character_which_jsonb_refuses_is_stored_and_sent_as_a_replacement
 
 
 def test_a_batch_with_a_thread_that_is_gone_stores_nothing_for_any_thread(make_thread):
-    from agents_core.runtime.event_store_sql import events_store_many
+    from agents_core.runtime.storage.event_store_sql import events_store_many
 
     pairs = _threads_and_runs(make_thread, 3)
     gone = pairs[1][0]
@@ -452,8 +452,8 @@ def test_the_writer_stores_again_on_a_new_connection_when_its_own_died(make_thre
     import psycopg
     from django.db import connection
 
-    from agents_core.runtime.db import with_reconnect
-    from agents_core.runtime.event_store_sql import events_store_many
+    from agents_core.runtime.storage.db import with_reconnect
+    from agents_core.runtime.storage.event_store_sql import events_store_many
 
     [(thread, run)] = _threads_and_runs(make_thread, 1)
     events_store_many([(thread.pk, run.pk, [{"type": "text-delta", "textDelta": "before"}])])

@@ -187,7 +187,7 @@ from channels.db import database_sync_to_async
 from agents_core.models import Run
 from agents_core.registry import definitions_sync, discover, reset_registry
 from agents_core.services.runs import run_resume
-from agents_core.runtime.active import wait_idle
+from agents_core.runtime.execution.active import wait_idle
 from tests.agents_core.runtime import definitions
 
 registry = discover()

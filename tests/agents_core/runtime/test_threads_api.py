@@ -6,7 +6,7 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from agents_core.models import NotificationRecord, Run, Signal, Thread
-from agents_core.runtime.active import wait_idle
+from agents_core.runtime.execution.active import wait_idle
 from tests.routes import all_routes
 
 pytestmark = pytest.mark.django_db(transaction=True)

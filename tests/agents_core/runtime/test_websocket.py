@@ -103,7 +103,7 @@ async def test_a_live_message_that_skips_ahead_is_preceded_by_the_missed_events(
     """Another writer's events published out of order: the socket fetches the stored ones
     it missed first, then sends the live one as it was encoded, and never one twice."""
     from agents_core.runtime import bus
-    from agents_core.runtime.events import events_store
+    from agents_core.runtime.bus.events import events_store
 
     thread = await database_sync_to_async(make_thread)()
     await run_to_end(thread, "use weather_lookup for Oslo", owner)

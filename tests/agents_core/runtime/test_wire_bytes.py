@@ -1,4 +1,4 @@
-"""What the page receives for a streamed tool argument (runtime/events.py, patches.py):
+"""What the page receives for a streamed tool argument (runtime/bus/events.py, patches.py):
 the deltas a run produces within one pass of its event loop go out as one event, so a
 long argument costs a small multiple of its size on the socket; a delta of a later pass
 is its own event; what is stored and replayed is what was sent."""
@@ -12,8 +12,8 @@ import pytest
 from channels.db import database_sync_to_async
 
 from agents_core.models import StreamEvent
-from agents_core.runtime.events import EventSink
-from agents_core.runtime.partial_json import IncrementalJSONParser
+from agents_core.runtime.bus.events import EventSink
+from agents_core.runtime.run.partial_json import IncrementalJSONParser
 from tests.agents_core.runtime.conftest import settle, start
 from tests.agents_core.runtime.test_deliver_first import FOREVER, _run
 from tests.agents_core.runtime.test_partial_json import apply

@@ -2,7 +2,7 @@
 // strings and booleans; the options are what PATCH /api/agents/<slug>/ takes as
 // `default_options` (keys the form does not show are kept as they are).
 
-export const MEMORY_DEFAULT = 200; // agents_core.runtime.messages.MEMORY_LIMIT
+export const MEMORY_DEFAULT = 200; // agents_core.runtime.storage.messages.MEMORY_LIMIT
 
 export function formOfOptions(options = {}) {
   const choice = options.toolChoice;

@@ -2,7 +2,7 @@
 validates, gates, executes and maps; the gate and the after step it calls back are the
 run's (the `tool-call` event, the before hooks, approval, deferring an async tool to a
 worker; the after hooks). Each call ends with its result or error in the transcript and
-on the stream, or returns the payload it suspends the run with (runtime/suspension.py
+on the stream, or returns the payload it suspends the run with (runtime/run/suspension.py
 keeps it). After a result, a tool's `result_events` hook (tools_app.definitions) names
 the events the run emits next (the task tools' `task-list`)."""
 
@@ -13,11 +13,12 @@ import inspect
 from typing import Any
 
 from agents_core.models import ToolCallStatus
-from agents_core.runtime import observers, store
-from agents_core.runtime.db import db
-from agents_core.runtime.run_context import RunContext
-from agents_core.runtime.setup import ToolSpec
-from agents_core.runtime.tool_input import CallState, display, display_input, kind, lifecycle
+from agents_core.runtime.run import observers
+from agents_core.runtime.run.run_context import RunContext
+from agents_core.runtime.run.setup import ToolSpec
+from agents_core.runtime.run.tool_input import CallState, display, display_input, kind, lifecycle
+from agents_core.runtime.storage import store
+from agents_core.runtime.storage.db import db
 from agents_core.services.async_tools import tool_call_enqueue_async
 from tools_app.execution import (
     DEFERRED,
@@ -45,7 +46,7 @@ async def call_hook(fn: Any, *args: Any) -> Any:
 
 
 class ToolCalls:
-    """A run's tool calls, one at a time (runtime/loop.py and runtime/suspension.py call
+    """A run's tool calls, one at a time (runtime/run/loop.py and runtime/run/suspension.py call
     `execute` and `fail`), with the run's before and after hooks."""
 
     def __init__(self, ctx: RunContext) -> None:

@@ -11,9 +11,9 @@ from typing import Any
 from django.db import transaction
 
 from agents_core.models import Agent, Run, RunStatus, Thread
-from agents_core.runtime import active as active_runs
-from agents_core.runtime import observers
-from agents_core.runtime.db import db
+from agents_core.runtime.execution import active as active_runs
+from agents_core.runtime.run import observers
+from agents_core.runtime.storage.db import db
 from agents_core.services.run_rows import SUBAGENT
 from agents_core.services.runs import run_start
 

@@ -4,7 +4,7 @@ A run lives apart from any connection: `launch(run_id)` schedules it on the proc
 main event loop (Daphne's, or the test's), found through asgiref when called from a
 `sync_to_async` thread (a view, a consumer's service call); with no such loop it uses a
 background loop thread. With `settings.STUDIO_RUN_EXECUTOR = "worker"` a run worker process
-claims it (runtime/worker.py).
+claims it (runtime/execution/worker.py).
 
 What executes a run is the run loop (`runtime.loop.execute_run`), which starts runs itself
 (sub-agents, the signals a finished run leaves): it is handed to this module once, when the
@@ -24,9 +24,7 @@ from typing import Any
 
 from asgiref.sync import SyncToAsync
 
-from agents_core.runtime import store
-from agents_core.runtime.db import db
-from agents_core.runtime.processes import (
+from agents_core.runtime.execution.processes import (
     RUN_ABORT,
     notify,
     process_beat,
@@ -34,6 +32,8 @@ from agents_core.runtime.processes import (
     uses_workers,
     wake_workers,
 )
+from agents_core.runtime.storage import store
+from agents_core.runtime.storage.db import db
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ _watchers: dict[asyncio.AbstractEventLoop, asyncio.Task] = {}
 
 def poll_aborts_every(seconds: float) -> None:
     """How often the watcher looks for aborted runs: a run worker, told of each abort by
-    a notification (runtime/worker.py), polls only in case one was missed."""
+    a notification (runtime/execution/worker.py), polls only in case one was missed."""
     _abort_poll[0] = seconds
 
 

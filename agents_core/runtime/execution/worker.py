@@ -15,7 +15,7 @@ on its socket: an idle worker spends nothing until then). A worker that (re)conn
 claims at once, which covers what was queued while it was not listening, and looks for
 queued runs again at every beat (`STUDIO_RUN_WORKER_POLL_SECONDS`). An abort asked in
 another process comes the same way (`RUN_ABORT`, the run's id), with the runs' poll of
-their abort flag (runtime/active.py) slowed to the beat's pace as a safety net.
+their abort flag (runtime/execution/active.py) slowed to the beat's pace as a safety net.
 
 Why not Celery: a run is a long-lived asyncio task that mostly waits on the model; a
 prefork Celery worker would hold a whole process per streaming chat. Celery keeps what it
@@ -42,12 +42,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from agents_core.models import Run, RunWorkerBeat
-from agents_core.runtime import active, heap
-from agents_core.runtime import db as runtime_db
-from agents_core.runtime.db import db
-from agents_core.runtime.loop import execute_run
-from agents_core.runtime.model_step import litellm_module
-from agents_core.runtime.processes import (
+from agents_core.runtime.execution import active, heap
+from agents_core.runtime.execution.processes import (
     INLINE_PREFIX,
     QUEUED,
     RUN_ABORT,
@@ -56,6 +52,10 @@ from agents_core.runtime.processes import (
     process_beat,
     process_gone,
 )
+from agents_core.runtime.run.loop import execute_run
+from agents_core.runtime.run.model_step import litellm_module
+from agents_core.runtime.storage import db as runtime_db
+from agents_core.runtime.storage.db import db
 from agents_core.services.runs import run_end_interrupted, runs_claim
 
 logger = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ Sequence numbers come from an atomic `UPDATE thread SET last_seq = last_seq + n`
 same statement as the insert of the events, numbered from the value it replaced: a second
 writer (another process, a Celery worker) waits on the thread's row until the first
 commits, so an event is always stored before any later-numbered event is published
-(runtime/events.py publishes them). The columns of its INSERTs are checked against the
+(runtime/bus/events.py publishes them). The columns of its INSERTs are checked against the
 models (tests/agents_core/runtime/test_sql_columns.py).
 """
 
@@ -139,7 +139,7 @@ def _jsonb_body(event: dict[str, Any]) -> str:
 def thread_seed(thread_id: Any) -> int:
     """The thread's `last_seq`, read under its row lock: a run's sink numbers its events
     from it. The lock orders the read after any writer that numbered in the database
-    before the run's sink was registered as the thread's owner (runtime/handoff.py). It is
+    before the run's sink was registered as the thread's owner (runtime/bus/handoff.py). It is
     the lock an UPDATE of the row takes (FOR NO KEY UPDATE), as numbering in the database
     does: rows that reference the thread (their foreign key check) do not wait for it.
     One statement in autocommit: it waits for the lock, reads, and lets it go at once (a

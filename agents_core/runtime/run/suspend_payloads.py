@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from agents_core.runtime.setup import ToolSpec
+from agents_core.runtime.run.setup import ToolSpec
 
 APPROVAL_RESUME = {
     "type": "object",

@@ -11,7 +11,7 @@ from django.db.models import Exists, OuterRef
 
 from agents_core.models import Agent, AgentTool, Run, SubAgent
 from agents_core.registry import get_agent_definition, get_tool_definition
-from agents_core.runtime.messages import instruction_messages
+from agents_core.runtime.storage.messages import instruction_messages
 from providers.catalog import PROVIDERS, fallback_problems, provider_of
 from providers.model_endpoints import (
     call_base,

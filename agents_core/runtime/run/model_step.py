@@ -14,13 +14,15 @@ import sys
 import time
 from typing import Any
 
-from agents_core.runtime import heap, observers, processes, stats, store
-from agents_core.runtime.db import db
-from agents_core.runtime.errors import Aborted
-from agents_core.runtime.messages import memory_messages
-from agents_core.runtime.run_context import RunContext
-from agents_core.runtime.setup import ToolSpec
-from agents_core.runtime.tool_input import CallState, ToolInput, display_input
+from agents_core.runtime.execution import heap, processes, stats
+from agents_core.runtime.run import observers
+from agents_core.runtime.run.errors import Aborted
+from agents_core.runtime.run.run_context import RunContext
+from agents_core.runtime.run.setup import ToolSpec
+from agents_core.runtime.run.tool_input import CallState, ToolInput, display_input
+from agents_core.runtime.storage import store
+from agents_core.runtime.storage.db import db
+from agents_core.runtime.storage.messages import memory_messages
 from providers import fast_stream, model_stream
 from providers.errors import model_error
 from providers.fallbacks import open_stream
@@ -39,13 +41,13 @@ async def litellm_module(*, offline: bool) -> Any:
             await asyncio.to_thread(importlib.import_module, name)
             _imported.add(name)
     if not processes.uses_workers():
-        heap.settle()  # a web process executing runs inline (once): see runtime/heap.py
+        heap.settle()  # a web process executing runs inline (once): see runtime/execution/heap.py
         processes.favour_the_loop_inline()
     return sys.modules["litellm"]
 
 
 class ModelStep:
-    """The model calls of a run, one a step (runtime/loop.py calls `call`)."""
+    """The model calls of a run, one a step (runtime/run/loop.py calls `call`)."""
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx

@@ -1,6 +1,6 @@
-"""Patch lists (what IncrementalJSONParser.feed returns, runtime/partial_json.py), and the
+"""Patch lists (what IncrementalJSONParser.feed returns, runtime/run/partial_json.py), and the
 deltas a run produces within one pass of its event loop joined into one event
-(runtime/events.py): their texts concatenated, their patches merged, then compacted before
+(runtime/bus/events.py): their texts concatenated, their patches merged, then compacted before
 the event is numbered, sent and stored."""
 
 from __future__ import annotations

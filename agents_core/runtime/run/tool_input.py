@@ -2,7 +2,7 @@
 incrementally and sent as patches (`tool-input-start`, `-delta`, `-end`), shown through the
 tool's display transform, and the tool's input lifecycle hooks.
 
-`ToolInput` is the helper the model step (runtime/model_step.py) feeds a call's deltas
+`ToolInput` is the helper the model step (runtime/run/model_step.py) feeds a call's deltas
 to; `display`, `display_input` and `kind` are what the tool calls show of a call too."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents_core.runtime.partial_json import IncrementalJSONParser, PartialJSONError
-from agents_core.runtime.run_context import RunContext
-from agents_core.runtime.setup import ToolSpec
+from agents_core.runtime.run.partial_json import IncrementalJSONParser, PartialJSONError
+from agents_core.runtime.run.run_context import RunContext
+from agents_core.runtime.run.setup import ToolSpec
 from tools_app.definitions import display_value
 
 logger = logging.getLogger(__name__)

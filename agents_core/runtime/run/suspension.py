@@ -1,24 +1,25 @@
 """Suspension: a call that waits for an answer (approval, ask-user, a client function)
 suspends its run; the answer resumes the run, which finishes the suspended step's calls
 before the loop goes on. `Suspension` runs the resumed step's calls through the run's
-tool calls (runtime/tool_calls.py)."""
+tool calls (runtime/run/tool_calls.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from agents_core.models import ToolCallStatus
-from agents_core.runtime import observers, store
-from agents_core.runtime.db import db
-from agents_core.runtime.run_context import RunContext
-from agents_core.runtime.suspend_payloads import resume_schema_for, suspend_kind
-from agents_core.runtime.tool_calls import ToolCalls
-from agents_core.runtime.tool_input import CallState
+from agents_core.runtime.run import observers
+from agents_core.runtime.run.run_context import RunContext
+from agents_core.runtime.run.suspend_payloads import resume_schema_for, suspend_kind
+from agents_core.runtime.run.tool_calls import ToolCalls
+from agents_core.runtime.run.tool_input import CallState
+from agents_core.runtime.storage import store
+from agents_core.runtime.storage.db import db
 from agents_core.services.runs import run_suspend
 
 
 class Suspension:
-    """A run's suspension and resume (runtime/loop.py calls `suspend` and `resume`)."""
+    """A run's suspension and resume (runtime/run/loop.py calls `suspend` and `resume`)."""
 
     def __init__(self, ctx: RunContext, tool_calls: ToolCalls) -> None:
         self.ctx = ctx

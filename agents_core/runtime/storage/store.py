@@ -1,6 +1,6 @@
 """The run loop's writes of its steps and tool calls (synchronous; the loop calls them
 through runtime.db): the parts and fields a step or a result stores, written by the one
-statement each of runtime/store_sql.py. The run's own state moves are services/runs.py's."""
+statement each of runtime/storage/store_sql.py. The run's own state moves are services/runs.py's."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agents_core.models import Message, MessageRole, Run, RunStatus, ToolCall, ToolCallStatus
-from agents_core.runtime import plugins, store_sql
-from agents_core.runtime.messages import thread_memory
-from agents_core.runtime.store_sql import MemoryCall, MemoryRow
+from agents_core.runtime.run import plugins
+from agents_core.runtime.storage import store_sql
+from agents_core.runtime.storage.messages import thread_memory
+from agents_core.runtime.storage.store_sql import MemoryCall, MemoryRow
 
 
 def step_begin(

@@ -19,17 +19,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents_core.models import RunStatus
-from agents_core.runtime import active as active_runs
-from agents_core.runtime import observers, plugins, stats
-from agents_core.runtime.db import db
-from agents_core.runtime.errors import Aborted
-from agents_core.runtime.events import EventSink
-from agents_core.runtime.model_step import ModelStep
-from agents_core.runtime.run_context import RunContext
-from agents_core.runtime.setup import RunSetup, load_setup
-from agents_core.runtime.suspension import Suspension
-from agents_core.runtime.tool_calls import ToolCalls
-from agents_core.runtime.tool_input import CallState
+from agents_core.runtime.bus.events import EventSink
+from agents_core.runtime.execution import active as active_runs
+from agents_core.runtime.execution import stats
+from agents_core.runtime.run import observers, plugins
+from agents_core.runtime.run.errors import Aborted
+from agents_core.runtime.run.model_step import ModelStep
+from agents_core.runtime.run.run_context import RunContext
+from agents_core.runtime.run.setup import RunSetup, load_setup
+from agents_core.runtime.run.suspension import Suspension
+from agents_core.runtime.run.tool_calls import ToolCalls
+from agents_core.runtime.run.tool_input import CallState
+from agents_core.runtime.storage.db import db
 from agents_core.services.runs import run_finish
 from providers.errors import ModelError
 from tools_app.redaction import Secrets, redact, secrets_scope

@@ -5,7 +5,7 @@ A run's `worker` field says who executes it: `queued` until a run worker claims 
 (`STUDIO_RUN_EXECUTOR = "worker"`), then that worker's name; with the inline executor, the
 name of the web process that started it (`web:<host>:<pid>:<token>`). Every process that
 executes runs beats (`RunWorkerBeat`), so the runs of a process that stopped beating can be
-ended as interrupted (services/runs.py, runtime/worker.py).
+ended as interrupted (services/runs.py, runtime/execution/worker.py).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def favour_the_loop_inline() -> bool:
     back, 5 ms by default. A hundred runs starting or ending at once keep those threads
     busy, and every delta then waits that long, again and again. So the loop gets the GIL
     back after `STUDIO_INLINE_SWITCH_INTERVAL` seconds at most, and litellm's helper work
-    gets `STUDIO_INLINE_HELPER_THREADS` threads, as in a run worker (runtime/worker.py).
+    gets `STUDIO_INLINE_HELPER_THREADS` threads, as in a run worker (runtime/execution/worker.py).
     Call it from the event loop."""
     interval = float(settings.STUDIO_INLINE_SWITCH_INTERVAL)
     if _process.get("favoured") or interval <= 0:

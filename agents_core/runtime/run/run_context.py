@@ -1,5 +1,5 @@
 """What every part of a run shares: its setup, its event sink, its entry among the
-active runs, and the step it is at. The Runner (runtime/loop.py) makes one per run and
+active runs, and the step it is at. The Runner (runtime/run/loop.py) makes one per run and
 hands it to each of its collaborators (the model step, the tool calls, suspension); the
 state each of them keeps beside it is its own."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents_core.runtime.active import ActiveRun
-from agents_core.runtime.errors import Aborted
-from agents_core.runtime.events import EventSink
-from agents_core.runtime.setup import RunSetup
+from agents_core.runtime.bus.events import EventSink
+from agents_core.runtime.execution.active import ActiveRun
+from agents_core.runtime.run.errors import Aborted
+from agents_core.runtime.run.setup import RunSetup
 
 
 @dataclass

@@ -2,7 +2,7 @@
 events of other writers than the run.
 
 While a run streams, the process executing it is the only writer of its thread's events
-(one running run per thread): its sink (runtime/events.py) numbers them itself, from the
+(one running run per thread): its sink (runtime/bus/events.py) numbers them itself, from the
 thread's `last_seq` read under the thread's row lock when the run starts, and is
 registered as the thread's owner (runtime/bus/owners.py).
 
@@ -34,7 +34,7 @@ from django.db import transaction
 
 from agents_core.runtime import bus
 from agents_core.runtime.bus.owners import is_local, owner
-from agents_core.runtime.event_store_sql import events_store_many
+from agents_core.runtime.storage.event_store_sql import events_store_many
 from tools_app.redaction import redact_events
 
 logger = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def store_unless_owned(
     """Store the events (returns their JSON) unless the thread has a live owner; then
     send them to it after commit (returns None)."""
     from agents_core.models import Run, Thread
-    from agents_core.runtime.processes import QUEUED
+    from agents_core.runtime.execution.processes import QUEUED
 
     with transaction.atomic():
         if not owner_gone:
@@ -143,7 +143,7 @@ def take(thread_id: str, run_id: Any, events: list[dict[str, Any]]) -> None:
         return
     if sink is not None and not sink.released and hand_over(thread_id, run_id, events):
         return
-    from agents_core.runtime.db import db
+    from agents_core.runtime.storage.db import db
 
     task = asyncio.get_running_loop().create_task(
         db(events_emit_sync, thread_id=thread_id, run_id=run_id, events=events)

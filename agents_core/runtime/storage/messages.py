@@ -17,8 +17,8 @@ import json
 from typing import Any
 
 from agents_core.models import MessageRole
-from agents_core.runtime import store_sql
-from agents_core.runtime.store_sql import MemoryCall, MemoryRow
+from agents_core.runtime.storage import store_sql
+from agents_core.runtime.storage.store_sql import MemoryCall, MemoryRow
 from providers.options import message_cache_control
 
 MEMORY_LIMIT = 200

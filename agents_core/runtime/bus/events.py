@@ -1,13 +1,13 @@
 """Stream events: delivered first, stored right after.
 
-A run's `EventSink` owns its thread's numbering while the run streams (runtime/handoff.py
+A run's `EventSink` owns its thread's numbering while the run streams (runtime/bus/handoff.py
 says why it may): it numbers each event from the thread's `last_seq`, publishes it at once
 on the bus (runtime/bus: this process's subscribers directly, other processes' over
 Redis) and leaves it to the process's `StreamWriter`, which stores what every sink sent in
 one statement per `STUDIO_STREAM_BATCH_MS` window. Deltas are never held for a later
 one: those a run produces within one pass of its event loop (chunks that came in one read
 of the model's stream) continue one another and go out together as one event when the
-pass ends (runtime/patches.py: `join_delta`); a slow stream's deltas are each their own.
+pass ends (runtime/bus/patches.py: `join_delta`); a slow stream's deltas are each their own.
 Before the run's status leaves `running`, the loop calls `release()`: everything is
 stored, and the thread's numbering is the database's again.
 
@@ -26,17 +26,17 @@ from typing import Any
 
 from django.conf import settings
 
-from agents_core.runtime import stats
 from agents_core.runtime.bus import Publisher, owners
-from agents_core.runtime.db import db, db_stream, with_reconnect
-from agents_core.runtime.event_store_sql import events_store_numbered, thread_seed
-from agents_core.runtime.handoff import (
+from agents_core.runtime.bus.handoff import (
     events_emit_sync,
     events_store,
     listening,
     store_unless_owned,
 )
-from agents_core.runtime.patches import join_delta, sendable_delta
+from agents_core.runtime.bus.patches import join_delta, sendable_delta
+from agents_core.runtime.execution import stats
+from agents_core.runtime.storage.db import db, db_stream, with_reconnect
+from agents_core.runtime.storage.event_store_sql import events_store_numbered, thread_seed
 from tools_app.redaction import redact_events, secrets_current
 
 # What other modules import from here (the other writers' side lives in handoff.py).
