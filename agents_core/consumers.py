@@ -1,8 +1,8 @@
 """The websocket of a thread: `/ws/threads/<id>/?after=<seq>` (docs/protocol.md).
 
 It subscribes to the thread on the event bus (runtime/bus: the stored events after
-`after`, then live ones, in order, once each) and hands each client frame to a service.
-"""
+`after`, then live ones, in order, once each) and hands each client frame to a service,
+whose database work runs in any of asgiref's threads (many sockets in parallel)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ from agents_core.services import run_chats, thread_calls
 from agents_core.services import threads as thread_services
 from common.websocket import Frames, JsonFrameConsumer
 
-# Database work in any of asgiref's threads: many sockets are served in parallel.
 _in_thread = functools.partial(database_sync_to_async, thread_sensitive=False)
 
 
