@@ -17,7 +17,6 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Tags, register
 from django.core.checks import Warning as CheckWarning
 from django.core.checks.security import base, csrf
-from django.test.utils import override_settings
 from django.utils.module_loading import import_string
 
 MIDDLEWARE_CHECKS = {
@@ -40,6 +39,9 @@ MIDDLEWARE_CHECKS = {
 
 @register(Tags.security, deploy=True)
 def subclassed_security_middleware(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
+    # Imported here: django.test's machinery stays out of every process's start-up.
+    from django.test.utils import override_settings
+
     listed = [import_string(path) for path in settings.MIDDLEWARE]
     messages: list[CheckMessage] = []
     present = []

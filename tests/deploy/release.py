@@ -55,12 +55,8 @@ def wheel_build(outdir: Path) -> Path:
     lock = Path(tempfile.gettempdir()) / f"agent-studio-wheel-{checkout}.lock"
     with lock.open("w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
-        run(
-            [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(outdir)]
-            + ["."],
-            cwd=ROOT,
-            timeout=600,
-        )
+        build = [sys.executable, "-m", "build", "--wheel", "--no-isolation"]
+        run([*build, "--outdir", str(outdir), "."], cwd=ROOT, timeout=600)
     (wheel,) = outdir.glob("agent_studio-*.whl")
     return wheel
 
